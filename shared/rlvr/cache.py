@@ -1,0 +1,70 @@
+"""Checkpoint cache: weights keyed by a hash of everything that determines them, written atomically."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from .config import cache_dir
+
+FORMAT_VERSION = 1  # bump when the meaning of a saved file changes
+
+
+def cache_key(kind: str, config: dict) -> str:
+    """Stable hash of a config dict (with the kind, format version and torch version)."""
+    payload = {"kind": kind, "format": FORMAT_VERSION, "torch": torch.__version__.split("+")[0], "config": config}
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cache_path(kind: str, config: dict, folder: Path | None = None) -> Path:
+    """Where the checkpoint of this config lives."""
+    return Path(folder or cache_dir()) / f"{kind}-{cache_key(kind, config)}.pt"
+
+
+def save_atomic(obj: dict, path: Path) -> None:
+    """torch.save to a temporary file in the same folder, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def try_load(path: Path, kind: str, config: dict, log: Callable[[str], None] = print) -> dict | None:
+    """Load a cached checkpoint, or None (with a one-line message) if it is missing, unreadable or mismatched."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # truncated, corrupted, or not a torch file
+        log(f"[rlvr cache] {path.name} is unreadable ({type(err).__name__}); retraining.")
+        return None
+    expected = json.loads(json.dumps(config, default=str))
+    if not isinstance(obj, dict) or obj.get("kind") != kind or obj.get("config") != expected:
+        log(f"[rlvr cache] {path.name} does not match the requested config; retraining.")
+        return None
+    return obj
+
+
+def load_or_create(kind: str, config: dict, create: Callable[[], dict], folder: Path | None = None,
+                   log: Callable[[str], None] = print) -> tuple[dict, bool]:
+    """Return (payload, loaded_from_cache); `create()` builds the payload (tensors, numbers, strings) when needed."""
+    path = cache_path(kind, config, folder)
+    obj = try_load(path, kind, config, log)
+    if obj is not None:
+        return obj["payload"], True
+    payload = create()
+    save_atomic({"kind": kind, "config": json.loads(json.dumps(config, default=str)), "payload": payload}, path)
+    return payload, False

@@ -1,0 +1,39 @@
+"""Run-wide settings: fast mode, cache folder, and the package version the notebooks expect."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FAST_ENV = "RLVR_FAST"
+CACHE_ENV = "RLVR_CACHE_DIR"
+STRICT_ENV = "RLVR_STRICT"
+
+
+def fast_mode() -> bool:
+    """True when RLVR_FAST is set to a true value (CI and quick checks shrink every experiment)."""
+    return os.environ.get(FAST_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def pick(full, fast):
+    """Return `fast` in fast mode, else `full` (one place decides every size)."""
+    return fast if fast_mode() else full
+
+
+def repo_root() -> Path | None:
+    """The checkout this package was installed from (editable install), or None."""
+    here = Path(__file__).resolve()
+    root = here.parents[2]
+    return root if (root / "pyproject.toml").exists() and (root / "shared" / "rlvr").exists() else None
+
+
+def cache_dir() -> Path:
+    """Folder of the checkpoint cache: $RLVR_CACHE_DIR, else <repo>/checkpoints, else ~/.cache/rlvr."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        path = Path(env).expanduser()
+    elif repo_root() is not None:
+        path = repo_root() / "checkpoints"
+    else:
+        path = Path.home() / ".cache" / "rlvr"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,229 @@
+"""A tiny causal Transformer (about 70k parameters), batched KV-cached sampling, and response log-probs."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .task import MAX_NEW_TOKENS, PAD_ID, PROMPT_LEN, STOP_ID, VOCAB_SIZE
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the Transformer (the defaults give 68k parameters)."""
+
+    vocab_size: int = VOCAB_SIZE
+    block_size: int = PROMPT_LEN + MAX_NEW_TOKENS  # longest sequence: prompt + answer
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_mlp: int = 128
+    abs_pos: bool = True  # learned absolute position embeddings
+    positional_layers: int = 1  # the first layers attend by relative offset only (no query-key content)
+    offset_bias_init: float = 0.0
+    offset_bias_scale: float = 100.0  # offset biases are stored / this, so Adam moves them 100x faster
+
+    def to_dict(self) -> dict:
+        """Plain dict (for hashing and JSON)."""
+        return asdict(self)
+
+
+class KVCache:
+    """Pre-allocated keys and values of every layer for incremental decoding."""
+
+    def __init__(self, cfg: ModelConfig, batch: int, device=None, dtype=torch.float32):
+        head_dim = cfg.d_model // cfg.n_heads
+        shape = (cfg.n_layers, batch, cfg.n_heads, cfg.block_size, head_dim)
+        self.k = torch.empty(shape, device=device, dtype=dtype)  # [L, B, H, T, Dh]
+        self.v = torch.empty(shape, device=device, dtype=dtype)  # [L, B, H, T, Dh]
+        self.length = 0  # positions filled so far
+
+
+class Attention(nn.Module):
+    """Multi-head causal self-attention with a learned bias per head and relative offset; can use a KV cache.
+
+    The bias (T5-style, one number per head and offset) lets a head learn "look k tokens back" once for every
+    position: the chain-of-thought step j needs the prompt digit exactly 11 tokens back.
+    """
+
+    def __init__(self, cfg: ModelConfig, layer: int):
+        super().__init__()
+        self.n_heads, self.layer = cfg.n_heads, layer
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.rel_bias = nn.Parameter(torch.randn(cfg.n_heads, cfg.block_size) * cfg.offset_bias_init / cfg.offset_bias_scale)  # [H, offset]
+        self.positional = layer < cfg.positional_layers
+        self.offset_bias_scale = cfg.offset_bias_scale
+
+    def position_bias(self, q_start: int, n_q: int, n_k: int) -> torch.Tensor:
+        """Additive attention bias [H, n_q, n_k]: the learned offset bias, -inf on future keys."""
+        offsets = torch.arange(q_start, q_start + n_q)[:, None] - torch.arange(n_k)[None, :]  # [n_q, n_k]
+        bias = self.rel_bias[:, offsets.clamp(min=0)] * self.offset_bias_scale  # [H, n_q, n_k]
+        return bias.masked_fill(offsets < 0, float("-inf"))
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """x [B, T, D] -> [B, T, D]; with a cache, x holds the T newest positions."""
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)  # [B, H, T, Dh]
+        start = 0
+        if cache is not None:
+            start = cache.length
+            cache.k[self.layer, :, :, start:start + T] = k
+            cache.v[self.layer, :, :, start:start + T] = v
+            k = cache.k[self.layer, :, :, : start + T]  # [B, H, start+T, Dh]
+            v = cache.v[self.layer, :, :, : start + T]
+        bias = self.position_bias(start, T, k.shape[2])  # [H, T, start+T]
+        if self.positional:  # weights depend on the offset alone: the same "look k back" at every position
+            out = torch.softmax(bias, dim=-1) @ v  # [B, H, T, Dh]
+        elif T == 1:  # one new position: plain matmuls beat SDPA's kernel at this size
+            scores = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5 + bias  # [B, H, 1, start+1]
+            out = scores.softmax(dim=-1) @ v  # [B, H, 1, Dh]
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # [B, H, T, Dh]
+        return self.proj(out.transpose(1, 2).reshape(B, T, D))
+
+
+class Block(nn.Module):
+    """Pre-norm Transformer block: attention then MLP, each with a residual connection."""
+
+    def __init__(self, cfg: ModelConfig, layer: int):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.attn = Attention(cfg, layer)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_mlp), nn.GELU(), nn.Linear(cfg.d_mlp, cfg.d_model))
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """x [B, T, D] -> [B, T, D]."""
+        x = x + self.attn(self.ln1(x), cache)
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyTransformer(nn.Module):
+    """Character-level GPT: token + learned position embeddings, offset-biased attention, pre-norm blocks, tied output."""
+
+    def __init__(self, cfg: ModelConfig = ModelConfig()):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_emb = nn.Embedding(cfg.block_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.apply(_init_weights)
+
+    def hidden(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """Final hidden states. idx [B, T] -> [B, T, D] (with a cache: positions cache.length onwards)."""
+        start = 0 if cache is None else cache.length
+        if start + idx.shape[1] > self.cfg.block_size:
+            raise ValueError(f"sequence of {start + idx.shape[1]} tokens exceeds block_size {self.cfg.block_size}")
+        pos = torch.arange(start, start + idx.shape[1], device=idx.device)  # [T]
+        x = self.tok_emb(idx) + self.pos_emb(pos) if self.cfg.abs_pos else self.tok_emb(idx)  # [B, T, D]
+        for block in self.blocks:
+            x = block(x, cache)
+        if cache is not None:
+            cache.length += idx.shape[1]
+        return self.ln_f(x)
+
+    def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """Next-token logits. idx [B, T] -> [B, T, V]."""
+        return self.hidden(idx, cache) @ self.tok_emb.weight.T  # tied embeddings: [B, T, V]
+
+    def num_parameters(self) -> int:
+        """Number of trainable parameters."""
+        return sum(p.numel() for p in self.parameters() if p.requires_grad)
+
+
+def _init_weights(module: nn.Module) -> None:
+    """GPT-2 style initialisation: N(0, 0.02) weights, zero biases."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
+class ValueModel(nn.Module):
+    """PPO's critic: a Transformer body (copied from the policy) with a scalar head that starts at exactly 0."""
+
+    def __init__(self, policy: TinyTransformer):
+        super().__init__()
+        self.body = TinyTransformer(policy.cfg)
+        self.body.load_state_dict(policy.state_dict())
+        self.head = nn.Linear(policy.cfg.d_model, 1)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    def forward(self, prompt_ids: torch.Tensor, responses: torch.Tensor) -> torch.Tensor:
+        """Value of the state before each response token. [B, P], [B, T] -> [B, T]."""
+        seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
+        h = self.body.hidden(seq)[:, prompt_ids.shape[1] - 1:]  # [B, T, D]
+        return self.head(h).squeeze(-1)  # [B, T]
+
+
+@dataclass
+class Rollout:
+    """A batch of sampled answers."""
+
+    prompt_ids: torch.Tensor  # [B, P] int64
+    responses: torch.Tensor  # [B, T] int64, PAD after the stop token
+    logps: torch.Tensor  # [B, T] log-prob of each sampled token under the sampling distribution (0 on padding)
+    response_mask: torch.Tensor  # [B, T] bool, True up to and including the first '$'
+
+
+@torch.no_grad()
+def sample(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float = 1.0,
+           max_new_tokens: int = MAX_NEW_TOKENS, generator: torch.Generator | None = None) -> Rollout:
+    """Sample answers for a batch of equal-length prompts with a KV cache; stop at '$' or after max_new_tokens.
+
+    Args:
+        prompt_ids: int64 [B, P].
+        temperature: 1.0 samples the policy itself; 0 decodes greedily.
+        generator: torch.Generator that fixes the samples.
+    Returns:
+        Rollout with responses, logps and response_mask of shape [B, T], T <= max_new_tokens.
+    """
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    B, P = prompt_ids.shape
+    max_new_tokens = min(max_new_tokens, model.cfg.block_size - P)
+    cache = KVCache(model.cfg, B, device=prompt_ids.device)
+    logits = model(prompt_ids, cache)[:, -1]  # [B, V]
+    tokens, logps = [], []
+    done = torch.zeros(B, dtype=torch.bool, device=prompt_ids.device)  # [B]
+    for step in range(max_new_tokens):
+        logprobs = torch.log_softmax(logits if temperature == 0 else logits / temperature, dim=-1)  # [B, V]
+        if temperature == 0:
+            tok = logprobs.argmax(dim=-1)  # [B]
+        else:
+            tok = torch.multinomial(logprobs.exp(), 1, generator=generator).squeeze(1)  # [B]
+        lp = logprobs.gather(1, tok[:, None]).squeeze(1)  # [B]
+        tokens.append(torch.where(done, PAD_ID, tok))
+        logps.append(torch.where(done, 0.0, lp))
+        done = done | (tok == STOP_ID)
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        logits = model(tokens[-1][:, None], cache)[:, -1]  # [B, V]
+    responses = torch.stack(tokens, dim=1)  # [B, T]
+    return Rollout(prompt_ids, responses, torch.stack(logps, dim=1), response_mask(responses))
+
+
+def response_mask(responses: torch.Tensor) -> torch.Tensor:
+    """True for every token up to and including the first '$' (all tokens if there is none). [B, T] -> [B, T]."""
+    is_stop = (responses == STOP_ID).int()  # [B, T]
+    stops_before = torch.cumsum(is_stop, dim=1) - is_stop  # [B, T] number of '$' strictly before t
+    return stops_before == 0
+
+
+def response_logps(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor,
+                   return_logits: bool = False):
+    """Log-prob of each response token in one batched forward pass (keeps the graph for training).
+
+    Args:
+        prompt_ids: int64 [B, P]; responses: int64 [B, T].
+    Returns:
+        logps [B, T] (and the logits [B, T, V] when return_logits).
+    """
+    seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
+    logits = model(seq)[:, prompt_ids.shape[1] - 1:]  # [B, T, V]
+    logps = torch.log_softmax(logits, dim=-1).gather(2, responses[..., None]).squeeze(-1)  # [B, T]
+    return (logps, logits) if return_logits else logps

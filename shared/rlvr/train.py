@@ -1,0 +1,272 @@
+"""One RL loop for every algorithm of the lecture: REINFORCE, GRPO, Dr. GRPO, RFT and PPO.
+
+Each step: sample G answers for each of P prompts from the current policy, score them with the verifier, compute
+advantages, then `epochs_per_batch` updates on that batch (the clipped ratio only matters when it is > 1).
+"""
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .cache import load_or_create
+from .evaluate import answer_metrics, evaluate, pass_at_k_curve
+from .model import TinyTransformer, ValueModel, response_logps, sample
+from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
+                         kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
+from .sft import warm_up
+from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
+
+ALGOS = ("reinforce", "grpo", "dr_grpo", "rft", "ppo")
+ADVANTAGE_OF = {"reinforce": "none", "grpo": "grpo", "dr_grpo": "dr_grpo"}
+AGGREGATION_OF = {"reinforce": "seq_mean_token_sum_norm", "grpo": "seq_mean_token_mean",
+                  "dr_grpo": "seq_mean_token_sum_norm", "ppo": "token_mean"}
+OnStep = Callable[[int, int, list], None]
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    """Every knob of a run (and so the cache key of its result)."""
+
+    algo: str = "grpo"  # one of ALGOS
+    steps: int = 200
+    prompts_per_step: int = 32
+    group_size: int = 8  # answers per prompt (G)
+    lr: float = 1e-4  # Adam learning rate of the policy
+    beta: float = 0.0  # KL weight against the frozen warm-up model (k3 in the loss; PPO: in the reward)
+    epochs_per_batch: int | None = None  # updates per sampled batch; None = 8 for PPO, 1 otherwise
+    clip_eps: float = 0.2  # PPO / GRPO ratio clip
+    advantage_eps: float = 1e-4  # added to the group std (GRPO)
+    std: str = "population"  # GRPO std: "population" (lecture) or "unbiased" (TRL, torch.std)
+    clamp_kl: bool = True  # PPO: clamp the per-token KL at >= 0 in the shaped reward
+    value_lr: float = 1e-3  # PPO: Adam learning rate of the value model
+    gamma: float = 1.0  # PPO: GAE discount
+    lam: float = 1.0  # PPO: GAE lambda
+    length_reward_weight: float = 0.0  # Kimi k1.5 length reward weight (0 = off)
+    length_reward_start: int = 0  # step at which the length reward switches on
+    temperature: float = 1.0
+    max_new_tokens: int = MAX_NEW_TOKENS
+    teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE  # selects the warm-up model to start from
+    sft_seed: int = 0
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.algo not in ALGOS:
+            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
+        if self.group_size < 1 or self.prompts_per_step < 1 or self.steps < 0:
+            raise ValueError("group_size and prompts_per_step must be >= 1 and steps >= 0")
+        if self.algo in ("grpo", "dr_grpo") and self.group_size < 2:
+            raise ValueError(f"{self.algo} needs group_size >= 2: a group of one has no baseline")
+
+    @property
+    def epochs(self) -> int:
+        """Updates per batch after applying the default (8 for PPO, 1 otherwise)."""
+        return self.epochs_per_batch or (8 if self.algo == "ppo" else 1)
+
+    def to_dict(self) -> dict:
+        """Plain dict (hashing, JSON)."""
+        return asdict(self)
+
+
+@dataclass
+class RunResult:
+    """What a run leaves behind."""
+
+    config: RLConfig
+    history: list[dict]  # one dict of metrics per step
+    policy: TinyTransformer
+    timing: dict = field(default_factory=dict)  # total_s, sampling_s, training_s (RL steps only)
+    from_cache: bool = False
+
+    def curve(self, key: str) -> np.ndarray:
+        """One metric against step, as an array (NaN where undefined)."""
+        return np.array([h.get(key, np.nan) for h in self.history], dtype=float)
+
+
+def _adam(params, lr: float) -> torch.optim.Adam:
+    """Adam as the lecture's runs use it."""
+    return torch.optim.Adam(params, lr=lr)
+
+
+def _rewards_with_length_bonus(scores: dict, cfg: RLConfig, step: int) -> torch.Tensor:
+    """Verifier reward plus (optionally) Kimi's length reward within each group. Returns [B]."""
+    rewards = scores["reward"].clone()  # [B]
+    if cfg.length_reward_weight and step >= cfg.length_reward_start:
+        lengths = scores["length"].view(-1, cfg.group_size)  # [P, G]
+        correct = scores["correct"].view(-1, cfg.group_size)  # [P, G]
+        bonus = torch.stack([kimi_length_reward(l, c) for l, c in zip(lengths, correct)])  # [P, G]
+        rewards += cfg.length_reward_weight * bonus.view(-1)
+    return rewards
+
+
+class Trainer:
+    """Holds the policy, the frozen reference, the optimisers (and PPO's value model) of one run."""
+
+    def __init__(self, cfg: RLConfig, policy: TinyTransformer | None = None):
+        self.cfg = cfg
+        start = policy if policy is not None else warm_up(cfg.teacher_error_rate, cfg.sft_seed).model
+        self.policy = copy.deepcopy(start).train()
+        self.ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
+        self.opt = _adam(self.policy.parameters(), cfg.lr)
+        self.value = ValueModel(start) if cfg.algo == "ppo" else None
+        self.value_opt = _adam(self.value.parameters(), cfg.value_lr) if self.value is not None else None
+        self.rng = np.random.default_rng(cfg.seed)
+        self.generator = torch.Generator().manual_seed(cfg.seed)
+        self.needs_ref = cfg.beta > 0
+
+    def rollout(self, step: int):
+        """Sample P x G answers and score them. Returns (rollout, prompts [B, 10], scores dict, rewards [B])."""
+        cfg = self.cfg
+        prompts = np.repeat(sample_prompts(cfg.prompts_per_step, self.rng), cfg.group_size, axis=0)  # [B, 10]
+        rollout = sample(self.policy, prompt_tokens(prompts), cfg.temperature, cfg.max_new_tokens, self.generator)
+        scores = score_batch(torch.as_tensor(prompts), rollout.responses)
+        return rollout, prompts, scores, _rewards_with_length_bonus(scores, cfg, step)
+
+    def advantages(self, rollout, rewards: torch.Tensor, ref_logps: torch.Tensor | None) -> tuple[torch.Tensor, dict]:
+        """Per-answer [B] (or per-token [B, T] for PPO) advantages, and extra metrics."""
+        cfg = self.cfg
+        if cfg.algo != "ppo":
+            kind = ADVANTAGE_OF.get(cfg.algo, "none")
+            return compute_advantages(rewards, cfg.group_size, kind, cfg.advantage_eps, cfg.std), {}
+        with torch.no_grad():
+            values = self.value(rollout.prompt_ids, rollout.responses)  # [B, T]
+        kl = rollout.logps - ref_logps if ref_logps is not None else torch.zeros_like(rollout.logps)  # [B, T]
+        token_rewards = shaped_rewards(rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]
+        adv, returns = gae(token_rewards, values, rollout.response_mask, cfg.gamma, cfg.lam)  # [B, T]
+        self._returns = returns
+        return adv, {"value_mean": float(values[:, 0].mean())}
+
+    def policy_loss(self, rollout, logps, old_logps, advantages, rewards, ref_logps) -> tuple[torch.Tensor, float]:
+        """Scalar loss of one update and its clip fraction."""
+        cfg, mask = self.cfg, rollout.response_mask
+        if cfg.algo == "rft":
+            loss, clip_frac = rft_loss(logps, mask, rewards), 0.0
+        else:
+            per_token, clipped = ppo_clip_loss(logps, old_logps, advantages, cfg.clip_eps)  # [B, T]
+            clip_frac = float(masked_mean(clipped.float(), mask))
+            if cfg.beta > 0 and cfg.algo != "ppo":  # TRL / DeepSeekMath: k3 penalty in the loss
+                per_token = per_token + cfg.beta * kl_k3(logps, ref_logps)
+            loss = aggregate_loss(per_token, mask, AGGREGATION_OF[cfg.algo], cfg.max_new_tokens)
+        return loss, clip_frac
+
+    def value_update(self, rollout) -> float:
+        """One regression step of PPO's value model towards the returns. Returns the loss."""
+        values = self.value(rollout.prompt_ids, rollout.responses)  # [B, T]
+        loss = masked_mean((values - self._returns) ** 2, rollout.response_mask)
+        self.value_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.value_opt.step()
+        return loss.item()
+
+    def step(self, step: int) -> dict:
+        """One RL step (sample, score, `epochs` updates); returns its metrics."""
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        self.policy.eval()
+        rollout, prompts, scores, rewards = self.rollout(step)
+        ref_logps = None
+        if self.needs_ref:
+            with torch.no_grad():
+                ref_logps = response_logps(self.ref, rollout.prompt_ids, rollout.responses)  # [B, T]
+        t1 = time.perf_counter()
+        self.policy.train()
+        advantages, extra = self.advantages(rollout, rewards, ref_logps)
+        old_logps, clip_fracs, losses, value_losses = None, [], [], []
+        for epoch in range(cfg.epochs):
+            logps = response_logps(self.policy, rollout.prompt_ids, rollout.responses)  # [B, T]
+            if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
+                old_logps = logps.detach()
+            loss, clip_frac = self.policy_loss(rollout, logps, old_logps, advantages, rewards, ref_logps)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            losses.append(loss.item())
+            clip_fracs.append(clip_frac)
+            if self.value is not None:
+                value_losses.append(self.value_update(rollout))
+        t2 = time.perf_counter()
+        metrics = answer_metrics(scores)
+        mask = rollout.response_mask
+        kl_seq = ((old_logps - ref_logps) * mask).sum(dim=1).mean() if ref_logps is not None else torch.tensor(0.0)
+        metrics.update({
+            "step": step, "reward": float(rewards.mean()), "loss": float(np.mean(losses)),
+            "all_same_group_fraction": all_same_fraction(scores["reward"], cfg.group_size),
+            "kl_to_ref": float(kl_seq) if ref_logps is not None else float("nan"),
+            "clip_fraction": float(np.mean(clip_fracs[1:])) if len(clip_fracs) > 1 else 0.0,
+            "clip_fraction_per_update": clip_fracs,
+            "value_loss": float(np.mean(value_losses)) if value_losses else float("nan"),
+            "sampling_s": t1 - t0, "training_s": t2 - t1, **extra,
+        })
+        return metrics
+
+
+def train_rl(cfg: RLConfig = RLConfig(), policy: TinyTransformer | None = None, on_step: OnStep | None = None,
+             progress: bool = True) -> RunResult:
+    """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
+
+    Args:
+        on_step: called after every step as on_step(step, total, history) (live plots, progress bars).
+        progress: show a tqdm progress bar.
+    """
+    torch.manual_seed(cfg.seed)
+    trainer = Trainer(cfg, policy)
+    history: list[dict] = []
+    bar = _progress_bar(cfg, progress)
+    for step in range(cfg.steps):
+        history.append(trainer.step(step))
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(acc=f"{history[-1]['accuracy']:.2f}", think=f"{history[-1]['cot_fraction']:.2f}")
+        if on_step is not None:
+            on_step(step + 1, cfg.steps, history)
+    if bar is not None:
+        bar.close()
+    trainer.policy.eval()
+    timing = {"sampling_s": float(sum(h["sampling_s"] for h in history)),
+              "training_s": float(sum(h["training_s"] for h in history))}
+    timing["total_s"] = timing["sampling_s"] + timing["training_s"]
+    return RunResult(cfg, history, trainer.policy, timing)
+
+
+def _progress_bar(cfg: RLConfig, enabled: bool):
+    """A tqdm bar (notebook-aware) or None."""
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=cfg.steps, desc=f"{cfg.algo} G={cfg.group_size}", leave=False)
+
+
+def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: bool = True,
+        use_cache: bool = True) -> RunResult:
+    """`train_rl` through the checkpoint cache: a configuration already run loads in well under a second."""
+    if not use_cache:
+        return train_rl(cfg, on_step=on_step, progress=progress)
+
+    def create() -> dict:
+        result = train_rl(cfg, on_step=on_step, progress=progress)
+        return {"history": result.history, "state_dict": result.policy.state_dict(), "timing": result.timing}
+
+    payload, from_cache = load_or_create("rl", cfg.to_dict(), create)
+    policy = warm_up(cfg.teacher_error_rate, cfg.sft_seed).model
+    policy.load_state_dict(payload["state_dict"])
+    policy.eval()
+    if from_cache and on_step is not None:
+        on_step(cfg.steps, cfg.steps, payload["history"])
+    return RunResult(cfg, payload["history"], policy, payload["timing"], from_cache)
+
+
+def final_metrics(policy: TinyTransformer, n_prompts: int = 2000, n_samples: int = 16, seed: int = 0) -> dict:
+    """Held-out metrics at temperature 1 and pass@k (k = 1, 2, 4, ..., n_samples) from n_samples per prompt."""
+    metrics = evaluate(policy, n_prompts, temperature=1.0, seed=seed)
+    ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n_samples]
+    metrics["pass_at_k"] = pass_at_k_curve(policy, n_prompts, n_samples, ks, seed=seed)
+    return metrics
+
+
+def with_defaults(**overrides) -> RLConfig:
+    """RLConfig with some fields changed (notebook convenience)."""
+    return replace(RLConfig(), **overrides)

@@ -1,0 +1,99 @@
+"""The tiny Transformer: size, shapes, KV-cached sampling equal to the uncached forward pass, determinism."""
+import numpy as np
+import pytest
+import torch
+
+from rlvr.model import ModelConfig, TinyTransformer, ValueModel, response_logps, response_mask, sample
+from rlvr.task import MAX_NEW_TOKENS, PAD_ID, PROMPT_LEN, STOP_ID, VOCAB_SIZE, prompt_tokens, sample_prompts
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return TinyTransformer().eval()
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    return prompt_tokens(sample_prompts(32, np.random.default_rng(0)))
+
+
+def test_about_seventy_thousand_parameters(model):
+    assert 60_000 <= model.num_parameters() <= 80_000
+
+
+def test_forward_shape(model, prompts):
+    assert model(prompts).shape == (32, PROMPT_LEN, VOCAB_SIZE)
+
+
+def test_sequence_longer_than_block_is_refused(model):
+    with pytest.raises(ValueError, match="block_size"):
+        model(torch.zeros(1, model.cfg.block_size + 1, dtype=torch.long))
+
+
+def test_cached_sampling_logps_equal_uncached_forward(model, prompts):
+    rollout = sample(model, prompts, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    full = response_logps(model, prompts, rollout.responses)
+    mask = rollout.response_mask
+    assert torch.allclose(full[mask], rollout.logps[mask], atol=1e-5)
+    assert torch.all(rollout.logps[~mask] == 0)
+
+
+def test_cached_logits_equal_uncached_at_every_position(model, prompts):
+    from rlvr.model import KVCache
+    seq = torch.cat([prompts, torch.randint(0, 10, (32, 5))], dim=1)
+    cache = KVCache(model.cfg, 32)
+    stepwise = [model(seq[:, :PROMPT_LEN], cache)[:, -1]]
+    for t in range(PROMPT_LEN, seq.shape[1]):
+        stepwise.append(model(seq[:, t:t + 1], cache)[:, -1])
+    full = model(seq)[:, PROMPT_LEN - 1:]
+    assert torch.allclose(torch.stack(stepwise, 1), full, atol=1e-5)
+
+
+def test_sampling_shapes_stop_and_padding(model, prompts):
+    r = sample(model, prompts, temperature=1.0, max_new_tokens=MAX_NEW_TOKENS,
+               generator=torch.Generator().manual_seed(1))
+    assert r.responses.shape == r.logps.shape == r.response_mask.shape
+    assert r.responses.shape[1] <= MAX_NEW_TOKENS
+    for row, m in zip(r.responses, r.response_mask):
+        stops = (row == STOP_ID).nonzero()
+        if len(stops):
+            first = stops[0].item()
+            assert m[: first + 1].all() and not m[first + 1:].any()
+            assert (row[first + 1:] == PAD_ID).all()
+
+
+def test_greedy_is_deterministic_and_seeded_sampling_repeats(model, prompts):
+    a = sample(model, prompts, temperature=0.0)
+    b = sample(model, prompts, temperature=0.0)
+    assert torch.equal(a.responses, b.responses)
+    c = sample(model, prompts, generator=torch.Generator().manual_seed(5))
+    d = sample(model, prompts, generator=torch.Generator().manual_seed(5))
+    assert torch.equal(c.responses, d.responses)
+
+
+def test_negative_temperature_refused(model, prompts):
+    with pytest.raises(ValueError):
+        sample(model, prompts, temperature=-1.0)
+
+
+def test_response_mask_stops_after_first_stop_token():
+    r = torch.tensor([[13, 1, STOP_ID, PAD_ID], [1, 2, 3, 4], [STOP_ID, STOP_ID, 1, 1]])
+    assert response_mask(r).tolist() == [[True, True, True, False], [True] * 4, [True, False, False, False]]
+
+
+def test_value_model_starts_at_zero_and_has_grads(model, prompts):
+    value = ValueModel(model)
+    responses = torch.randint(0, 10, (32, 6))
+    v = value(prompts, responses)
+    assert v.shape == (32, 6) and torch.all(v == 0)
+    v.sum().backward()
+    assert value.head.weight.grad is not None
+
+
+def test_same_seed_same_initial_weights():
+    torch.manual_seed(3)
+    a = TinyTransformer(ModelConfig())
+    torch.manual_seed(3)
+    b = TinyTransformer(ModelConfig())
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))

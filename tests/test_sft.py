@@ -1,0 +1,53 @@
+"""The warm-up: deterministic, cached, and it imitates the noisy teacher (a short run keeps the test quick)."""
+import dataclasses
+
+import pytest
+import torch
+
+from rlvr.sft import SFTConfig, lr_at, train_sft, warm_up
+from rlvr.evaluate import evaluate
+
+SHORT = SFTConfig(steps=40, batch_size=64)
+
+
+def test_same_seed_same_weights():
+    a, la = train_sft(SHORT)
+    b, lb = train_sft(SHORT)
+    assert la == lb
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_different_seed_different_weights():
+    a, _ = train_sft(SHORT)
+    b, _ = train_sft(dataclasses.replace(SHORT, seed=1))
+    assert not torch.equal(a.tok_emb.weight, b.tok_emb.weight)
+
+
+def test_short_warm_up_learns_the_format(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    warm = warm_up(0.1, 0, cfg=dataclasses.replace(SHORT, steps=120, lr=3e-3))
+    assert warm.losses[-1] < warm.losses[0] - 1.0
+    m = evaluate(warm.model, 300)
+    assert m["malformed_fraction"] < 0.2 and 0.2 < m["cot_fraction"] < 0.8  # half-half data, both formats used
+
+
+def test_cache_round_trip_gives_identical_model(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    first = warm_up(0.1, 0, cfg=SHORT)
+    second = warm_up(0.1, 0, cfg=SHORT)
+    assert not first.from_cache and second.from_cache
+    for x, y in zip(first.model.state_dict().values(), second.model.state_dict().values()):
+        assert torch.equal(x, y)
+    other = warm_up(0.3, 0, cfg=SHORT)  # another teacher rate never loads the first model
+    assert not other.from_cache
+
+
+def test_bad_teacher_rate_refused():
+    with pytest.raises(ValueError):
+        warm_up(1.5, 0)
+
+
+def test_learning_rate_schedule_warms_up_then_decays():
+    cfg = SFTConfig()
+    assert lr_at(0, cfg) < lr_at(cfg.warmup_steps, cfg)
+    assert lr_at(cfg.steps - 1, cfg) < 0.2 * cfg.lr
