@@ -1,0 +1,223 @@
+"""Tests for generating student notebooks from solution notebooks, and for keeping them clean."""
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from rlvr import nbtools
+
+INDENTED_SOLUTION = """def double(x):
+    \"\"\"Twice x.\"\"\"
+    ### BEGIN SOLUTION
+    y = x * 2
+    return y
+    ### END SOLUTION"""
+
+INDENTED_STUDENT = """def double(x):
+    \"\"\"Twice x.\"\"\"
+    # YOUR CODE HERE
+    raise NotImplementedError"""
+
+TWO_REGIONS = """### BEGIN SOLUTION
+a = 1
+### END SOLUTION
+print("between")
+if True:
+        ### BEGIN SOLUTION
+        b = 2
+        ### END SOLUTION"""
+
+MARKDOWN_SOLUTION = """**Question:** why divide by the std?
+
+### BEGIN SOLUTION
+It makes the advantages scale-free.
+### END SOLUTION"""
+
+
+def solution_notebook():
+    """A small solution notebook with regions in code and markdown cells."""
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# Demo", id="intro"),
+            new_code_cell(INDENTED_SOLUTION, id="double"),
+            new_code_cell(TWO_REGIONS, id="two-regions"),
+            new_markdown_cell(MARKDOWN_SOLUTION, id="question"),
+            new_code_cell("print(double(2))", id="plain"),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+
+
+def dirty(nb):
+    """Add outputs, execution counts, widget state and timing metadata to a notebook (in place)."""
+    cell = nb.cells[4]
+    cell.outputs = [new_output("stream", name="stdout", text="4\n")]
+    cell.execution_count = 3
+    cell.metadata["execution"] = {"iopub.status.busy": "2024-01-01T00:00:00Z"}
+    cell.metadata["tags"] = ["keep-me"]
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    return nb
+
+
+def write_repo(root, nb=None, name="01_demo.ipynb"):
+    """A repository folder with one solution notebook and an empty notebooks/ folder."""
+    (root / "solutions").mkdir(exist_ok=True)
+    (root / "notebooks").mkdir(exist_ok=True)
+    nbformat.write(nb or solution_notebook(), str(root / "solutions" / name))
+    return root / "solutions" / name
+
+
+# ----------------------------------------------------------------------------- make_student
+
+
+def test_code_region_is_replaced_keeping_indentation():
+    student = nbtools.make_student(solution_notebook())
+    assert student.cells[1].source == INDENTED_STUDENT
+
+
+def test_several_regions_in_one_cell_are_replaced():
+    source = nbtools.make_student(solution_notebook()).cells[2].source
+    lines = source.split("\n")
+    assert lines == [
+        "# YOUR CODE HERE",
+        "raise NotImplementedError",
+        'print("between")',
+        "if True:",
+        "        # YOUR CODE HERE",
+        "        raise NotImplementedError",
+    ]
+
+
+def test_markdown_region_becomes_an_answer_placeholder():
+    source = nbtools.make_student(solution_notebook()).cells[3].source
+    assert "scale-free" not in source
+    assert source.endswith("**Your answer:** _write your answer here_")
+    assert source.startswith("**Question:**")
+
+
+def test_cells_without_markers_and_cell_ids_are_kept():
+    solution = solution_notebook()
+    student = nbtools.make_student(solution)
+    assert [cell.id for cell in student.cells] == [cell.id for cell in solution.cells]
+    assert student.cells[4].source == solution.cells[4].source
+    assert "BEGIN SOLUTION" in solution.cells[1].source  # the input is not modified
+
+
+@pytest.mark.parametrize(
+    "source, problem",
+    [
+        ("### BEGIN SOLUTION\nx = 1", "without a matching"),
+        ("x = 1\n### END SOLUTION", "without a matching BEGIN"),
+        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "nested"),
+    ],
+)
+def test_unbalanced_markers_name_the_notebook_and_cell(source, problem):
+    nb = solution_notebook()
+    nb.cells.append(new_code_cell(source))
+    with pytest.raises(nbtools.MarkerError, match=problem) as error:
+        nbtools.make_student(nb, "01_demo.ipynb")
+    assert "01_demo.ipynb, cell 5" in str(error.value)
+
+
+# ----------------------------------------------------------------------------- cleanliness
+
+
+def test_is_clean_detects_outputs_counts_widgets_and_timing():
+    problems = " | ".join(nbtools.is_clean(dirty(solution_notebook())))
+    assert "cell 4 has outputs" in problems
+    assert "cell 4 has an execution count" in problems
+    assert "metadata.widgets" in problems
+    assert "metadata.execution" in problems
+
+
+def test_clean_notebook_is_clean_and_keeps_tags():
+    cleaned = nbtools.clean_notebook(dirty(solution_notebook()))
+    assert nbtools.is_clean(cleaned) == []
+    assert cleaned.cells[4].metadata["tags"] == ["keep-me"]
+
+
+def test_student_notebook_is_clean_and_valid():
+    student = nbtools.make_student(dirty(solution_notebook()))
+    assert nbtools.is_clean(student) == []
+    assert (student.nbformat, student.nbformat_minor) == (4, 5)
+    nbformat.validate(student)
+
+
+def test_cells_without_ids_get_deterministic_ones():
+    nb = solution_notebook()
+    for cell in nb.cells:
+        del cell["id"]
+    nb.nbformat_minor = 4
+    first = nbtools.serialize(nbtools.make_student(nb))
+    second = nbtools.serialize(nbtools.make_student(nb))
+    assert first == second
+    nbformat.validate(nbformat.reads(first, as_version=4))
+
+
+def test_strip_cleans_files_in_place(tmp_path):
+    path = tmp_path / "x.ipynb"
+    nbformat.write(dirty(solution_notebook()), str(path))
+    assert nbtools.strip([path]) == [path]
+    assert nbtools.is_clean(nbtools.read_notebook(path)) == []
+    assert nbtools.strip([path]) == []
+
+
+# ----------------------------------------------------------------------------- generate and check
+
+
+def test_generate_writes_student_notebooks_byte_identically(tmp_path):
+    write_repo(tmp_path)
+    assert nbtools.main(["generate", "--root", str(tmp_path)]) == 0
+    student = tmp_path / "notebooks" / "01_demo.ipynb"
+    first = student.read_bytes()
+    assert nbtools.main(["generate", "--root", str(tmp_path)]) == 0
+    assert student.read_bytes() == first
+    assert nbtools.check_repo(tmp_path) == []
+    assert nbtools.main(["check", "--root", str(tmp_path)]) == 0
+
+
+def test_expected_students_matches_generated_files(tmp_path):
+    write_repo(tmp_path)
+    nbtools.generate(tmp_path)
+    expected = nbtools.expected_students(tmp_path)
+    assert list(expected) == [tmp_path / "notebooks" / "01_demo.ipynb"]
+    for path, nb in expected.items():
+        assert path.read_text(encoding="utf-8") == nbtools.serialize(nb)
+
+
+def test_check_fails_when_a_student_notebook_drifts(tmp_path, capsys):
+    write_repo(tmp_path)
+    nbtools.generate(tmp_path)
+    student = tmp_path / "notebooks" / "01_demo.ipynb"
+    nb = nbtools.read_notebook(student)
+    nb.cells[4].source = "print('edited by hand')"
+    nbformat.write(nb, str(student))
+    assert nbtools.main(["check", "--root", str(tmp_path)]) == 1
+    assert "notebooks/01_demo.ipynb: differs" in capsys.readouterr().out
+
+
+def test_check_fails_on_missing_and_extra_student_notebooks(tmp_path):
+    write_repo(tmp_path)
+    nbformat.write(new_notebook(), str(tmp_path / "notebooks" / "02_orphan.ipynb"))
+    problems = " | ".join(nbtools.check_repo(tmp_path))
+    assert "notebooks/01_demo.ipynb: missing" in problems
+    assert "notebooks/02_orphan.ipynb: has no solution" in problems
+
+
+def test_check_fails_on_outputs_in_a_solution_notebook(tmp_path, capsys):
+    write_repo(tmp_path, dirty(solution_notebook()))
+    nbtools.generate(tmp_path)
+    assert nbtools.main(["check", "--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "solutions/01_demo.ipynb: cell 4 has outputs" in out
+    assert "solutions/01_demo.ipynb: widget state" in out
+    assert "notebooks/01_demo.ipynb" not in out  # the generated student copy is clean and in sync
+
+
+def test_generate_reports_unbalanced_markers(tmp_path, capsys):
+    nb = solution_notebook()
+    nb.cells.append(new_code_cell("### BEGIN SOLUTION\nx = 1"))
+    write_repo(tmp_path, nb)
+    assert nbtools.main(["generate", "--root", str(tmp_path)]) == 1
+    assert "01_demo.ipynb, cell 5" in capsys.readouterr().err
+    problems = nbtools.check_repo(tmp_path)
+    assert len(problems) == 1 and "01_demo.ipynb, cell 5" in problems[0]
