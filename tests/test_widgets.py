@@ -1,0 +1,389 @@
+"""Headless tests of rlvr.widgets: panels are driven through the same callbacks a browser would trigger."""
+import base64
+import re
+import warnings
+
+import nbformat
+import numpy as np
+import pytest
+
+from rlvr import widgets as w
+
+X = np.linspace(-3, 3, 200)
+
+
+def draw_tanh(fig, scale, shift):
+    """A cheap vectorised draw function with two parameters."""
+    ax = w.fresh_axes(fig)
+    ax.plot(X, np.tanh(scale * X) + shift)
+    ax.set_ylim(-4, 4)
+
+
+def two_slider_panel(draw=draw_tanh):
+    """An AnalyticPanel with a float and an int slider."""
+    controls = {"scale": w.float_slider("scale", 0.1, 3.0, 0.1, 1.0), "shift": w.int_slider("shift", -2, 2, 1, 0)}
+    return w.AnalyticPanel(draw, controls)
+
+
+# ----------------------------------------------------------------------------- helpers and look
+
+def test_slider_helpers_share_the_common_look():
+    slider = w.float_slider("clip eps", 0.05, 0.5, 0.05, 0.2)
+    assert slider.description == "clip eps"
+    assert slider.style.description_width == "initial"
+    assert slider.continuous_update is True
+    assert slider.readout_format == ".2f"
+    assert w.float_slider("quarter", 0.0, 1.0, 0.25, 0.5).readout_format == ".2f"
+    assert w.int_slider("n", 1, 9, value=4, description="group size").description == "group size"
+    choice = w.choice_slider([1, 2, 4, 8], 4, description="G")
+    assert (choice.value, choice.options) == (4, (1, 2, 4, 8))
+    log = w.log_slider("lr", 1e-4, 1e-1, 1e-2)
+    assert log.value == pytest.approx(1e-2) and log.min == pytest.approx(-4)
+
+
+def test_panel_can_switch_continuous_update_off():
+    controls = {"scale": w.float_slider("scale", 0.1, 3.0, 0.1, 1.0), "shift": w.int_slider("shift", -2, 2, 1, 0)}
+    w.AnalyticPanel(draw_tanh, controls, continuous_update=False)
+    assert [c.continuous_update for c in controls.values()] == [False, False]
+
+
+# ----------------------------------------------------------------------------- analytic panel
+
+def test_every_slider_edge_and_middle_redraws_a_different_figure():
+    panel = two_slider_panel()
+    assert panel.draw_count == 1 and panel.last_draw_seconds > 0
+    for name, control in panel.controls.items():
+        pictures = []
+        for value in (control.min, (control.min + control.max) / 2, control.max):
+            before = panel.draw_count
+            assert panel.set(**{name: value}) is True
+            assert panel.values[name] == pytest.approx(value)
+            assert panel.draw_count == before + 1 and panel.last_draw_seconds > 0
+            assert panel.error is None and panel.status.value == ""
+            pictures.append(panel.png())
+        assert len(set(pictures)) == 3, f"{name}: min, middle and max gave identical figures"
+        panel.reset()
+
+
+def test_png_is_a_real_png_of_the_figure():
+    png = two_slider_panel().png()
+    assert png.startswith(b"\x89PNG") and len(png) > 1000
+
+
+def test_slider_move_from_the_browser_triggers_a_redraw():
+    panel = two_slider_panel()
+    before = panel.png()
+    panel.controls["scale"].value = 2.5  # what a slider drag does
+    assert panel.draw_count == 2 and panel.png() != before
+
+
+def test_set_changes_several_controls_with_one_redraw():
+    panel = two_slider_panel()
+    panel.set(scale=2.0, shift=1)
+    assert panel.draw_count == 2 and panel.values == {"scale": 2.0, "shift": 1}
+
+
+def test_set_rejects_unknown_names():
+    with pytest.raises(KeyError, match="scale"):
+        two_slider_panel().set(sclae=1.0)
+
+
+def draw_failing_at_high_shift(fig, scale, shift):
+    """Like draw_tanh, but raises at shift == 2."""
+    if shift == 2:
+        raise ValueError("shift 2 is not allowed\nsecond line")
+    draw_tanh(fig, scale, shift)
+
+
+def test_draw_error_shows_one_red_line_keeps_last_figure_and_recovers():
+    panel = two_slider_panel(draw_failing_at_high_shift)
+    good = panel.png()
+    assert panel.set(shift=2) is False
+    assert "shift 2 is not allowed" in panel.status.value and "second line" not in panel.status.value
+    assert w.ERROR_COLOR in panel.status.value and "shift=2" in panel.error
+    assert "Traceback" in panel.last_traceback
+    assert panel.png() == good and panel.draw_count == 1
+    assert panel.set(shift=0) is True
+    assert panel.error is None and panel.status.value == "" and panel.draw_count == 2
+
+
+def test_static_fallback_bundle_has_widget_view_and_png():
+    panel = two_slider_panel()
+    bundle = panel._repr_mimebundle_()
+    assert bundle[w.WIDGET_VIEW_MIME]["model_id"] == panel.view.model_id
+    assert base64.b64decode(bundle["image/png"]) == panel.png()
+    assert "static preview" in bundle["text/plain"]
+
+
+# ----------------------------------------------------------------------------- exercise_panel_edges
+
+def test_exercise_finds_no_problem_in_a_good_panel_and_restores_defaults():
+    panel = two_slider_panel()
+    assert w.exercise_panel_edges(panel, max_seconds=None) == []
+    assert panel.values == panel.defaults
+
+
+def test_exercise_reports_a_draw_that_fails_at_an_edge():
+    problems = w.exercise_panel_edges(two_slider_panel(draw_failing_at_high_shift), max_seconds=None)
+    assert problems and all("shift=2" in p for p in problems)
+
+
+def test_exercise_reports_warnings_and_a_control_that_changes_nothing():
+    def draw_log(fig, scale, shift):
+        ax = w.fresh_axes(fig)
+        ax.plot(X, np.log(scale - 0.1) + 0 * X)  # log(0) at the lowest scale; shift is ignored
+    problems = w.exercise_panel_edges(two_slider_panel(draw_log), max_seconds=None)
+    assert any("RuntimeWarning" in p and "scale=0.1" in p for p in problems)
+    assert any(p.startswith("shift: the figure is the same") for p in problems)
+
+
+def test_exercise_visits_every_kind_of_control_edge():
+    seen = []
+    def draw(fig, lr, mode, clip, group):
+        seen.append((lr, mode, clip, group))
+        w.fresh_axes(fig).plot(X, lr * X * (1 if clip else 2) + len(mode) + group)
+    controls = {"lr": w.log_slider("lr", 1e-3, 1e-1, 1e-2), "mode": w.choice_slider(["grpo", "ppo", "dr"], "ppo"),
+                "clip": w.checkbox("clip", True), "group": w.int_slider("group", 2, 4, 1, 2)}
+    problems = w.exercise_panel_edges(w.AnalyticPanel(draw, controls), max_seconds=None)
+    assert problems == []
+    assert {round(v[0], 6) for v in seen} >= {1e-3, 1e-2, 1e-1}
+    assert {v[1] for v in seen} == {"grpo", "ppo", "dr"}
+    assert {v[2] for v in seen} == {True, False} and {v[3] for v in seen} == {2, 3, 4}
+
+
+def test_exercise_reports_slow_panels():
+    def slow_draw(fig, scale, shift):
+        import time
+        time.sleep(0.03)
+        draw_tanh(fig, scale, shift)
+    problems = w.exercise_panel_edges(two_slider_panel(slow_draw), max_seconds=0.01)
+    assert any(p.startswith("slow") for p in problems)
+
+
+# ----------------------------------------------------------------------------- training panel
+
+class FakeTraining:
+    """A run function that counts its calls, reports progress and can be told to fail."""
+
+    def __init__(self, fail_at_lr=None):
+        self.calls, self.fail_at_lr, self.seen_disabled = [], fail_at_lr, []
+
+    def __call__(self, lr, steps, on_step):
+        self.calls.append((lr, steps))
+        history = []
+        for step in range(1, steps + 1):
+            if self.fail_at_lr is not None and lr == pytest.approx(self.fail_at_lr) and step == 3:
+                raise RuntimeError("loss is nan")
+            history.append(lr * step)
+            on_step(step, steps, list(history))
+        return history
+
+
+class RecordingPlot:
+    """A plot function that records what it was asked to draw."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, fig, results, live):
+        self.calls.append((list(results), live is not None))
+        ax = w.fresh_axes(fig)
+        for label, curve in results.items():
+            ax.plot(curve, label=label)
+        if live is not None:
+            ax.plot(live, "k--")
+
+
+def training_panel(run=None, plot=None, **kwargs):
+    """A TrainingPanel over (lr, steps) with a fake run."""
+    controls = {"lr": w.float_slider("lr", 0.1, 1.0, 0.1, 0.5), "steps": w.int_slider("steps", 5, 20, 5, 10)}
+    return w.TrainingPanel(run or FakeTraining(), plot or RecordingPlot(), controls, **kwargs)
+
+
+def test_run_produces_result_fills_progress_and_draws_live():
+    run, plot = FakeTraining(), RecordingPlot()
+    panel = training_panel(run, plot)
+    result = panel.click_run()
+    assert result == [0.5 * s for s in range(1, 11)]
+    assert panel.progress.value == panel.progress.max == 10
+    assert "done" in panel.progress_label.value
+    assert any(live for _labels, live in plot.calls), "no live frame was drawn during the run"
+    assert plot.calls[-1] == (["lr=0.5, steps=10 (default)"], False)
+    assert not panel.running and not panel.button.disabled
+
+
+def test_button_and_controls_are_disabled_while_running():
+    states = []
+    def run(lr, steps, on_step):
+        states.append((panel.running, panel.button.disabled, panel.controls["lr"].disabled))
+        return [lr]
+    panel = training_panel(run)
+    panel.click_run()
+    assert states == [(True, True, True)]
+    assert (panel.running, panel.button.disabled, panel.controls["lr"].disabled) == (False, False, False)
+
+
+def test_same_values_hit_the_cache_and_new_values_overlay_the_default():
+    run, plot = FakeTraining(), RecordingPlot()
+    panel = training_panel(run, plot)
+    first = panel.click_run()
+    assert panel.click_run() is first and len(run.calls) == 1
+    panel.controls["lr"].value = 0.9
+    assert len(run.calls) == 1, "moving a slider must never train"
+    panel.click_run()
+    assert len(run.calls) == 2
+    assert list(panel.results) == ["lr=0.5, steps=10 (default)", "lr=0.9, steps=10"]
+    assert plot.calls[-1] == (list(panel.results), False)
+
+
+def test_moving_back_to_a_run_configuration_shows_it_without_training():
+    run, plot = FakeTraining(), RecordingPlot()
+    panel = training_panel(run, plot)
+    panel.click_run()
+    panel.controls["lr"].value = 0.9
+    panel.click_run()
+    shown_for_09 = panel.png()
+    panel.controls["lr"].value = 0.2
+    assert "not run yet" in panel.status.value and panel.png() != shown_for_09
+    panel.controls["lr"].value = 0.9
+    assert "cached" in panel.status.value and panel.png() == shown_for_09 and len(run.calls) == 2
+
+
+def test_first_run_at_other_values_also_trains_the_default_for_the_overlay():
+    run = FakeTraining()
+    panel = training_panel(run)
+    panel.controls["lr"].value = 0.3
+    panel.click_run()
+    assert run.calls == [(0.5, 10), (pytest.approx(0.3), 10)]
+
+
+def test_precomputed_default_result_is_not_retrained():
+    run = FakeTraining()
+    panel = training_panel(run, default_result=[0.0, 1.0])
+    assert list(panel.results) == ["lr=0.5, steps=10 (default)"]
+    panel.controls["steps"].value = 5
+    panel.click_run()
+    assert run.calls == [(0.5, 5)]
+
+
+def test_failing_run_shows_error_reenables_button_and_keeps_results():
+    run = FakeTraining(fail_at_lr=0.7)
+    panel = training_panel(run)
+    panel.click_run()
+    before = dict(panel.results)
+    panel.controls["lr"].value = 0.7
+    assert panel.click_run() is None
+    assert "loss is nan" in panel.status.value and w.ERROR_COLOR in panel.status.value
+    assert not panel.button.disabled and not panel.running
+    assert panel.results == before
+    panel.controls["lr"].value = 0.8
+    assert panel.click_run() == [0.8 * s for s in range(1, 11)]
+
+
+def test_interrupted_run_reenables_button():
+    def run(lr, steps, on_step):
+        raise KeyboardInterrupt
+    panel = training_panel(run)
+    assert panel.click_run() is None
+    assert "interrupted" in panel.status.value and not panel.button.disabled
+
+
+def test_disk_cache_hooks_load_before_training_and_save_after():
+    store, loads = {}, []
+    def load(key):
+        loads.append(key)
+        return store.get(key)
+    run = FakeTraining()
+    panel = training_panel(run, disk_cache=True, load=load, save=store.__setitem__)
+    panel.click_run()
+    assert list(store) == ["lr=0.5,steps=10"] and len(run.calls) == 1
+    fresh = training_panel(run, disk_cache=True, load=load, save=store.__setitem__)
+    assert fresh.click_run() == store["lr=0.5,steps=10"] and len(run.calls) == 1
+
+
+def test_disk_cache_needs_both_hooks():
+    with pytest.raises(ValueError):
+        training_panel(disk_cache=True, load=lambda key: None)
+
+
+def test_training_panel_static_fallback_shows_placeholder_then_results():
+    panel = training_panel()
+    placeholder = base64.b64decode(panel._repr_mimebundle_()["image/png"])
+    panel.click_run()
+    after = base64.b64decode(panel._repr_mimebundle_()["image/png"])
+    assert placeholder.startswith(b"\x89PNG") and after != placeholder
+
+
+def test_failing_plot_shows_error_instead_of_raising():
+    def plot(fig, results, live):
+        raise IndexError("no curves")
+    panel = training_panel(plot=plot, default_result=[1.0])
+    assert "no curves" in panel.status.value
+
+
+# ----------------------------------------------------------------------------- live_plot
+
+def test_live_plot_outside_ipython_prints_progress_lines(capsys):
+    drawn = []
+    callback = w.live_plot(lambda fig, history: drawn.append(len(history)), every=5)
+    history = []
+    for step in range(1, 13):
+        history.append(step)
+        callback(step, 12, history)
+    assert capsys.readouterr().out.splitlines()[0].startswith("step 5/12")
+    assert drawn == [5, 10, 12] and callback.updates == 3
+
+
+# ----------------------------------------------------------------------------- HTML export (runs a kernel)
+
+DEMO_CELL = """
+import numpy as np
+from rlvr import widgets as w
+def draw(fig, scale):
+    w.fresh_axes(fig).plot(np.linspace(0, 1, 50) * scale)
+panel = w.AnalyticPanel(draw, {"scale": w.float_slider("scale", 0.5, 2.0, 0.5, 1.0)})
+panel
+"""
+
+
+LIVE_CELL = """
+callback = w.live_plot(lambda fig, history: w.fresh_axes(fig).plot(history), every=5)
+for step in range(1, 21):
+    callback(step, 20, list(range(step)))
+"""
+
+
+def executed_demo(store_widget_state):
+    """A notebook with a panel and a live_plot cell, executed in a real kernel."""
+    from nbclient import NotebookClient
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(DEMO_CELL), nbformat.v4.new_code_cell(LIVE_CELL)])
+    NotebookClient(nb, timeout=120, store_widget_state=store_widget_state).execute()
+    return nb
+
+
+def html_of(nb):
+    """The notebook exported with nbconvert's HTML exporter."""
+    from nbconvert import HTMLExporter
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return HTMLExporter().from_notebook_node(nb)[0]
+
+
+def png_images(html):
+    """How many <img> tags with an embedded PNG the HTML has."""
+    return len(re.findall(r'<img[^>]*src="data:image/png;base64,', html))
+
+
+def test_html_export_shows_the_static_png():
+    nb = executed_demo(store_widget_state=True)
+    output = nb.cells[0].outputs[0]
+    assert {w.WIDGET_VIEW_MIME, "image/png"} <= set(output["data"])
+    assert png_images(html_of(nb)) == 1, "only live_plot's image: nbconvert picked the widget view for the panel"
+    assert png_images(html_of(w.drop_widget_state(nb))) == 2
+    assert png_images(html_of(executed_demo(store_widget_state=False))) == 2
+
+
+def test_live_plot_in_a_kernel_updates_one_text_line_and_one_image():
+    outputs = executed_demo(store_widget_state=False).cells[1].outputs
+    assert [o["data"].get("text/plain", "").split(",")[0] for o in outputs][0] == "step 20/20"
+    assert len(outputs) == 2 and "image/png" in outputs[1]["data"]
