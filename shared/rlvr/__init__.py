@@ -1,1 +1,12 @@
+"""rlvr: the helper package of the RLVR course module (CS336 Lecture 16) — task, model, objectives, training,
+widgets and exercise checks."""
 __version__ = "0.1.0"
+
+
+def require(version: str) -> None:
+    """Stop a notebook early, with a clear message, if the installed package is not the version it was written for."""
+    if version != __version__:
+        raise RuntimeError(
+            f"This notebook was written for rlvr {version}, but rlvr {__version__} is installed. "
+            "From the repository root run `pip install -e .` (or check out the matching notebooks), "
+            "then restart the kernel.")
