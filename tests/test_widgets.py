@@ -59,7 +59,7 @@ def test_every_slider_edge_and_middle_redraws_a_different_figure():
             assert panel.set(**{name: value}) is True
             assert panel.values[name] == pytest.approx(value)
             assert panel.draw_count == before + 1 and panel.last_draw_seconds > 0
-            assert panel.error is None and panel.status.value == ""
+            assert panel.error is None and "&#9888;" not in panel.status.value  # only a grey slow-redraw note
             pictures.append(panel.png())
         assert len(set(pictures)) == 3, f"{name}: min, middle and max gave identical figures"
         panel.reset()

@@ -22,10 +22,19 @@ def _groups(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return rewards.reshape(-1, group_size)
 
 
+def _all_equal(r: torch.Tensor) -> torch.Tensor:
+    """Which groups have all-equal rewards (no signal). [B/G, G] -> [B/G, 1] bool."""
+    return (r == r[:, :1]).all(dim=1, keepdim=True)
+
+
+def _centred(r: torch.Tensor) -> torch.Tensor:
+    """r - group mean, exactly 0 for all-equal groups (a float mean of equal values is not always exact)."""
+    return torch.where(_all_equal(r), 0.0, r - r.mean(dim=1, keepdim=True))  # [B/G, G]
+
+
 def mean_baseline_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     """A_i = r_i - mean(r), the mean including answer i itself (scales the gradient by (G-1)/G). [B] -> [B]."""
-    r = _groups(rewards, group_size)  # [B/G, G]
-    return (r - r.mean(dim=1, keepdim=True)).reshape(-1)
+    return _centred(_groups(rewards, group_size)).reshape(-1)
 
 
 def rloo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
@@ -34,7 +43,7 @@ def rloo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
         raise ValueError("RLOO needs group_size >= 2 (the baseline is the mean of the other answers)")
     r = _groups(rewards, group_size)  # [B/G, G]
     others = (r.sum(dim=1, keepdim=True) - r) / (group_size - 1)  # [B/G, G]
-    return (r - others).reshape(-1)
+    return torch.where(_all_equal(r), 0.0, r - others).reshape(-1)
 
 
 def grpo_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4,
@@ -49,9 +58,8 @@ def grpo_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4,
     if std == "unbiased" and group_size < 2:
         raise ValueError("the unbiased std needs group_size >= 2")
     r = _groups(rewards, group_size)  # [B/G, G]
-    centred = r - r.mean(dim=1, keepdim=True)  # [B/G, G]
     sd = r.std(dim=1, keepdim=True, correction=0 if std == "population" else 1)  # [B/G, 1]
-    return (centred / (sd + eps)).reshape(-1)
+    return torch.where(_all_equal(r), 0.0, _centred(r) / (sd + eps)).reshape(-1)
 
 
 def dr_grpo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
@@ -77,8 +85,7 @@ def compute_advantages(rewards: torch.Tensor, group_size: int, kind: str = "grpo
 
 def all_same_fraction(rewards: torch.Tensor, group_size: int) -> float:
     """Share of groups whose rewards are all equal (all right or all wrong: zero advantage, no signal)."""
-    r = _groups(rewards, group_size)  # [B/G, G]
-    return float((r == r[:, :1]).all(dim=1).float().mean())
+    return float(_all_equal(_groups(rewards, group_size)).float().mean())
 
 
 # ----------------------------------------------------------------------------------------------- PPO clip
@@ -121,7 +128,7 @@ def kl_k2(logps: torch.Tensor, ref_logps: torch.Tensor) -> torch.Tensor:
 def kl_k3(logps: torch.Tensor, ref_logps: torch.Tensor) -> torch.Tensor:
     """k3 = (r - 1) - log r: unbiased and always >= 0 (Schulman 2020; TRL's GRPO penalty)."""
     log_r = ref_logps - logps
-    return torch.exp(log_r) - 1 - log_r
+    return torch.expm1(log_r) - log_r  # expm1 keeps it >= 0 in float32 when log r is tiny
 
 
 # ----------------------------------------------------------------------------------------------- PPO for LMs

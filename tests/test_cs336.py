@@ -1,0 +1,244 @@
+"""rlvr.cs336 (the assignment-5 reference functions) against independent computations: numpy group statistics,
+written-out losses and their autograd gradients, a manual entropy."""
+import inspect
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr import cs336, objectives
+from rlvr.cs336 import (compute_entropy, compute_group_normalized_rewards, compute_grpo_clip_loss,
+                        compute_naive_policy_gradient_loss, compute_policy_gradient_loss, grpo_microbatch_train_step,
+                        masked_mean, masked_normalize)
+
+
+def assert_close(got, expected, rtol=1e-6, atol=1e-7):
+    """Elementwise closeness, as numpy arrays."""
+    got, expected = torch.as_tensor(got).detach().double(), torch.as_tensor(expected).detach().double()
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=rtol, atol=atol)
+
+
+# ======================================================================================= signatures
+SIGNATURES = {
+    "compute_group_normalized_rewards": ["reward_fn", "rollout_responses", "repeated_ground_truths", "group_size",
+                                         "advantage_eps", "normalize_by_std"],
+    "compute_naive_policy_gradient_loss": ["raw_rewards_or_advantages", "policy_log_probs"],
+    "compute_grpo_clip_loss": ["advantages", "policy_log_probs", "old_log_probs", "cliprange"],
+    "compute_policy_gradient_loss": ["policy_log_probs", "loss_type", "raw_rewards", "advantages", "old_log_probs",
+                                     "cliprange"],
+    "masked_mean": ["tensor", "mask", "dim"],
+    "masked_normalize": ["tensor", "mask", "dim", "normalize_constant"],
+    "compute_entropy": ["logits"],
+    "grpo_microbatch_train_step": ["policy_log_probs", "response_mask", "gradient_accumulation_steps", "loss_type",
+                                   "raw_rewards", "advantages", "old_log_probs", "cliprange"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIGNATURES))
+def test_names_and_parameter_order_match_the_assignment(name):
+    assert list(inspect.signature(getattr(cs336, name)).parameters) == SIGNATURES[name]
+
+
+def test_masked_mean_is_the_objectives_function():
+    assert cs336.masked_mean is objectives.masked_mean
+
+
+# ======================================================================================= group-normalised rewards
+def _reward_fn(calls):
+    """reward_fn(response, ground_truth) -> {"reward", "format_reward", "answer_reward"}; records its calls."""
+    def reward_fn(response, ground_truth):
+        calls.append((response, ground_truth))
+        formatted = response.startswith("<")
+        correct = formatted and response.strip("<>") == ground_truth
+        return {"reward": float(correct), "format_reward": float(formatted), "answer_reward": float(correct)}
+    return reward_fn
+
+
+RESPONSES = ["<3>", "<4>", "3", "<3>", "<7>", "<7>", "<1>", "x"]
+TRUTHS = ["3"] * 4 + ["7"] * 4
+RAW = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+
+
+def _numpy_normalised(raw, group_size, eps, by_std):
+    """(r - group mean) [/ (unbiased group std + eps)], by numpy."""
+    groups = np.asarray(raw, dtype=np.float64).reshape(-1, group_size)
+    centred = groups - groups.mean(axis=1, keepdims=True)
+    if by_std:
+        centred = centred / (groups.std(axis=1, ddof=1, keepdims=True) + eps)
+    return centred.reshape(-1)
+
+
+@pytest.mark.parametrize("by_std", [True, False])
+@pytest.mark.parametrize("group_size", [2, 4])
+def test_group_normalized_rewards_against_numpy(by_std, group_size):
+    calls = []
+    adv, raw, meta = compute_group_normalized_rewards(_reward_fn(calls), RESPONSES, TRUTHS, group_size, 1e-6, by_std)
+    assert calls == list(zip(RESPONSES, TRUTHS))  # one call per (response, ground truth), in order
+    assert raw.tolist() == RAW and adv.shape == (8,)
+    assert_close(adv, _numpy_normalised(RAW, group_size, 1e-6, by_std), rtol=1e-5)
+    assert math.isclose(meta["reward_mean"], 0.5) and meta["reward_min"] == 0.0 and meta["reward_max"] == 1.0
+    assert math.isclose(meta["format_reward_mean"], 6 / 8) and math.isclose(meta["answer_reward_mean"], 0.5)
+
+
+def test_group_normalized_rewards_exact_values_with_unbiased_std():
+    """Group [1, 0, 0, 1]: mean 0.5, torch.std = sqrt(1/3), so A = +-0.5 * sqrt(3) / (1 + eps sqrt(3))."""
+    adv, _, _ = compute_group_normalized_rewards(_reward_fn([]), RESPONSES[:4], TRUTHS[:4], 4, 0.0, True)
+    a = 0.5 * math.sqrt(3)
+    assert_close(adv, [a, -a, -a, a], rtol=1e-6)
+
+
+def test_group_normalized_rewards_rejects_mismatched_inputs():
+    with pytest.raises(ValueError):
+        compute_group_normalized_rewards(_reward_fn([]), RESPONSES, TRUTHS[:7], 4, 1e-6, True)
+    with pytest.raises(ValueError):
+        compute_group_normalized_rewards(_reward_fn([]), RESPONSES[:6], TRUTHS[:6], 4, 1e-6, True)
+
+
+# ======================================================================================= losses
+def _batch(seed=0, B=3, T=5):
+    """Log-probs [B, T], old log-probs [B, T] (ratios spread around 1), advantages [B, 1], raw rewards [B, 1]."""
+    gen = torch.Generator().manual_seed(seed)
+    old = -torch.rand(B, T, generator=gen, dtype=torch.float64) * 3
+    logps = old + (torch.rand(B, T, generator=gen, dtype=torch.float64) - 0.5)  # ratio in [0.61, 1.65]
+    adv = torch.tensor([[1.5], [-0.8], [0.3]], dtype=torch.float64)[:B]
+    raw = torch.tensor([[1.0], [0.0], [1.0]], dtype=torch.float64)[:B]
+    return logps, old, adv, raw
+
+
+def _clip_loss_loop(adv, logps, old, eps):
+    """-min(r A, clip(r, 1-eps, 1+eps) A), element by element. [B, T]."""
+    out = torch.zeros_like(logps)
+    for b in range(logps.shape[0]):
+        for t in range(logps.shape[1]):
+            r, a = math.exp(float(logps[b, t] - old[b, t])), float(adv[b, 0])
+            out[b, t] = -min(r * a, min(max(r, 1 - eps), 1 + eps) * a)
+    return out
+
+
+def test_naive_policy_gradient_loss_is_minus_reward_times_logp():
+    logps, _, _, raw = _batch()
+    loss = compute_naive_policy_gradient_loss(raw, logps)
+    assert loss.shape == logps.shape
+    assert_close(loss, -raw.expand_as(logps) * logps)
+
+
+def test_grpo_clip_loss_against_loop_and_clip_metadata():
+    logps, old, adv, _ = _batch()
+    loss, meta = compute_grpo_clip_loss(adv, logps, old, 0.2)
+    assert_close(loss, _clip_loss_loop(adv, logps, old, 0.2))
+    ratio = (logps - old).exp()
+    expected_clipped = ((adv > 0) & (ratio > 1.2)) | ((adv < 0) & (ratio < 0.8))
+    assert torch.equal(meta["clipped"], expected_clipped) and expected_clipped.any()
+
+
+@pytest.mark.parametrize("loss_type", ["no_baseline", "reinforce_with_baseline", "grpo_clip"])
+def test_policy_gradient_loss_dispatch(loss_type):
+    logps, old, adv, raw = _batch(1)
+    loss, _ = compute_policy_gradient_loss(logps, loss_type, raw, adv, old, 0.2)
+    expected = {"no_baseline": -raw * logps, "reinforce_with_baseline": -adv * logps,
+                "grpo_clip": _clip_loss_loop(adv, logps, old, 0.2)}[loss_type]
+    assert_close(loss, expected)
+
+
+@pytest.mark.parametrize("loss_type, kwargs", [
+    ("no_baseline", {}), ("reinforce_with_baseline", {"raw_rewards": torch.ones(3, 1)}),
+    ("grpo_clip", {"advantages": torch.ones(3, 1), "cliprange": 0.2}), ("ppo", {"advantages": torch.ones(3, 1)})])
+def test_policy_gradient_loss_missing_arguments_or_unknown_type_raise(loss_type, kwargs):
+    with pytest.raises(ValueError):
+        compute_policy_gradient_loss(torch.zeros(3, 5), loss_type, **kwargs)
+
+
+# ======================================================================================= reductions
+def test_masked_mean_against_loop_and_nan_for_an_empty_slice():
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    mask = torch.tensor([[1, 0, 1], [0, 0, 0], [1, 1, 1]], dtype=torch.bool)
+    rows = masked_mean(x, mask, dim=1)
+    assert rows[0] == 2.0 and math.isnan(float(rows[1])) and rows[2] == 8.0
+    assert_close(masked_mean(x, mask, dim=0), [4.0, 8.0, 6.0])
+    assert math.isclose(float(masked_mean(x, mask)), (1 + 3 + 7 + 8 + 9) / 5, rel_tol=1e-6)
+    assert math.isnan(float(masked_mean(x, torch.zeros(3, 3, dtype=torch.bool))))
+
+
+def test_masked_normalize_positional_order_dim_then_constant():
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    mask = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])  # float masks, as in the assignment
+    assert_close(masked_normalize(x, mask, 1, 2.0), [1.5, 5.5])
+    assert_close(masked_normalize(x, mask, 0, 4.0), [0.25, 1.75, 1.5])
+    assert float(masked_normalize(x, mask)) == 14.0
+    assert float(masked_normalize(x, mask, normalize_constant=7.0)) == 2.0
+
+
+def _entropy_loop(logits):
+    """-sum_v p_v log p_v at each position, with p = softmax computed by hand in float64. [B, T]."""
+    B, T, _ = logits.shape
+    out = torch.zeros(B, T, dtype=torch.float64)
+    for b in range(B):
+        for t in range(T):
+            z = [float(v) for v in logits[b, t]]
+            top = max(z)
+            weights = [math.exp(v - top) for v in z]
+            p = [w / sum(weights) for w in weights]
+            out[b, t] = -sum(pi * math.log(pi) for pi in p if pi > 0)
+    return out
+
+
+def test_compute_entropy_against_a_manual_entropy():
+    logits = torch.randn(2, 3, 7, generator=torch.Generator().manual_seed(0)) * 3
+    entropy = compute_entropy(logits)
+    assert entropy.shape == (2, 3)
+    assert_close(entropy, _entropy_loop(logits), rtol=1e-5, atol=1e-6)
+
+
+def test_compute_entropy_uniform_one_hot_and_huge_logits():
+    assert_close(compute_entropy(torch.zeros(1, 2, 10)), torch.full((1, 2), math.log(10)), rtol=1e-6)
+    peaked = torch.tensor([[[1e4, 0.0, -1e4]]])
+    entropy = compute_entropy(peaked)
+    assert torch.isfinite(entropy).all() and abs(float(entropy)) < 1e-6
+
+
+# ======================================================================================= train step
+def _explicit_step_loss(loss_type, logps, old, adv, raw, mask):
+    """Written-out loss: per-token loss, mean over each answer's real tokens, mean over answers."""
+    per_token = {"no_baseline": -raw * logps, "reinforce_with_baseline": -adv * logps,
+                 "grpo_clip": -torch.minimum((logps - old).exp() * adv,
+                                             (logps - old).exp().clamp(0.8, 1.2) * adv)}[loss_type]
+    m = mask.to(logps.dtype)
+    return ((per_token * m).sum(dim=1) / m.sum(dim=1)).mean()
+
+
+@pytest.mark.parametrize("loss_type", ["no_baseline", "reinforce_with_baseline", "grpo_clip"])
+def test_microbatch_step_gradient_is_the_explicit_formula_over_accumulation_steps(loss_type):
+    logps0, old, adv, raw = _batch(2)
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], dtype=torch.bool)
+    leaf = logps0.clone().requires_grad_(True)
+    loss, _ = grpo_microbatch_train_step(leaf, mask, 4, loss_type, raw, adv, old, 0.2)
+
+    reference = logps0.clone().requires_grad_(True)
+    explicit = _explicit_step_loss(loss_type, reference, old, adv, raw, mask)
+    (expected_grad,) = torch.autograd.grad(explicit / 4, reference)
+    assert math.isclose(float(loss), float(explicit.detach()) / 4, rel_tol=1e-9)
+    assert_close(leaf.grad, expected_grad, rtol=1e-9, atol=1e-12)
+    assert torch.all(leaf.grad[~mask] == 0)  # padding gets no gradient
+
+
+def test_microbatch_step_backpropagates_once_per_call_and_accumulates():
+    logps0, old, adv, raw = _batch(3)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    leaf = logps0.clone().requires_grad_(True)
+    grpo_microbatch_train_step(leaf, mask, 2, "reinforce_with_baseline", advantages=adv)
+    once = leaf.grad.clone()
+    grpo_microbatch_train_step(leaf, mask, 2, "reinforce_with_baseline", advantages=adv)
+    assert_close(leaf.grad, 2 * once)
+    assert_close(once, -adv.expand(3, 5) / (5 * 3 * 2))  # d/d logp of mean_b mean_t(-A logp) / 2
+
+
+def test_microbatch_step_reports_clip_fraction():
+    logps0, old, adv, _ = _batch(0)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    _, meta = grpo_microbatch_train_step(logps0.clone().requires_grad_(True), mask, 1, "grpo_clip",
+                                         advantages=adv, old_log_probs=old, cliprange=0.2)
+    ratio = (logps0 - old).exp()
+    expected = (((adv > 0) & (ratio > 1.2)) | ((adv < 0) & (ratio < 0.8))).double().mean()
+    assert math.isclose(float(meta["clip_fraction"]), float(expected), rel_tol=1e-6) and 0 < expected < 1
