@@ -104,7 +104,7 @@ def test_draw_error_shows_one_red_line_keeps_last_figure_and_recovers():
     assert "Traceback" in panel.last_traceback
     assert panel.png() == good and panel.draw_count == 1
     assert panel.set(shift=0) is True
-    assert panel.error is None and panel.status.value == "" and panel.draw_count == 2
+    assert panel.error is None and w.ERROR_COLOR not in panel.status.value and panel.draw_count == 2
 
 
 def test_static_fallback_bundle_has_widget_view_and_png():
