@@ -1,0 +1,797 @@
+"""One prompt, five possible answers: policy-gradient estimators, baselines and the group std (lecture 2.1, 4.1).
+
+The policy is a softmax over 5 logits, theta. Answer 0 is correct (reward 1), answers 1-4 are wrong (reward 0).
+Because there are only 5 answers, the exact gradient of the expected reward is a sum we can write down:
+
+    dJ/dtheta_k = pi_k * (R_k - sum_j pi_j R_j)        (J = sum_j pi_j R_j)
+
+and every estimator built from a group of G sampled answers z_1..z_G can be compared with it:
+
+    g_hat = (1/G) sum_i A_i * grad log pi(z_i),        grad log pi(z) = onehot(z) - pi
+
+where the advantage A_i is the raw reward (no baseline), r_i - mean(r) (mean baseline, the answer itself
+included), r_i - mean of the others (RLOO), or the group z-score (GRPO). The advantages come from the
+package's reference functions in `rlvr.objectives`.
+
+Contents: the estimator comparison (bias, variance, the (G-1)/G shrink), the "+5 on every reward" training
+runs, the expected step along the correct answer's logit with and without dividing by the group std, the share
+of groups with no signal, a best-of-n toy for over-optimising a learned reward, the notebook's panels and
+`figures()` (the lecture's numbers next to ours).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from matplotlib.collections import LineCollection
+from matplotlib.ticker import MaxNLocator
+
+from rlvr.experiments.common import Row
+from rlvr.objectives import compute_advantages
+
+# ----------------------------------------------------------------------------------------------- the set-up
+NUM_ANSWERS = 5
+CORRECT_ANSWER = 0
+REWARDS = (1.0, 0.0, 0.0, 0.0, 0.0)  # the verifier: answer 0 is right, the other four are wrong
+INIT_LOGITS = (0.0, 1.0, 0.5, 0.0, -0.5)  # pi = [0.14, 0.39, 0.24, 0.14, 0.09]: a wrong answer is the favourite
+ESTIMATORS = ("none", "mean", "rloo", "grpo")
+LABELS = {
+    "none": "no baseline",
+    "mean": "mean baseline (incl. self)",
+    "rloo": "leave-one-out (RLOO)",
+    "grpo": "group z-score (GRPO)",
+}
+SHORT_LABELS = {"none": "none", "mean": "mean", "rloo": "RLOO", "grpo": "GRPO"}
+COLORS = {"none": "#808080", "mean": "#1f77b4", "rloo": "#2ca02c", "grpo": "#d62728", "exact": "#000000"}
+GROUP_SIZE = 8  # answers per group, as in the lecture's comparison
+N_GROUPS = 20_000  # repetitions of the group estimate, as in the lecture
+GRPO_EPS = 1e-4  # added to the group std (nano-aha-moment, TRL)
+MAX_GROUP_SIZE = 64  # the slider's largest G: one pool of samples of this width serves every smaller G
+
+# the "+5 on every reward" runs (the lecture does not give its set-up; this one is ours)
+SHIFT = 5.0  # constant added to every reward ("5 points for the right format")
+SHIFT_STEPS = 150  # training steps, as in the lecture
+SHIFT_LR = 1.0  # plain SGD on the logits, step size 1
+SHIFT_RUNS = 1000  # independent runs trained at once (one batched tensor)
+
+# section 4.1
+HARD_P = 0.02  # "a very hard prompt": 2% of its answers are right
+AMPLIFICATION = 3.5  # the lecture's factor
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread inside the block: these tensors are tiny, and threads only add overhead."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def as_tensor(values, dtype=torch.float32) -> torch.Tensor:
+    """A tuple / list / tensor as a tensor of `dtype`."""
+    return torch.as_tensor(values, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------------- exact quantities
+def policy(logits) -> torch.Tensor:
+    """Softmax policy over the answers. [K] -> [K] (or [R, K] -> [R, K])."""
+    return torch.softmax(as_tensor(logits), dim=-1)
+
+
+def expected_reward(logits, rewards=REWARDS) -> float:
+    """J(theta) = sum_z pi(z) R(z), the probability of a correct answer for 0/1 rewards."""
+    return float((policy(logits) * as_tensor(rewards)).sum())
+
+
+def exact_gradient(logits, rewards=REWARDS) -> torch.Tensor:
+    """dJ/dtheta_k = pi_k (R_k - J), by enumerating the answers. [K] -> [K]."""
+    probs, rewards = policy(logits), as_tensor(rewards)
+    return probs * (rewards - (probs * rewards).sum())  # [K]
+
+
+# ----------------------------------------------------------------------------------------------- group estimators
+def sample_answers(probs: torch.Tensor, n_groups: int, group_size: int, generator: torch.Generator) -> torch.Tensor:
+    """n_groups independent groups of answers from one policy. probs [K] -> answers [N, G] (int64)."""
+    return torch.multinomial(probs, n_groups * group_size, replacement=True, generator=generator).view(
+        n_groups, group_size)
+
+
+@functools.lru_cache(maxsize=4)
+def answer_pool(logits: tuple, n_groups: int, width: int, seed: int) -> torch.Tensor:
+    """n_groups rows of `width` answers sampled once; the first G columns of each row are a group of size G."""
+    generator = torch.Generator().manual_seed(seed)
+    return sample_answers(policy(logits), n_groups, width, generator)  # [N, width]
+
+
+def group_gradients(answers: torch.Tensor, probs: torch.Tensor, rewards, kind: str, shift: float = 0.0,
+                    eps: float = GRPO_EPS) -> torch.Tensor:
+    """One gradient estimate per group: (1/G) sum_i A_i (onehot(z_i) - pi).
+
+    Args:
+        answers: [N, G] sampled answers; probs: [K] or [N, K] the policy they were sampled from.
+        rewards: [K] reward of each answer; shift: constant added to every reward.
+        kind: advantage kind of `rlvr.objectives.compute_advantages` (none / mean / rloo / grpo / dr_grpo).
+    Returns:
+        [N, K] gradient estimates with respect to the logits.
+    """
+    n_groups, group_size = answers.shape
+    r = as_tensor(rewards)[answers] + shift  # [N, G]
+    advantages = compute_advantages(r.reshape(-1), group_size, kind, eps=eps).view(n_groups, group_size)  # [N, G]
+    per_answer = torch.zeros(n_groups, probs.shape[-1]).scatter_add_(1, answers, advantages)  # [N, K]
+    return (per_answer - advantages.sum(dim=1, keepdim=True) * probs) / group_size  # [N, K]
+
+
+@dataclass
+class EstimatorStats:
+    """Monte-Carlo summary of one estimator against the exact gradient."""
+
+    kind: str
+    mean: torch.Tensor  # [K] average estimate (the estimator's expectation, up to Monte-Carlo noise)
+    bias: float  # ||mean - exact||
+    variance: float  # E ||g_hat - mean||^2 (trace of the covariance)
+    noise_floor: float  # sqrt(variance / N): a bias below this cannot be told apart from 0
+    relative_noise: float  # sqrt(variance) / ||mean||: noise of one group's estimate relative to its signal
+    scale: float  # E[<g_hat, exact>] / ||exact||^2: 1 = right length along the exact gradient
+    scale_se: float  # standard error of `scale`
+    cosine: float  # cos(mean, exact): 1 = right direction
+
+
+@dataclass
+class EstimatorComparison:
+    """Every estimator on the same sampled groups (common random numbers), with the exact gradient."""
+
+    exact: torch.Tensor  # [K]
+    stats: dict  # kind -> EstimatorStats
+    group_size: int
+    shift: float
+    n_groups: int
+    rewards: tuple = REWARDS
+
+    def rows(self) -> list[list[str]]:
+        """The table as strings: header first."""
+        head = ["estimator", "scale E[g]·exact/‖exact‖² (±SE)", "cos(E[g], exact)", "bias ‖E[g] − exact‖",
+                "MC noise √(var/N)", "variance tr Cov", "noise/signal √var/‖E[g]‖"]
+        body = [[LABELS.get(s.kind, s.kind), f"{s.scale:.3f} ± {s.scale_se:.3f}", f"{s.cosine:.3f}",
+                 f"{s.bias:.4f}", f"{s.noise_floor:.4f}", f"{s.variance:.4g}", f"{s.relative_noise:.2f}"] for s in self.stats.values()]
+        return [head, *body]
+
+    def title(self) -> str:
+        """One line: the set-up and the exact gradient."""
+        return (f"{self.n_groups:,} groups of G = {self.group_size}, reward shift {self.shift:+g}; exact gradient "
+                f"{format_vector(self.exact)}; (G-1)/G = {(self.group_size - 1) / self.group_size:.3f}")
+
+    def to_html(self) -> str:
+        """HTML table (the panel shows it under the plot)."""
+        head, *body = self.rows()
+        cells = "".join(f"<th style='text-align:center'>{h}</th>" for h in head)
+        lines = [f"<tr>{cells}</tr>"] + [
+            "<tr>" + "".join(f"<td style='text-align:center'>{c}</td>" for c in row) + "</tr>" for row in body]
+        return f"<div style='font-size:90%'><b>{self.title()}</b><table>{''.join(lines)}</table></div>"
+
+    def _repr_markdown_(self) -> str:
+        """Markdown table for Jupyter."""
+        head, *body = self.rows()
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
+        return f"**{self.title()}**\n\n" + "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """Plain-text table."""
+        table = self.rows()
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in table)
+
+
+def format_vector(v: torch.Tensor) -> str:
+    """[0.123, -0.056, ...] with 3 decimals."""
+    return "[" + ", ".join(f"{float(x):+.3f}" for x in v) + "]"
+
+
+def summarize(kind: str, grads: torch.Tensor, exact: torch.Tensor) -> EstimatorStats:
+    """Bias, variance, scale and direction of N gradient estimates [N, K] against the exact one [K]."""
+    grads, exact = grads.double(), exact.double()
+    mean = grads.mean(dim=0)  # [K]
+    variance = float(((grads - mean) ** 2).sum(dim=1).mean())
+    projections = grads @ exact / exact.dot(exact)  # [N]
+    cosine = float(mean.dot(exact) / (mean.norm() * exact.norm()).clamp(min=1e-30))
+    return EstimatorStats(
+        kind=kind, mean=mean.float(), bias=float((mean - exact).norm()), variance=variance,
+        noise_floor=math.sqrt(variance / grads.shape[0]),
+        relative_noise=math.sqrt(variance) / max(float(mean.norm()), 1e-30), scale=float(projections.mean()),
+        scale_se=float(projections.std() / math.sqrt(grads.shape[0])), cosine=cosine)
+
+
+def compare_estimators(group_size: int = GROUP_SIZE, shift: float = 0.0, n_groups: int = N_GROUPS,
+                       logits=INIT_LOGITS, rewards=REWARDS, kinds=ESTIMATORS, seed: int = 0) -> EstimatorComparison:
+    """Estimate the gradient from n_groups groups of G answers with each estimator (all in one batched op each)."""
+    with one_thread():
+        probs = policy(logits)  # [K]
+        width = max(group_size, MAX_GROUP_SIZE)
+        answers = answer_pool(tuple(float(x) for x in logits), n_groups, width, seed)[:, :group_size]  # [N, G]
+        exact = exact_gradient(logits, rewards)  # [K]
+        stats = {kind: summarize(kind, group_gradients(answers, probs, rewards, kind, shift), exact) for kind in kinds}
+    return EstimatorComparison(exact, stats, group_size, shift, n_groups, tuple(rewards))
+
+
+def baseline_scale_vs_group_size(group_sizes=(2, 3, 4, 8, 16, 32, 64), kinds=("mean", "rloo"),
+                                 n_groups: int = N_GROUPS, seed: int = 0) -> dict:
+    """E[g_hat] / exact gradient (projected) for each group size. Returns {kind: (scales [S], ses [S])}."""
+    out = {kind: ([], []) for kind in kinds}
+    for group_size in group_sizes:
+        comparison = compare_estimators(group_size, n_groups=n_groups, kinds=kinds, seed=seed)
+        for kind in kinds:
+            out[kind][0].append(comparison.stats[kind].scale)
+            out[kind][1].append(comparison.stats[kind].scale_se)
+    return {kind: (np.array(scales), np.array(ses)) for kind, (scales, ses) in out.items()}
+
+
+# ----------------------------------------------------------------------------------------------- persistent figures
+def figure_layout(fig, name: str, build) -> dict:
+    """The artists of plot `name` on `fig`: built by build(fig) on the first call, reused afterwards.
+
+    A panel redraws the same plot at new slider values; updating the data of existing artists instead of
+    rebuilding the axes saves about a third of the redraw time.
+    """
+    state = getattr(fig, "_rlvr_layout", None)
+    if state is None or state["name"] != name or any(ax not in fig.axes for ax in state["axes"]):
+        fig.clear()
+        state = {"name": name, **build(fig)}
+        fig._rlvr_layout = state
+    return state
+
+
+def set_bar_heights(bars, heights) -> None:
+    """New heights for an existing bar container."""
+    for bar, height in zip(bars, heights):
+        bar.set_height(float(height))
+
+
+def padded_limits(values, pad: float = 0.12, include_zero: bool = True) -> tuple[float, float]:
+    """(low, high) around the values, with `pad` of the range on each side."""
+    values = np.asarray(values, dtype=float)
+    low, high = float(values.min()), float(values.max())
+    if include_zero:
+        low, high = min(low, 0.0), max(high, 0.0)
+    span = max(high - low, 1e-12)
+    return low - pad * span, high + pad * span
+
+
+# ----------------------------------------------------------------------------------------------- training runs
+@dataclass
+class BanditRuns:
+    """Many independent training runs of the bandit: the probability of the correct answer at every step."""
+
+    kind: str
+    shift: float
+    lr: float
+    group_size: int
+    accuracy: torch.Tensor  # [steps + 1, runs]: pi(correct) before each step and after the last one
+    final_logits: torch.Tensor  # [runs, K]
+    seed: int = 0
+
+    @property
+    def final(self) -> torch.Tensor:
+        """pi(correct) after the last step. [runs]."""
+        return self.accuracy[-1]
+
+    @property
+    def mean_curve(self) -> torch.Tensor:
+        """pi(correct) averaged over runs. [steps + 1]."""
+        return self.accuracy.mean(dim=1)
+
+    @property
+    def final_mean(self) -> float:
+        """Mean final accuracy over runs."""
+        return float(self.final.mean())
+
+    @property
+    def final_se(self) -> float:
+        """Standard error of the mean final accuracy."""
+        return float(self.final.std() / math.sqrt(self.final.numel()))
+
+    @property
+    def worst(self) -> float:
+        """Final accuracy of the worst run."""
+        return float(self.final.min())
+
+    def stuck_fraction(self, below: float = 0.01) -> float:
+        """Share of runs whose final accuracy is below `below` (collapsed onto a wrong answer)."""
+        return float((self.final < below).float().mean())
+
+
+def train_bandits(kind: str, shift: float = SHIFT, steps: int = SHIFT_STEPS, runs: int = SHIFT_RUNS,
+                  group_size: int = GROUP_SIZE, lr: float = SHIFT_LR, logits=INIT_LOGITS, rewards=REWARDS,
+                  seed: int = 0) -> BanditRuns:
+    """Train `runs` independent bandits at once with plain SGD on the logits, one group of G answers per step.
+
+    Each step: sample G answers per run, A = advantages of (reward + shift), theta += lr * g_hat.
+    """
+    with one_thread():
+        generator = torch.Generator().manual_seed(seed)
+        theta = as_tensor(logits).repeat(runs, 1)  # [R, K]
+        accuracy = torch.empty(steps + 1, runs)  # [steps + 1, R]
+        for step in range(steps):
+            probs = torch.softmax(theta, dim=-1)  # [R, K]
+            accuracy[step] = probs[:, CORRECT_ANSWER]
+            answers = torch.multinomial(probs, group_size, replacement=True, generator=generator)  # [R, G]
+            theta = theta + lr * group_gradients(answers, probs, rewards, kind, shift)  # [R, K]
+        accuracy[steps] = torch.softmax(theta, dim=-1)[:, CORRECT_ANSWER]
+    return BanditRuns(kind, shift, lr, group_size, accuracy, theta, seed)
+
+
+def shift_experiment(shift: float = SHIFT, kinds=("none", "rloo"), runs: int = SHIFT_RUNS, lr: float = SHIFT_LR,
+                     steps: int = SHIFT_STEPS, group_size: int = GROUP_SIZE, seed: int = 0) -> dict:
+    """The lecture's +5 experiment: the same runs without and with a baseline. Returns {kind: BanditRuns}."""
+    return {kind: train_bandits(kind, shift, steps, runs, group_size, lr, seed=seed) for kind in kinds}
+
+
+def run_segments(result: BanditRuns, max_lines: int | None = None) -> np.ndarray:
+    """Every run's curve as line segments for a LineCollection. Returns [R, T, 2]."""
+    accuracy = result.accuracy.numpy()  # [T, R]
+    shown = accuracy if max_lines is None else accuracy[:, :max_lines]
+    steps = np.arange(accuracy.shape[0])
+    return np.stack([np.broadcast_to(steps, shown.T.shape), shown.T], axis=-1)  # [R, T, 2]
+
+
+def _build_shift_layout(fig, kinds: list) -> dict:
+    """Axes and empty artists for draw_shift_runs."""
+    axes = fig.subplots(1, len(kinds) + 1, width_ratios=[1.4] * len(kinds) + [1])
+    fig.subplots_adjust(left=0.07, right=0.98, top=0.78, bottom=0.15, wspace=0.3)
+    bins = np.linspace(0, 1, 26)
+    runs, means, hists = {}, {}, {}
+    for ax, kind in zip(axes, kinds):
+        color = COLORS.get(kind, "#555555")
+        runs[kind] = ax.add_collection(LineCollection([], colors=color, linewidths=0.6))
+        (means[kind],) = ax.plot([], [], color="black", lw=2.2, label="mean over runs")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("training step")
+        hists[kind] = axes[-1].bar(bins[:-1], np.zeros(len(bins) - 1), width=np.diff(bins), align="edge",
+                                   color=color, alpha=0.7, label=LABELS.get(kind, kind))
+    axes[0].set_ylabel("P(correct answer)")
+    axes[0].legend(loc="lower right", fontsize=7)
+    axes[-1].set_ylim(0.7, 10)
+    axes[-1].set_yscale("log")
+    axes[-1].set_xlim(0, 1)
+    axes[-1].set_xlabel("final P(correct)")
+    axes[-1].set_ylabel("runs")
+    axes[-1].set_title("where the runs end", fontsize=9)
+    axes[-1].legend(fontsize=7, loc="upper center")
+    return {"axes": list(axes), "runs": runs, "means": means, "hists": hists, "bins": bins,
+            "title": fig.suptitle("", fontsize=10)}
+
+
+def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
+    """One axis per method (every run, or the first max_lines, and the mean over all runs), then a histogram of
+    the final values of all runs."""
+    kinds = list(results)
+    state = figure_layout(fig, "shift:" + ",".join(kinds), lambda f: _build_shift_layout(f, kinds))
+    for ax, kind in zip(state["axes"], kinds):
+        result = results[kind]
+        segments = run_segments(result, max_lines)
+        state["runs"][kind].set_segments(segments)
+        state["runs"][kind].set_alpha(min(0.5, max(0.03, 8.0 / len(segments))))
+        state["means"][kind].set_data(np.arange(result.accuracy.shape[0]), result.mean_curve.numpy())
+        ax.set_xlim(0, result.accuracy.shape[0] - 1)
+        ax.set_title(f"{LABELS.get(kind, kind)}\nmean final {result.final_mean:.3f}, worst {result.worst:.3g}",
+                     fontsize=9)
+        set_bar_heights(state["hists"][kind], np.histogram(result.final.numpy(), bins=state["bins"])[0])
+    first = results[kinds[0]]
+    state["axes"][-1].set_ylim(0.7, first.final.numel() * 2)
+    state["title"].set_text(f"{first.final.numel()} runs, +{first.shift:g} on every reward, G = {first.group_size}, "
+                            f"SGD lr {first.lr:.2g}")
+
+
+def shift_rows(results_per_seed: list[dict], seeds=(0,)) -> list[Row]:
+    """The lecture's three +5 figures next to ours (mean over seeds; per-seed runs are batched)."""
+    none = [r["none"] for r in results_per_seed]
+    base = [r["rloo"] for r in results_per_seed]
+    setup = (f"{none[0].final.numel()} runs per seed, G={none[0].group_size}, SGD lr={none[0].lr:g}, "
+             f"{none[0].accuracy.shape[0] - 1} steps, start P(correct)={policy(INIT_LOGITS)[0]:.2f}")
+    return [
+        _mean_row("2.1", "+5 on every reward, no baseline: mean final P(correct)", 0.84, none, 0.005, seeds,
+                  f"{setup}; the lecture's set-up is not given"),
+        Row("2.1", "+5 on every reward, no baseline: worst run's final P(correct)", 0.001,
+            _mean([r.worst for r in none]), (0.0, 0.01), "", _std([r.worst for r in none]), tuple(seeds),
+            f"band = 'stuck on a wrong answer' (< 0.01); {_mean([r.stuck_fraction() for r in none]):.0%} of runs "
+            "end below 0.01; the worst of more runs is lower"),
+        _mean_row("2.1", "+5 on every reward, with a baseline (RLOO): mean final P(correct)", 0.99, base, 0.01,
+                  seeds, "'about 0.99'"),
+    ]
+
+
+def _mean(values) -> float:
+    """Mean of a list of floats."""
+    return float(np.mean(values))
+
+
+def _std(values) -> float | None:
+    """Std over seeds (None for a single seed)."""
+    return float(np.std(values, ddof=1)) if len(values) > 1 else None
+
+
+def _mean_row(section, figure, lecture, results: list[BanditRuns], precision: float, seeds, note) -> Row:
+    """A row whose band is the lecture's value +- max(3 standard errors, the lecture's rounding)."""
+    measured = _mean([r.final_mean for r in results])
+    spread = _std([r.final_mean for r in results])
+    se = spread / math.sqrt(len(results)) if spread else results[0].final_se
+    half = max(3 * se, precision)
+    return Row(section, figure, lecture, measured, (lecture - half, lecture + half), "", spread, tuple(seeds),
+               f"band = lecture ± max(3 SE, {precision:g}); {note}")
+
+
+# ----------------------------------------------------------------------------------------------- section 4.1
+def reward_patterns(group_size: int) -> torch.Tensor:
+    """Row m holds a group with m correct answers (1s first). [G + 1, G]."""
+    return (torch.arange(group_size)[None, :] < torch.arange(group_size + 1)[:, None]).float()  # [G+1, G]
+
+
+def binomial_pmf(p, group_size: int) -> torch.Tensor:
+    """P(m of G answers are correct) for every m and every p. p [P] -> [P, G + 1] (float64)."""
+    p = torch.as_tensor(p, dtype=torch.float64).reshape(-1, 1)  # [P, 1]
+    m = torch.arange(group_size + 1, dtype=torch.float64)  # [G+1]
+    comb = torch.tensor([math.comb(group_size, int(k)) for k in m], dtype=torch.float64)  # [G+1]
+    return comb * p ** m * (1 - p) ** (group_size - m)  # [P, G+1]
+
+
+def step_along_correct(p, group_size: int, kind: str, eps: float = GRPO_EPS) -> torch.Tensor:
+    """Exact E[g_hat] along the correct answer's logit for a prompt with accuracy p (0/1 rewards).
+
+    The component is (1/G) sum_i A_i (r_i - p); it depends only on how many answers of the group are right,
+    so the expectation is a sum over m ~ Binomial(G, p). p [P] -> [P] (float64).
+    """
+    r = reward_patterns(group_size)  # [G+1, G]
+    advantages = compute_advantages(r.reshape(-1), group_size, kind, eps=eps).view_as(r).double()  # [G+1, G]
+    with_reward = (advantages * r.double()).sum(dim=1)  # [G+1]
+    total = advantages.sum(dim=1)  # [G+1]
+    p = torch.as_tensor(p, dtype=torch.float64).reshape(-1)  # [P]
+    per_m = (with_reward[None, :] - p[:, None] * total[None, :]) / group_size  # [P, G+1]
+    return (binomial_pmf(p, group_size) * per_m).sum(dim=1)  # [P]
+
+
+def ideal_step(p, by_std: bool) -> np.ndarray:
+    """The lecture's curves: p(1-p) without the std, sqrt(p(1-p)) when divided by the (true) std."""
+    variance = np.asarray(p, dtype=float) * (1 - np.asarray(p, dtype=float))
+    return np.sqrt(variance) if by_std else variance
+
+
+def ideal_amplification(p) -> np.ndarray:
+    """Weight of a prompt with accuracy p relative to p = 0.5 after dividing by the true std: 0.5 / sqrt(p(1-p))."""
+    return ideal_step(p, True) / ideal_step(p, False) / 2.0
+
+
+def p_for_amplification(target: float = AMPLIFICATION) -> tuple[float, float]:
+    """The two accuracies where the ideal amplification equals `target`: p(1-p) = 1 / (4 target^2)."""
+    variance = 1.0 / (4.0 * target ** 2)
+    low = (1 - math.sqrt(1 - 4 * variance)) / 2
+    return low, 1 - low
+
+
+def amplification(p, group_size: int, eps: float = GRPO_EPS) -> np.ndarray:
+    """Exact relative weight GRPO / mean baseline at accuracy p, divided by the same ratio at p = 0.5 (std from G)."""
+    p = np.asarray(p, dtype=float).reshape(-1)
+    grid = torch.as_tensor(np.append(p, 0.5))
+    ratio = (step_along_correct(grid, group_size, "grpo", eps) / step_along_correct(grid, group_size, "mean")).numpy()
+    return ratio[:-1] / ratio[-1]
+
+
+def no_signal_share(p, group_size: int) -> np.ndarray:
+    """Share of groups whose answers are all right or all wrong: p^G + (1-p)^G."""
+    p = np.asarray(p, dtype=float)
+    return p ** group_size + (1 - p) ** group_size
+
+
+@dataclass
+class CorrectLogitSimulation:
+    """Simulated groups with 0/1 rewards at several accuracies p: steps along the correct logit, no-signal share."""
+
+    p: np.ndarray  # [P]
+    group_size: int
+    n_groups: int
+    step: dict  # kind -> [P] mean step along the correct answer's logit
+    step_se: dict  # kind -> [P] its standard error
+    no_signal: np.ndarray  # [P] share of all-same groups
+
+    def amplification(self, reference_p: float = 0.5) -> np.ndarray:
+        """(GRPO step / mean-baseline step) at each p, relative to the same ratio at reference_p (must be in p)."""
+        ratio = self.step["grpo"] / self.step["mean"]
+        return ratio / ratio[int(np.argmin(np.abs(self.p - reference_p)))]
+
+
+def simulate_correct_logit(p, group_size: int, n_groups: int = 4000, kinds=("mean", "grpo"),
+                           seed: int = 0) -> CorrectLogitSimulation:
+    """Draw n_groups groups of G Bernoulli(p) rewards per p (one batched tensor) and average the steps."""
+    p_values = np.asarray(p, dtype=float).reshape(-1)
+    with one_thread():
+        generator = torch.Generator().manual_seed(seed)
+        p_t = torch.as_tensor(p_values, dtype=torch.float32)[:, None, None]  # [P, 1, 1]
+        rewards = (torch.rand(len(p_values), n_groups, group_size, generator=generator) < p_t).float()  # [P, N, G]
+        steps, ses = {}, {}
+        for kind in kinds:
+            advantages = compute_advantages(rewards.reshape(-1), group_size, kind).view_as(rewards)  # [P, N, G]
+            per_group = (advantages * (rewards - p_t)).mean(dim=-1).double()  # [P, N]
+            steps[kind] = per_group.mean(dim=1).numpy()
+            ses[kind] = (per_group.std(dim=1) / math.sqrt(n_groups)).numpy()
+        no_signal = (rewards == rewards[..., :1]).all(dim=-1).float().mean(dim=1).numpy()  # [P]
+    return CorrectLogitSimulation(p_values, group_size, n_groups, steps, ses, no_signal)
+
+
+def hard_prompt_amplification(group_size: int = GROUP_SIZE, n_groups: int = 200_000, p: float = HARD_P,
+                              seed: int = 0) -> float:
+    """Simulated relative weight of a prompt with accuracy p against p = 0.5, std estimated in groups of G."""
+    simulation = simulate_correct_logit([p, 0.5], group_size, n_groups, seed=seed)
+    return float(simulation.amplification()[0])
+
+
+P_GRID = np.linspace(0.005, 0.995, 199)
+P_DOTS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98])
+
+
+def _build_std_layout(fig) -> dict:
+    """Axes, constant curves and empty artists for draw_std_effect."""
+    ax_step, ax_amp, ax_zero = fig.subplots(1, 3)
+    fig.subplots_adjust(left=0.06, right=0.99, top=0.9, bottom=0.15, wspace=0.3)
+    dots = {"ms": 3.5, "mec": "black", "mew": 0.4, "ls": "none", "marker": "o"}
+    ax_step.plot(P_GRID, ideal_step(P_GRID, False), color=COLORS["mean"], ls="--", lw=1, label="p(1-p)")
+    ax_step.plot(P_GRID, ideal_step(P_GRID, True), color=COLORS["grpo"], ls="--", lw=1, label="√(p(1-p))")
+    lines = {kind: ax_step.plot(P_GRID, P_GRID * 0, color=COLORS[kind], lw=2, label=label)[0]
+             for kind, label in (("mean", "mean baseline"), ("grpo", "÷ group std (GRPO)"))}
+    step_dots = {kind: ax_step.plot([], [], color=COLORS[kind], **dots)[0] for kind in ("mean", "grpo")}
+    ax_step.set_xlabel("p = P(correct) for this prompt")
+    ax_step.set_ylabel("expected step on the correct logit")
+    ax_step.set_title("expected step (lines: exact, dots: simulated)", fontsize=9)
+    ax_step.set_ylim(0, 0.55)
+    ax_step.legend(fontsize=6.5, loc="lower center", ncol=2)
+
+    low, high = p_for_amplification()
+    ax_amp.plot(P_GRID, ideal_amplification(P_GRID), color="black", ls="--", lw=1.2, label="0.5/√(p(1-p)): true std")
+    (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label="std from the group")
+    (amp_dots,) = ax_amp.plot([], [], color=COLORS["grpo"], **dots)
+    ax_amp.axhline(AMPLIFICATION, color="#888888", lw=0.8, ls=":")
+    for edge in (low, high):
+        ax_amp.axvline(edge, color="#888888", lw=0.8, ls=":")
+    ax_amp.text(0.5, AMPLIFICATION + 0.15, f"3.5x at p = {low:.3f} / {high:.3f}", ha="center", fontsize=8)
+    ax_amp.set_ylim(0, 6)
+    ax_amp.set_xlabel("p")
+    ax_amp.set_ylabel("weight vs a p = 0.5 prompt")
+    ax_amp.set_title("relative amplification by the std", fontsize=9)
+    ax_amp.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.88))
+
+    (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color="#6a1b9a", lw=2, label="p^G + (1-p)^G")
+    (zero_dots,) = ax_zero.plot([], [], color="#6a1b9a", label="simulated", **dots)
+    ax_zero.set_ylim(-0.02, 1.02)
+    ax_zero.set_xlabel("p")
+    ax_zero.set_ylabel("share of groups")
+    ax_zero.legend(fontsize=7, loc="upper center")
+    return {"axes": [ax_step, ax_amp, ax_zero], "lines": lines, "step_dots": step_dots, "amp_line": amp_line,
+            "amp_dots": amp_dots, "zero_line": zero_line, "zero_dots": zero_dots}
+
+
+def draw_std_effect(fig, group_size: int = GROUP_SIZE, n_answers: int = 40_000, seed: int = 0) -> None:
+    """Three panels over p: expected step along the correct logit, relative amplification, no-signal share.
+
+    Lines are exact (a sum over the number of right answers); dots simulate n_answers answers per p
+    (n_answers // G groups, so every G costs the same).
+    """
+    state = figure_layout(fig, "std", _build_std_layout)
+    sim = simulate_correct_logit(P_DOTS, group_size, max(200, n_answers // group_size), seed=seed)
+    exact = {kind: step_along_correct(P_GRID, group_size, kind).numpy() for kind in ("mean", "grpo")}
+    for kind in ("mean", "grpo"):
+        state["lines"][kind].set_ydata(exact[kind])
+        state["step_dots"][kind].set_data(sim.p, sim.step[kind])
+    state["amp_line"].set_ydata(exact["grpo"] / exact["mean"] / (exact["grpo"][99] / exact["mean"][99]))
+    state["amp_dots"].set_data(sim.p, sim.amplification())
+    state["zero_line"].set_ydata(no_signal_share(P_GRID, group_size))
+    state["zero_dots"].set_data(sim.p, sim.no_signal)
+    state["axes"][2].set_title(f"all right or all wrong: no signal (G={group_size})", fontsize=9)
+    state["axes"][0].set_title(f"expected step, G={group_size} (lines: exact, dots: simulated)", fontsize=9)
+
+
+def amplification_rows(simulated: list[float], seeds=(0,), group_size: int = GROUP_SIZE,
+                       p: float = HARD_P) -> list[Row]:
+    """The lecture's 3.5x: with the true std (closed form) and with the std of a group of G (simulated)."""
+    low, _ = p_for_amplification()
+    exact = float(amplification([p], group_size)[0])
+    return [
+        Row("4.1", f"weight of a p={p:g} prompt vs p=0.5 after ÷ std (true std: 0.5/√(p(1-p)))", AMPLIFICATION,
+            float(ideal_amplification(p)), (3.4, 3.6), "x", None, (),
+            f"closed form; p is not stated in the notes: 3.5x exactly at p={low:.3f} (or {1 - low:.3f}); "
+            "band = the lecture's last digit"),
+        Row("4.1", f"same, std estimated from each group of G={group_size} (what GRPO does)", AMPLIFICATION,
+            _mean(simulated), (3.4, 3.6), "x", _std(simulated), tuple(seeds),
+            f"simulated; exact by enumeration {exact:.2f}x; most groups at p={p:g} have no right answer, and "
+            "a group with one has std √(1/G(1-1/G)), not √(p(1-p))"),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- estimator panel
+def _build_estimator_layout(fig, kinds: list) -> dict:
+    """Axes and zero-height bars for draw_estimators."""
+    ax_mean, ax_bias, ax_var = fig.subplots(1, 3, width_ratios=[1.5, 1, 1])
+    fig.subplots_adjust(left=0.07, right=0.98, top=0.9, bottom=0.15, wspace=0.32)
+    x = np.arange(NUM_ANSWERS)
+    width = 0.8 / (len(kinds) + 1)
+    zeros = np.zeros(NUM_ANSWERS)
+    exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor="black", label="exact")
+    means = {kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
+             for i, kind in enumerate(kinds)}
+    ax_mean.axhline(0, color="black", lw=0.6)
+    ax_mean.set_xticks(x, ["0 (right)"] + [str(i) for i in range(1, NUM_ANSWERS)])
+    ax_mean.set_xlabel("logit of answer")
+    ax_mean.legend(fontsize=7, loc="upper right")
+    ax_mean.yaxis.set_major_locator(MaxNLocator(5))
+
+    colors = [COLORS[kind] for kind in kinds]
+    short = [SHORT_LABELS.get(kind, kind) for kind in kinds]
+    bias = ax_bias.bar(short, np.zeros(len(kinds)), color=colors)
+    (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color="black", ms=16, mew=2)
+    ax_bias.set_title("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)", fontsize=9)
+    ax_bias.yaxis.set_major_locator(MaxNLocator(4))
+    variance = ax_var.bar(short, np.ones(len(kinds)), color=colors)
+    ax_var.set_yscale("log")
+    ax_var.set_title("variance (trace of the covariance)", fontsize=9)
+    for ax in (ax_bias, ax_var):
+        ax.tick_params(axis="x", labelsize=8)
+    return {"axes": [ax_mean, ax_bias, ax_var], "exact": exact, "means": means, "bias": bias, "floor": floor,
+            "variance": variance}
+
+
+def draw_estimators(fig, comparison: EstimatorComparison) -> None:
+    """Average estimate per logit next to the exact gradient, then bias and variance per estimator."""
+    kinds = list(comparison.stats)
+    state = figure_layout(fig, "estimators:" + ",".join(kinds), lambda f: _build_estimator_layout(f, kinds))
+    ax_mean, ax_bias, ax_var = state["axes"]
+    stats = comparison.stats
+    set_bar_heights(state["exact"], comparison.exact.numpy())
+    for kind in kinds:
+        set_bar_heights(state["means"][kind], stats[kind].mean.numpy())
+    heights = np.concatenate([comparison.exact.numpy(), *[stats[kind].mean.numpy() for kind in kinds]])
+    ax_mean.set_ylim(*padded_limits(heights))
+    biases = [stats[kind].bias for kind in kinds]
+    floors = [stats[kind].noise_floor for kind in kinds]
+    set_bar_heights(state["bias"], biases)
+    state["floor"].set_ydata(floors)
+    ax_bias.set_ylim(0, 1.15 * max(biases + floors))
+    variances = [stats[kind].variance for kind in kinds]
+    set_bar_heights(state["variance"], variances)
+    ax_var.set_ylim(min(variances) / 2, max(variances) * 2)
+    ax_mean.set_title(f"G = {comparison.group_size}, reward {comparison.shift:+g}: average estimate vs exact "
+                      f"gradient", fontsize=9)
+
+
+def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
+    """Sliders for the group size G (2-64) and a constant added to every reward; plot and table redraw."""
+    import ipywidgets
+    from rlvr.widgets import AnalyticPanel, float_slider, int_slider
+
+    table = ipywidgets.HTML()
+
+    def draw(fig, group_size, shift):
+        comparison = compare_estimators(group_size, shift, n_groups, seed=seed)
+        draw_estimators(fig, comparison)
+        table.value = comparison.to_html()
+
+    controls = {"group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description="group size G"),
+                "shift": float_slider("shift", -5.0, 10.0, 0.5, 0.0, description="added to every reward")}
+    panel = AnalyticPanel(draw, controls, figsize=(11, 3.4), title="Estimators of the policy gradient")
+    panel.table = table
+    panel.view.children = (*panel.view.children, table)
+    return panel
+
+
+def std_panel(n_answers: int = 40_000, seed: int = 0):
+    """A group-size slider (2-64) over the three 4.1 curves (exact lines, simulated dots)."""
+    from rlvr.widgets import AnalyticPanel, int_slider
+
+    def draw(fig, group_size):
+        draw_std_effect(fig, group_size, n_answers, seed)
+
+    controls = {"group_size": int_slider("group_size", 2, 64, 1, GROUP_SIZE, description="group size G")}
+    return AnalyticPanel(draw, controls, figsize=(12, 3.9), title="Dividing by the group std")
+
+
+def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
+    """Sliders for the reward shift and the learning rate over the no-baseline / RLOO training runs."""
+    from rlvr.widgets import AnalyticPanel, float_slider, log_slider
+
+    def draw(fig, shift, lr):
+        results = shift_experiment(shift, runs=runs, lr=lr, seed=seed)
+        draw_shift_runs(fig, results, max_lines)
+
+    controls = {"shift": float_slider("shift", 0.0, 10.0, 0.5, SHIFT, description="added to every reward"),
+                "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=4)}
+    return AnalyticPanel(draw, controls, figsize=(10, 3.6), continuous_update=False,
+                         title=f"{runs} runs of {SHIFT_STEPS} steps, G = {GROUP_SIZE}")
+
+
+# ----------------------------------------------------------------------------------------------- section 1 toy
+@dataclass
+class BestOfN:
+    """Best-of-n selection with a learned reward (true quality + heavy-tailed error) and with the true one."""
+
+    ns: np.ndarray  # [S]
+    proxy_of_pick: np.ndarray  # [S] learned reward of the answer the learned reward picks
+    true_of_pick: np.ndarray  # [S] true quality of that answer
+    true_of_best: np.ndarray  # [S] true quality of the answer a verifier (the true reward) picks
+
+
+def best_of_n(ns=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), n_trials: int = 1000,
+              error_df: int = 2, seed: int = 0) -> BestOfN:
+    """Pick the best of n answers by a learned reward = quality + Student-t error; compare with picking by quality."""
+    with one_thread():
+        generator = torch.Generator().manual_seed(seed)
+        n_max = max(ns)
+        quality = torch.randn(n_trials, n_max, generator=generator)  # [T, n]
+        normal = torch.randn(n_trials, n_max, generator=generator)  # [T, n]
+        chi2 = (torch.randn(error_df, n_trials, n_max, generator=generator) ** 2).sum(dim=0)  # [T, n]
+        error = normal / torch.sqrt(chi2 / error_df)  # [T, n] Student-t with error_df degrees of freedom
+        proxy = quality + error  # [T, n]
+        proxy_pick, true_pick, true_best = [], [], []
+        for n in ns:
+            index = proxy[:, :n].argmax(dim=1, keepdim=True)  # [T, 1]
+            proxy_pick.append(float(proxy[:, :n].gather(1, index).mean()))
+            true_pick.append(float(quality[:, :n].gather(1, index).mean()))
+            true_best.append(float(quality[:, :n].max(dim=1).values.mean()))
+    return BestOfN(np.array(ns), np.array(proxy_pick), np.array(true_pick), np.array(true_best))
+
+
+def draw_best_of_n(fig, result: BestOfN) -> None:
+    """Quality of the picked answer vs n: by the learned reward (its score and the truth) and by the true reward."""
+    from rlvr.widgets import fresh_axes
+    ax = fresh_axes(fig)
+    ax.plot(result.ns, result.proxy_of_pick, "o--", color="#ff9800", label="learned reward's score of its pick")
+    ax.plot(result.ns, result.true_of_pick, "o-", color="#d62728", label="true quality of that pick")
+    ax.plot(result.ns, result.true_of_best, "o-", color="#2ca02c", label="true quality, picked by the true reward")
+    ax.set_xscale("log", base=2)
+    top = 6.0
+    ax.set_ylim(-0.5, top)
+    off_chart = result.proxy_of_pick > top
+    if off_chart.any():
+        first = int(np.argmax(off_chart))
+        ax.annotate(f"keeps climbing: {result.proxy_of_pick[-1]:.0f} at n = {result.ns[-1]}",
+                    xy=(result.ns[first], top), xytext=(result.ns[first] * 2, top - 0.8), fontsize=8,
+                    color="#e65100", arrowprops={"arrowstyle": "->", "color": "#e65100"})
+    ax.set_xlabel("n answers to choose from (optimisation pressure)")
+    ax.set_ylabel("average over trials")
+    ax.set_title("best-of-n: a learned reward (quality + heavy-tailed error) vs the true one", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.12))
+
+
+# ----------------------------------------------------------------------------------------------- the lecture's figures
+def estimator_rows(comparisons: list[EstimatorComparison], shifted: list[EstimatorComparison],
+                   seeds=(0,)) -> list[Row]:
+    """Exercise 1's (G-1)/G and 1, and 2.1's 'the +5 shift leaves the expected gradient unchanged'."""
+    group_size = comparisons[0].group_size
+
+    def row(section, figure, lecture, kind, items, note):
+        scales = [c.stats[kind].scale for c in items]
+        se = items[0].stats[kind].scale_se if len(items) == 1 else _std(scales) / math.sqrt(len(items))
+        return Row(section, figure, lecture, _mean(scales), (lecture - 3 * se, lecture + 3 * se), "", _std(scales),
+                   tuple(seeds), f"{items[0].n_groups:,} groups per seed; band = lecture ± 3 SE; {note}")
+
+    return [
+        row("Ex. 1", f"mean baseline incl. self: E[g]/exact gradient, G={group_size}", (group_size - 1) / group_size,
+            "mean", comparisons, "lecture: (G-1)/G"),
+        row("Ex. 1", f"RLOO: E[g]/exact gradient, G={group_size}", 1.0, "rloo", comparisons, "lecture: no scaling"),
+        row("2.1", f"no baseline, +{shifted[0].shift:g} on every reward: E[g]/exact gradient", 1.0, "none", shifted,
+            "lecture: 'the expected gradient does not change at all'"),
+    ]
+
+
+def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+    """Every figure of lecture 2.1, 4.1 and Exercise 1 that notebook 01 reproduces, next to ours."""
+    runs = 200 if fast else SHIFT_RUNS
+    n_hard = 50_000 if fast else 200_000
+    comparisons = [compare_estimators(GROUP_SIZE, 0.0, seed=seed) for seed in seeds]
+    shifted = [compare_estimators(GROUP_SIZE, SHIFT, seed=seed) for seed in seeds]
+    shift_results = [shift_experiment(SHIFT, runs=runs, seed=seed) for seed in seeds]
+    hard = [hard_prompt_amplification(GROUP_SIZE, n_hard, seed=seed) for seed in seeds]
+    return (shift_rows(shift_results, seeds) + estimator_rows(comparisons, shifted, seeds)
+            + amplification_rows(hard, seeds))
+

@@ -1,0 +1,226 @@
+"""The 5-answer bandit of notebook 01, against independent computations: autograd, enumeration, closed forms."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr import widgets as w
+from rlvr.experiments import bandit as b
+
+LOGITS = torch.tensor(b.INIT_LOGITS, dtype=torch.float64)
+PARTIAL_CREDIT = (1.0, 0.5, 0.0, 0.0, 0.0)
+
+
+# ----------------------------------------------------------------------------- independent helpers
+def advantages_by_hand(r: np.ndarray, kind: str, eps: float = b.GRPO_EPS) -> np.ndarray:
+    """Advantages of ONE group, written with plain numpy loops."""
+    g = len(r)
+    if kind == "none":
+        return r.copy()
+    if kind == "mean":
+        return r - r.mean()
+    if kind == "rloo":
+        return np.array([r[i] - (r.sum() - r[i]) / (g - 1) for i in range(g)])
+    if kind == "grpo":
+        return (r - r.mean()) / (math.sqrt(((r - r.mean()) ** 2).mean()) + eps)
+    raise ValueError(kind)
+
+
+def enumerated_expectation(rewards, group_size: int, kind: str, shift: float = 0.0) -> np.ndarray:
+    """E[g_hat] by summing over all 5^G groups: (1/G) sum_i A_i (onehot(z_i) - pi), weighted by their probability."""
+    probs = torch.softmax(LOGITS, 0).numpy()
+    rewards = np.asarray(rewards) + shift
+    total = np.zeros(5)
+    for group in itertools.product(range(5), repeat=group_size):
+        weight = np.prod(probs[list(group)])
+        adv = advantages_by_hand(rewards[list(group)], kind)
+        g = sum(a * (np.eye(5)[z] - probs) for a, z in zip(adv, group)) / group_size
+        total += weight * g
+    return total
+
+
+def autograd_gradient(rewards, shift: float = 0.0) -> torch.Tensor:
+    """dJ/dtheta with J = sum_z softmax(theta)_z (R_z + shift), by autograd."""
+    theta = LOGITS.clone().requires_grad_(True)
+    objective = (torch.softmax(theta, 0) * (torch.tensor(rewards, dtype=torch.float64) + shift)).sum()
+    (grad,) = torch.autograd.grad(objective, theta)
+    return grad
+
+
+# ----------------------------------------------------------------------------- exact gradient and estimators
+@pytest.mark.parametrize("rewards", [b.REWARDS, PARTIAL_CREDIT])
+def test_exact_gradient_matches_autograd_and_ignores_a_reward_shift(rewards):
+    exact = b.exact_gradient(b.INIT_LOGITS, rewards).double()
+    assert torch.allclose(exact, autograd_gradient(rewards), atol=1e-6)
+    assert torch.allclose(exact, autograd_gradient(rewards, shift=5.0), atol=1e-6)
+    assert b.expected_reward(b.INIT_LOGITS) == pytest.approx(float(torch.softmax(LOGITS, 0)[0]), abs=1e-6)
+
+
+def test_one_group_estimate_equals_the_autograd_gradient_of_the_surrogate():
+    answers = torch.tensor([[0, 1, 1, 3], [2, 2, 4, 0]])
+    probs = b.policy(b.INIT_LOGITS)
+    for kind in ("none", "rloo", "grpo"):
+        got = b.group_gradients(answers, probs, b.REWARDS, kind, shift=5.0)
+        for row, group in enumerate(answers):
+            rewards = np.asarray(b.REWARDS)[group.numpy()] + 5.0
+            adv = torch.tensor(advantages_by_hand(rewards, kind))
+            theta = LOGITS.clone().requires_grad_(True)
+            surrogate = (adv * torch.log_softmax(theta, 0)[group]).mean()
+            (want,) = torch.autograd.grad(surrogate, theta)
+            assert torch.allclose(got[row].double(), want, atol=1e-5), (kind, row)
+
+
+@pytest.mark.parametrize("group_size", [2, 3])
+def test_enumerated_expectations_none_rloo_exact_mean_shrunk(group_size):
+    exact = b.exact_gradient(b.INIT_LOGITS).double().numpy()
+    assert np.allclose(enumerated_expectation(b.REWARDS, group_size, "none", shift=5.0), exact, atol=1e-6)
+    assert np.allclose(enumerated_expectation(b.REWARDS, group_size, "rloo", shift=5.0), exact, atol=1e-6)
+    shrunk = enumerated_expectation(b.REWARDS, group_size, "mean")
+    assert np.allclose(shrunk, (group_size - 1) / group_size * exact, atol=1e-6)
+
+
+def test_grpo_keeps_the_direction_for_0_1_rewards_but_not_for_partial_credit():
+    for rewards, parallel in ((b.REWARDS, True), (PARTIAL_CREDIT, False)):
+        exact = autograd_gradient(rewards).numpy()
+        mean = enumerated_expectation(rewards, 4, "grpo")
+        cosine = mean @ exact / np.linalg.norm(mean) / np.linalg.norm(exact)
+        assert (cosine > 1 - 1e-9) == parallel, (rewards, cosine)
+        assert mean @ exact / (exact @ exact) > 1.2  # and it is longer than the exact gradient
+
+
+def test_monte_carlo_comparison_agrees_with_enumeration_within_its_standard_error():
+    comparison = b.compare_estimators(group_size=3, shift=2.0, n_groups=20_000, seed=3)
+    exact = autograd_gradient(b.REWARDS).numpy()
+    for kind, stats in comparison.stats.items():
+        want = enumerated_expectation(b.REWARDS, 3, kind, shift=2.0)
+        assert stats.scale == pytest.approx(want @ exact / (exact @ exact), abs=4 * stats.scale_se), kind
+        assert np.linalg.norm(stats.mean.numpy() - want) < 4 * stats.noise_floor, kind
+    assert comparison.stats["none"].variance > 10 * comparison.stats["rloo"].variance  # the shift costs variance
+
+
+def test_smaller_groups_reuse_the_first_columns_of_one_sample_pool():
+    small = b.compare_estimators(4, n_groups=1000, seed=1)
+    again = b.compare_estimators(4, n_groups=1000, seed=1)
+    assert torch.equal(small.stats["rloo"].mean, again.stats["rloo"].mean)
+    pool = b.answer_pool(tuple(float(x) for x in b.INIT_LOGITS), 1000, b.MAX_GROUP_SIZE, 1)
+    grads = b.group_gradients(pool[:, :4], b.policy(b.INIT_LOGITS), b.REWARDS, "rloo")
+    assert torch.allclose(grads.mean(0), small.stats["rloo"].mean, atol=1e-6)
+
+
+def test_baseline_scale_vs_group_size_follows_g_minus_1_over_g():
+    sizes = (2, 4, 16)
+    scales = b.baseline_scale_vs_group_size(sizes, n_groups=20_000)
+    mean_scales, mean_ses = scales["mean"]
+    rloo_scales, rloo_ses = scales["rloo"]
+    for g, s, se in zip(sizes, mean_scales, mean_ses):
+        assert s == pytest.approx((g - 1) / g, abs=4 * se)
+    for s, se in zip(rloo_scales, rloo_ses):
+        assert s == pytest.approx(1.0, abs=4 * se)
+
+
+# ----------------------------------------------------------------------------- training runs
+def test_one_sgd_step_moves_the_logits_by_lr_times_the_exact_gradient_on_average():
+    exact = b.exact_gradient(b.INIT_LOGITS)
+    for kind, shift in (("none", 5.0), ("rloo", 5.0), ("grpo", 0.0)):
+        runs = b.train_bandits(kind, shift=shift, steps=1, runs=20_000, lr=0.5, seed=2)
+        steps = (runs.final_logits - torch.tensor(b.INIT_LOGITS)) / 0.5  # [R, K]
+        se = steps.std(dim=0) / math.sqrt(steps.shape[0])
+        want = exact * (3.0 if kind == "grpo" else 1.0)  # GRPO: some longer step along the same direction
+        if kind == "grpo":
+            scale = float(steps.mean(0) @ exact / exact.dot(exact))
+            want = exact * scale
+            assert 1.5 < scale < 3.0
+        assert torch.all((steps.mean(dim=0) - want).abs() < 4 * se + 1e-6), kind
+    assert float(runs.accuracy[0, 0]) == pytest.approx(float(b.policy(b.INIT_LOGITS)[0]))
+
+
+def test_zero_learning_rate_keeps_the_policy_and_the_baseline_runs_learn():
+    frozen = b.train_bandits("none", steps=5, runs=10, lr=0.0)
+    assert torch.allclose(frozen.accuracy, frozen.accuracy[0].expand_as(frozen.accuracy))
+    result = b.shift_experiment(runs=100, steps=60)
+    assert result["rloo"].final_mean > 0.9 and result["rloo"].worst > 0.5
+    assert result["none"].stuck_fraction() > 0.05  # some no-baseline runs collapse on a wrong answer
+    rows = b.shift_rows([result])
+    assert [row.lecture for row in rows] == [0.84, 0.001, 0.99]
+    assert rows[0].measured == pytest.approx(result["none"].final_mean)
+
+
+# ----------------------------------------------------------------------------- section 4.1
+@pytest.mark.parametrize("group_size", [2, 4, 5])
+def test_step_along_the_correct_logit_matches_enumeration_of_all_reward_patterns(group_size):
+    p_values = np.array([0.02, 0.3, 0.5, 0.9])
+    for kind in ("none", "mean", "rloo", "grpo"):
+        want = np.zeros_like(p_values)
+        for pattern in itertools.product((0.0, 1.0), repeat=group_size):
+            r = np.array(pattern)
+            m = r.sum()
+            weight = p_values ** m * (1 - p_values) ** (group_size - m)
+            adv = advantages_by_hand(r, kind)
+            want += weight * np.array([(adv * (r - p)).mean() for p in p_values])
+        got = b.step_along_correct(p_values, group_size, kind).numpy()
+        assert np.allclose(got, want, atol=1e-6), kind
+    assert np.allclose(b.step_along_correct(p_values, group_size, "mean").numpy(),
+                       (group_size - 1) / group_size * p_values * (1 - p_values), atol=1e-7)
+
+
+def test_grpo_step_tends_to_the_square_root_curve_for_large_groups():
+    p_values = np.array([0.1, 0.3, 0.5])
+    got = b.step_along_correct(p_values, 1000, "grpo").numpy()
+    assert np.allclose(got, b.ideal_step(p_values, by_std=True), rtol=2e-3)
+    assert b.amplification([0.3], 2)[0] == pytest.approx(1.0)  # G = 2: GRPO is the mean baseline times 2
+
+
+def test_the_lectures_3_5x_and_where_it_happens():
+    low, high = b.p_for_amplification(3.5)
+    assert b.ideal_amplification(low) == pytest.approx(3.5) and b.ideal_amplification(high) == pytest.approx(3.5)
+    assert low == pytest.approx(1 - high) and 0.02 < low < 0.022
+    assert b.ideal_amplification(0.5) == pytest.approx(1.0)
+    assert b.ideal_amplification(0.02) == pytest.approx(0.5 / math.sqrt(0.02 * 0.98))
+
+
+def test_no_signal_share_matches_enumeration_and_simulation():
+    for group_size in (2, 5):
+        for p in (0.1, 0.5):
+            brute = sum(p ** sum(x) * (1 - p) ** (group_size - sum(x))
+                        for x in itertools.product((0, 1), repeat=group_size) if len(set(x)) == 1)
+            assert b.no_signal_share(p, group_size) == pytest.approx(brute)
+    sim = b.simulate_correct_logit([0.1, 0.5, 0.9], 8, n_groups=20_000, seed=4)
+    se = np.sqrt(b.no_signal_share(sim.p, 8) * (1 - b.no_signal_share(sim.p, 8)) / 20_000)
+    assert np.all(np.abs(sim.no_signal - b.no_signal_share(sim.p, 8)) < 4 * se + 1e-9)
+    for kind in ("mean", "grpo"):
+        exact = b.step_along_correct(sim.p, 8, kind).numpy()
+        assert np.all(np.abs(sim.step[kind] - exact) < 4 * sim.step_se[kind]), kind
+
+
+def test_amplification_rows_use_the_exact_finite_group_value_in_the_note():
+    rows = b.amplification_rows([1.4])
+    assert rows[0].measured == pytest.approx(0.5 / math.sqrt(0.02 * 0.98))
+    assert f"{b.amplification([0.02], 8)[0]:.2f}x" in rows[1].note
+
+
+# ----------------------------------------------------------------------------- section 1 toy
+def test_best_of_n_picked_by_the_true_reward_is_the_expected_maximum_of_normals():
+    result = b.best_of_n(ns=(1, 2, 4), n_trials=20_000, seed=5)
+    assert result.true_of_best[1] == pytest.approx(1 / math.sqrt(math.pi), abs=0.03)  # E[max of 2 N(0,1)]
+    assert np.all(result.proxy_of_pick >= result.true_of_pick - 1e-9) or result.proxy_of_pick[-1] > 0
+
+
+# ----------------------------------------------------------------------------- panels and figures()
+PANELS = {"estimators": b.estimator_panel, "std": b.std_panel, "shift": b.shift_panel}
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_panel_edges_draw_without_problems(name):
+    """Every slider at its edges and middle draws a new picture without warnings (speed: benchmarks/bench_panels.py)."""
+    panel = PANELS[name]()
+    assert w.exercise_panel_edges(panel) == []
+
+
+def test_figures_fast_has_every_lecture_number():
+    rows = b.figures(fast=True)
+    lecture = [row.lecture for row in rows]
+    assert lecture == [0.84, 0.001, 0.99, 0.875, 1.0, 1.0, 3.5, 3.5]
+    assert all(row.measured is not None and math.isfinite(row.measured) for row in rows)
+    assert all(row.band is not None for row in rows)
