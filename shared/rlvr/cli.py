@@ -124,8 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m rlvr` and the `rlvr` script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in DELEGATED:  # these parse their own options
+        return DELEGATED[argv[0]](argparse.Namespace(rest=argv[1:]))
     args = build_parser().parse_args(argv)
     return args.func(args)
+
+
+DELEGATED = {"reproduce": cmd_reproduce, "notebooks": cmd_notebooks}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,31 @@
+"""`python -m rlvr reproduce`: table, JSON and Markdown outputs, built from the experiment modules' figures()."""
+import json
+import subprocess
+import sys
+
+from rlvr.experiments.common import Row
+from rlvr.reproduce import EXPERIMENTS, markdown_report
+
+
+def test_every_experiment_module_exposes_figures():
+    import importlib
+    for name, _ in EXPERIMENTS:
+        assert callable(importlib.import_module(f"rlvr.experiments.{name}").figures), name
+
+
+def test_cli_writes_json_and_markdown(tmp_path):
+    out_json, out_md = tmp_path / "t.json", tmp_path / "t.md"
+    proc = subprocess.run([sys.executable, "-m", "rlvr", "reproduce", "--only", "bandit", "--fast", "--json",
+                           str(out_json), "--markdown", str(out_md)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out_json.read_text())
+    assert data["rows"] and {"figure", "lecture", "measured", "band", "agrees"} <= set(data["rows"][0])
+    assert "bandit" in data["seconds"] and "| section |" in out_md.read_text()
+    assert "agree" in proc.stdout
+
+
+def test_disagreeing_row_is_shown_as_disagreeing():
+    rows = [Row("9", "x", 1.0, 5.0, (0.9, 1.1)), Row("9", "y", 1.0, 1.0, (0.9, 1.1)), Row("9", "z", "n/a", None)]
+    assert [r.agrees for r in rows] == [False, True, None]
+    text = markdown_report(rows, {"m": 1.0}, [0], False)
+    assert "| NO |" in text and "| yes |" in text and "1 of 2 rows agree" in text
