@@ -269,6 +269,7 @@ def execute_notebook(
         kernel_name=kernel_name,
         timeout_func=lambda cell: _remaining_seconds(deadline),
         resources={"metadata": {"path": str(path.parent)}},
+        store_widget_state=False,  # without saved widget state, exports fall back to each panel's static PNG
     )
     try:
         client.execute(env=kernel_env(fast, strict))
@@ -282,6 +283,8 @@ def to_html(nb: nbformat.NotebookNode) -> str:
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab", embed_images=True)
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)  # a widget view with no state renders as nothing; the static PNG shows instead
     body, _ = exporter.from_notebook_node(nb)
     return body
 
