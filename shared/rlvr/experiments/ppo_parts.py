@@ -1,0 +1,802 @@
+"""The parts of PPO (lecture 2.2-2.4): the clipped objective, reward shaping and GAE, KL estimators, memory.
+
+* Clipped objective: its value and autograd gradient against the ratio r, with the zero-gradient regions, and
+  what happens to the ratios when one batch is reused for several updates.
+* PPO for language models: AlpacaFarm's per-token reward (-beta * KL_t, the score added at the last token,
+  KL_t clamped at >= 0) and GAE on answers sampled from a policy that has moved away from the warm-up model
+  (the GRPO run of notebook 03). The value of every prefix is estimated by Monte-Carlo continuations: what a
+  perfectly trained value model would predict.
+* KL estimators k1, k2, k3 (Schulman 2020): Gaussians (his table, closed forms) and the trained policy against
+  the warm-up model, per answer (the sum of the per-token estimates).
+* Memory of PPO's four models (mixed-precision Adam: 16 bytes per trained parameter, 2 per frozen one).
+
+Every function uses the package's reference objectives (`rlvr.objectives`), so the figures show the code the
+training loop runs. `figures()` returns the lecture's numbers next to ours.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from rlvr.experiments.common import Row
+from rlvr.model import response_logps, sample
+from rlvr.objectives import (aggregate_loss, compute_advantages, gae, kl_k1, kl_k2, kl_k3, masked_mean,
+                             policy_gradient_loss, ppo_clip_loss, shaped_rewards)
+from rlvr.task import MAX_NEW_TOKENS, decode, prompt_text, prompt_tokens, sample_prompts, score_batch
+
+CLIP_EPS = 0.2  # PPO's clip range (Schulman et al. 2017; AlpacaFarm; the lecture)
+RATIO_GRID = np.linspace(0.0025, 1.9975, 400)  # ratios r for the curves (grid midpoints: never exactly 1 +- eps)
+EXERCISE_RATIOS = (0.5, 1.0, 1.1, 1.5)  # Exercise 2: A = +2, eps = 0.2
+EXERCISE_ADVANTAGE = 2.0
+EXERCISE_VALUES = {0.5: (1.0, 2.0), 1.0: (2.0, 2.0), 1.1: (2.2, 2.0), 1.5: (2.4, 0.0)}  # r -> (objective, dJ/dr)
+
+ESTIMATORS = ("k1", "k2", "k3")
+KL_FUNCTIONS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
+KL_COLORS = {"k1": "#1f77b4", "k2": "#ff7f0e", "k3": "#2ca02c"}
+SCHULMAN_MUS = (0.1, 1.0)  # reference N(mu, 1), policy N(0, 1): true KL 0.005 and 0.5
+SCHULMAN_SAMPLES = 10_000_000  # as in the post
+SCHULMAN_TABLE = {  # (mu, estimator) -> (bias / true KL, std / true KL), from the post (see facts.md)
+    (0.1, "k1"): (0.0, 20.0), (0.1, "k2"): (0.002, 1.42), (0.1, "k3"): (0.0, 1.42),
+    (1.0, "k1"): (0.0, 2.0), (1.0, "k2"): (0.25, 1.73), (1.0, "k3"): (0.0, 1.7),
+}
+LECTURE_KL = {"true_kl": 1.36, "k1": 1.0, "k3": 8.1}  # lecture 2.3: "at true KL 1.36, std of k3 8.1 > k1 1.0"
+
+GRPO_STEPS, GRPO_STEPS_FAST = 200, 20  # the moved policy: notebook 03's GRPO run (32 prompts x 8, lr 1e-4)
+
+GB = 1e9  # 1 GB = 1e9 bytes (the lecture's 252 GB is 7e9 x 36 bytes)
+BYTES_TRAINED = 16  # bf16 weights + bf16 grads + fp32 master weights + Adam m and v (2 + 2 + 4 + 4 + 4)
+BYTES_FROZEN = 2  # bf16 weights only
+SEVEN_B = 7e9
+SETUPS = {  # set-up -> {model: trained?}
+    "PPO": {"policy": True, "value model": True, "reference": False, "reward model": False},
+    "no value model": {"policy": True, "reference": False, "reward model": False},
+    "rule-based verifier": {"policy": True, "reference": False},
+    "verifier, no KL (beta = 0)": {"policy": True},
+}
+LECTURE_GB = {"PPO": 252.0, "no value model": 140.0, "rule-based verifier": 126.0}
+MODEL_COLORS = {"policy": "#1565c0", "value model": "#6a1b9a", "reference": "#90caf9", "reward model": "#ce93d8"}
+
+
+def one_thread(fn):
+    """Run `fn` with torch on one thread: these models are tiny, and a second thread only adds overhead (and
+    stalls badly when the cores are busy)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(before)
+    return wrapper
+
+
+# ============================================================================================== clipped objective
+def clip_objective_and_grad(ratios, advantage: float, clip_eps: float = CLIP_EPS) -> tuple[np.ndarray, np.ndarray]:
+    """PPO's clipped objective J(r) = min(r A, clip(r, 1-eps, 1+eps) A) and dJ/dr by autograd.
+
+    Uses `rlvr.objectives.ppo_clip_loss` (objective = -loss) with logps = log r and old_logps = 0.
+    Args:
+        ratios: [N] positive ratios r = pi_theta / pi_old.
+    Returns:
+        objective [N] and gradient [N] (numpy, float64).
+    """
+    r = torch.as_tensor(np.asarray(ratios, dtype=np.float64)).clone().requires_grad_(True)  # [N]
+    logps = torch.log(r)[None, :]  # [1, N]
+    adv = torch.tensor([float(advantage)], dtype=torch.float64)  # [1]
+    loss, _ = ppo_clip_loss(logps, torch.zeros_like(logps), adv, clip_eps)  # [1, N]
+    objective = -loss[0]  # [N]
+    (grad,) = torch.autograd.grad(objective.sum(), r)
+    return objective.detach().numpy(), grad.numpy()
+
+
+def zero_gradient_spans(ratios: np.ndarray, grad: np.ndarray) -> list[tuple[float, float]]:
+    """Intervals of r where the gradient is exactly 0 (each grid point widened by half a grid step)."""
+    half = 0.5 * float(ratios[1] - ratios[0])
+    zero = np.concatenate([[False], grad == 0, [False]]).astype(int)  # [N + 2]
+    starts = np.flatnonzero(np.diff(zero) == 1)  # first zero point of each run
+    ends = np.flatnonzero(np.diff(zero) == -1) - 1  # last zero point of each run
+    return [(float(ratios[a] - half), float(ratios[b] + half)) for a, b in zip(starts, ends)]
+
+
+def first_zero_gradient_ratio(advantage: float, clip_eps: float = CLIP_EPS, step: float = 1e-4) -> float:
+    """Where the gradient switches off: the smallest zero-gradient r for A > 0, the largest for A < 0."""
+    ratios = np.arange(step / 2, 2.0, step)  # [N]
+    _, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
+    zero = ratios[grad == 0]
+    return float(zero.min() if advantage > 0 else zero.max())
+
+
+def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.ndarray = RATIO_GRID,
+              color: str = "#1565c0") -> None:
+    """Objective (left axes) and gradient (right axes) against r, zero-gradient regions shaded."""
+    objective, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
+    ax_obj.plot(ratios, ratios * advantage, ls="--", color="#9e9e9e", lw=1, label="unclipped $rA$")
+    ax_obj.plot(ratios, objective, color=color, lw=2, label=r"$\min(rA,\ \mathrm{clip}(r)A)$")
+    ax_grad.plot(ratios, grad, color=color, lw=2, drawstyle="steps-mid")
+    for ax in (ax_obj, ax_grad):
+        if advantage != 0:
+            for lo, hi in zero_gradient_spans(ratios, grad):
+                ax.axvspan(lo, hi, color="#ffcc80", alpha=0.45, lw=0)
+        for edge in (1 - clip_eps, 1 + clip_eps):
+            ax.axvline(edge, color="#616161", ls=":", lw=1)
+        ax.axvline(1.0, color="#bdbdbd", lw=0.8)
+        ax.set_xlabel(r"ratio $r = \pi_\theta / \pi_{\mathrm{old}}$")
+        ax.set_xlim(ratios[0], ratios[-1])
+    span = 2.1 * max(abs(advantage), 0.25)
+    ax_obj.set_ylim(-span, span)
+    ax_grad.set_ylim(-1.3 * max(abs(advantage), 0.25), 1.3 * max(abs(advantage), 0.25))
+    ax_obj.set_ylabel("objective J(r)")
+    ax_grad.set_ylabel("gradient dJ/dr")
+
+
+def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
+    """The clip panel's figure: objective and gradient for one advantage, zero-gradient regions shaded."""
+    from rlvr.widgets import fresh_axes
+    ax_obj, ax_grad = fresh_axes(fig, 1, 2)
+    fig.subplots_adjust(top=0.8)
+    plot_clip(ax_obj, ax_grad, advantage, epsilon)
+    if advantage > 0:
+        where = f"r > 1 + eps = {1 + epsilon:.2f}: this token is already more likely, no further push"
+    elif advantage < 0:
+        where = f"r < 1 - eps = {1 - epsilon:.2f}: this token is already less likely, no further push"
+    else:
+        where = "A = 0: no signal at any ratio"
+    ax_obj.set_title(f"A = {advantage:+.2f}, eps = {epsilon:.2f}", fontsize=10)
+    ax_grad.set_title("shaded: gradient exactly 0", fontsize=10)
+    ax_obj.legend(fontsize=8, loc="upper left" if advantage >= 0 else "lower left")
+    fig.suptitle(where, fontsize=9, color="#424242")
+
+
+def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
+    """A 2 x 2 figure: objective and gradient for +A (top) and -A (bottom)."""
+    from rlvr.widgets import fresh_axes
+    axes = fresh_axes(fig, 2, 2)
+    for row, (adv, color) in enumerate(((abs(advantage), "#1565c0"), (-abs(advantage), "#c62828"))):
+        plot_clip(axes[row, 0], axes[row, 1], adv, clip_eps, color=color)
+        axes[row, 0].set_title(f"A = {adv:+g}: objective", fontsize=10)
+        axes[row, 1].set_title(f"A = {adv:+g}: gradient (shaded: exactly 0)", fontsize=10)
+    axes[0, 0].legend(fontsize=8, loc="upper left")
+
+
+def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
+    """Sliders for eps (0.05-0.5) and the advantage (-3 to 3) over the clipped objective and its gradient."""
+    from rlvr.widgets import AnalyticPanel, float_slider
+    controls = {"epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
+                "advantage": float_slider("advantage", -3.0, 3.0, 0.25, advantage, description="advantage A")}
+    return AnalyticPanel(draw_clip, controls, figsize=(10, 3.8), title="PPO's clipped objective")
+
+
+# ---------------------------------------------------------------------------------------------- one update vs many
+@one_thread
+def one_update_gradient_gap(model, n_prompts: int = 8, group_size: int = 4, seed: int = 0) -> dict:
+    """Gradients of PPO's clipped loss at ratio 1 and of the plain policy-gradient loss, on one sampled batch.
+
+    Returns:
+        dict with the largest absolute difference over all parameters and the largest gradient entry.
+    """
+    rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+    prompts = np.repeat(sample_prompts(n_prompts, rng), group_size, axis=0)  # [B, 10]
+    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator)
+    rewards = score_batch(torch.as_tensor(prompts), rollout.responses)["reward"]  # [B]
+    advantages = compute_advantages(rewards, group_size, "grpo")  # [B]
+    mask = rollout.response_mask
+
+    def grads(loss_fn):
+        model.zero_grad(set_to_none=True)
+        logps = response_logps(model, rollout.prompt_ids, rollout.responses)  # [B, T]
+        aggregate_loss(loss_fn(logps), mask, "token_mean").backward()
+        return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+    ppo = grads(lambda logps: ppo_clip_loss(logps, logps.detach(), advantages, CLIP_EPS)[0])
+    plain = grads(lambda logps: policy_gradient_loss(logps, advantages))
+    model.zero_grad(set_to_none=True)
+    return {"max_abs_diff": float((ppo - plain).abs().max()), "max_abs_grad": float(plain.abs().max())}
+
+
+@dataclass
+class ReuseResult:
+    """Ratios pi_theta / pi_old over the tokens of one batch, before each of several updates on it."""
+
+    lr: float
+    clip_eps: float
+    quantiles: np.ndarray  # [U, 5] min, 1%, median, 99%, max of the ratio before update u
+    clip_fraction: np.ndarray  # [U] share of tokens whose clipped term is the smaller one (gradient 0)
+
+
+@one_thread
+def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLIP_EPS, n_prompts: int = 16,
+                group_size: int = 8, seed: int = 0) -> ReuseResult:
+    """Sample one batch, then take `updates` Adam steps on PPO's clipped loss with it (GRPO advantages).
+
+    The model is copied, never changed. Records the ratio before every update: before the first one it is 1.
+    """
+    import copy
+    policy = copy.deepcopy(model).train()
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+    prompts = np.repeat(sample_prompts(n_prompts, rng), group_size, axis=0)  # [B, 10]
+    rollout = sample(policy.eval(), prompt_tokens(prompts), 1.0, generator=generator)
+    advantages = compute_advantages(score_batch(torch.as_tensor(prompts), rollout.responses)["reward"], group_size)
+    mask, old_logps = rollout.response_mask, None
+    quantiles, clip_fraction = [], []
+    policy.train()
+    for _ in range(updates):
+        logps = response_logps(policy, rollout.prompt_ids, rollout.responses)  # [B, T]
+        old_logps = logps.detach() if old_logps is None else old_logps
+        per_token, clipped = ppo_clip_loss(logps, old_logps, advantages, clip_eps)  # [B, T]
+        ratio = torch.exp(logps.detach() - old_logps)[mask]  # [N tokens]
+        quantiles.append(torch.quantile(ratio.double(), torch.tensor([0, 0.01, 0.5, 0.99, 1], dtype=torch.float64)))
+        clip_fraction.append(float(masked_mean(clipped.float(), mask)))
+        opt.zero_grad(set_to_none=True)
+        aggregate_loss(per_token, mask, "seq_mean_token_mean").backward()
+        opt.step()
+    return ReuseResult(lr, clip_eps, torch.stack(quantiles).numpy(), np.array(clip_fraction))
+
+
+def draw_reuse(fig, results: list[ReuseResult]) -> None:
+    """Ratio spread (median, 1-99% band) and clip fraction against the update index, per learning rate."""
+    from rlvr.widgets import fresh_axes
+    ax_ratio, ax_clip = fresh_axes(fig, 1, 2)
+    colors = ("#1565c0", "#c62828", "#2e7d32")
+    for res, color in zip(results, colors):
+        u = np.arange(1, len(res.clip_fraction) + 1)
+        q = res.quantiles
+        ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
+        ax_ratio.plot(u, q[:, 2], color=color, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band")
+        ax_clip.plot(u, 100 * res.clip_fraction, "o-", color=color, label=f"lr {res.lr:g}")
+    eps = results[0].clip_eps
+    ax_ratio.axhspan(1 - eps, 1 + eps, color="#ffcc80", alpha=0.35, lw=0)
+    ax_ratio.set_yscale("log")
+    ax_ratio.set_ylim(0.03, 5)
+    ax_ratio.set_xlabel("update on the same batch")
+    ax_ratio.set_ylabel(r"ratio $\pi_\theta/\pi_{\mathrm{old}}$ before the update")
+    ax_ratio.set_title("ratio per token: median and 1-99% band (shaded: [1 - eps, 1 + eps])", fontsize=10)
+    ax_ratio.legend(fontsize=8, loc="lower left")
+    ax_clip.set_xlabel("update on the same batch")
+    ax_clip.set_ylabel("tokens with zero gradient (%)")
+    ax_clip.set_title("clip fraction", fontsize=10)
+    ax_clip.legend(fontsize=8)
+    for ax in (ax_ratio, ax_clip):
+        ax.set_xticks(np.arange(1, len(results[0].clip_fraction) + 1))
+
+
+# ============================================================================================== PPO for LMs
+@one_thread
+def trained_policy(seed: int = 0, fast: bool = False):
+    """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
+    from rlvr.sft import warm_up
+    from rlvr.train import RLConfig, run
+    result = run(RLConfig(algo="grpo", steps=GRPO_STEPS_FAST if fast else GRPO_STEPS, seed=seed), progress=False)
+    return result.policy, warm_up(result.config.teacher_error_rate, result.config.sft_seed).model
+
+
+@dataclass
+class AnswerExample:
+    """One sampled answer with what reward shaping and GAE need."""
+
+    label: str
+    prompt: str  # e.g. "9458073021="
+    tokens: list[str]  # the answer's characters, up to and including "$"
+    logps: torch.Tensor  # [T] log-prob of each token under the policy that sampled it
+    ref_logps: torch.Tensor  # [T] ... under the frozen reference (the warm-up model)
+    score: float  # the verifier's reward (1 right, 0 wrong)
+    value_score: torch.Tensor  # [T] E[score | tokens before t], Monte Carlo under the policy
+    value_kl: dict = field(default_factory=dict)  # clamp_kl -> [T] E[sum_{k >= t} KL_k | tokens before t]
+
+    @property
+    def kl(self) -> torch.Tensor:
+        """Per-token KL_t = log pi - log pi_ref (k1, as in AlpacaFarm). [T]"""
+        return kl_k1(self.logps, self.ref_logps)
+
+
+@one_thread
+def candidate_answers(policy, ref, n: int, seed: int = 0) -> dict:
+    """Sample n answers from the policy and score them; log-probs under policy and reference."""
+    rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+    prompts = sample_prompts(n, rng)  # [n, 10]
+    rollout = sample(policy, prompt_tokens(prompts), 1.0, generator=generator)
+    with torch.no_grad():
+        ref_logps = response_logps(ref, rollout.prompt_ids, rollout.responses)  # [n, T]
+    scores = score_batch(torch.as_tensor(prompts), rollout.responses)
+    return {"prompts": prompts, "rollout": rollout, "ref_logps": ref_logps * rollout.response_mask, **scores}
+
+
+EXAMPLE_LABELS = ("correct think-first answer", "wrong think-first answer, KL summed < 0", "direct answer")
+
+
+def pick_examples(candidates: dict) -> dict[str, int]:
+    """Indices of up to three instructive answers (EXAMPLE_LABELS).
+
+    The first correct think-first answer; the wrong think-first answer whose summed KL_t is the most negative (its
+    unclamped KL reward is positive: the policy made its tokens less likely than the reference did); the first
+    direct answer, if the policy wrote one.
+    """
+    mask = candidates["rollout"].response_mask
+    total_kl = (kl_k1(candidates["rollout"].logps, candidates["ref_logps"]) * mask).sum(dim=1)  # [n]
+    chosen: dict[str, int] = {}
+    good = torch.nonzero(candidates["cot_correct"] & candidates["correct"]).flatten()
+    if len(good):
+        chosen[EXAMPLE_LABELS[0]] = int(good[0])
+    below = torch.nonzero(candidates["is_think"] & ~candidates["correct"] & (total_kl < 0)).flatten()
+    if len(below):
+        chosen[EXAMPLE_LABELS[1]] = int(below[torch.argmin(total_kl[below])])
+    direct = torch.nonzero(candidates["is_direct"]).flatten()
+    if len(direct):
+        chosen[EXAMPLE_LABELS[2]] = int(direct[0])
+    return chosen
+
+
+@one_thread
+@torch.no_grad()
+def monte_carlo_values(policy, ref, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: torch.Tensor,
+                       prompts: np.ndarray, n: int, seed: int = 0) -> tuple[torch.Tensor, dict]:
+    """Value of every prefix of every answer, estimated from n continuations sampled from the policy.
+
+    V_t = E[ sum_{k >= t} r_k | tokens before t ] = E[score] - beta * E[sum_{k >= t} KL_k]; we return both parts.
+    Args:
+        prompt_ids [B, P], responses [B, T], mask [B, T]; prompts [B, 10] digits (for the verifier).
+    Returns:
+        value_score [B, T] and {clamp_kl: value_kl [B, T]} for clamp_kl in (True, False) (0 after the answer).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    B, T = responses.shape
+    value_score = torch.zeros(B, T)
+    value_kl = {True: torch.zeros(B, T), False: torch.zeros(B, T)}
+    lengths = mask.sum(dim=1)  # [B]
+    for t in range(T):
+        rows = torch.nonzero(lengths > t).flatten()  # answers that still have a token at t
+        if not len(rows):
+            break
+        prefix = torch.cat([prompt_ids[rows], responses[rows, :t]], dim=1).repeat_interleave(n, dim=0)  # [b*n, P+t]
+        cont = sample(policy, prefix, 1.0, MAX_NEW_TOKENS - t, generator)  # continuations [b*n, T']
+        ref_lp = response_logps(ref, prefix, cont.responses)  # [b*n, T']
+        kl = kl_k1(cont.logps, ref_lp) * cont.response_mask  # [b*n, T']
+        full = torch.cat([responses[rows, :t].repeat_interleave(n, dim=0), cont.responses], dim=1)  # [b*n, t+T']
+        digits = torch.as_tensor(prompts)[rows].repeat_interleave(n, dim=0)  # [b*n, 10]
+        score = score_batch(digits, full)["reward"].view(len(rows), n)  # [b, n]
+        value_score[rows, t] = score.mean(dim=1)
+        value_kl[True][rows, t] = kl.clamp(min=0).sum(dim=1).view(len(rows), n).mean(dim=1)
+        value_kl[False][rows, t] = kl.sum(dim=1).view(len(rows), n).mean(dim=1)
+    return value_score, value_kl
+
+
+def shaping_examples(policy, ref, n_candidates: int = 256, n_values: int = 64, seed: int = 0) -> list[AnswerExample]:
+    """The instructive answers of `pick_examples`, each with Monte-Carlo values of its prefixes."""
+    cand = candidate_answers(policy, ref, n_candidates, seed)
+    chosen = pick_examples(cand)
+    idx = torch.tensor(list(chosen.values()), dtype=torch.long)
+    rollout = cand["rollout"]
+    value_score, value_kl = monte_carlo_values(policy, ref, rollout.prompt_ids[idx], rollout.responses[idx],
+                                               rollout.response_mask[idx], cand["prompts"][idx.numpy()], n_values,
+                                               seed)
+    examples = []
+    for j, (label, i) in enumerate(chosen.items()):
+        T = int(rollout.response_mask[i].sum())
+        examples.append(AnswerExample(
+            label=label, prompt=prompt_text(cand["prompts"][i]), tokens=list(decode(rollout.responses[i, :T])),
+            logps=rollout.logps[i, :T].clone(), ref_logps=cand["ref_logps"][i, :T].clone(),
+            score=float(cand["reward"][i]), value_score=value_score[j, :T].clone(),
+            value_kl={clamp: value_kl[clamp][j, :T].clone() for clamp in (True, False)}))
+    return examples
+
+
+def shaped_view(example: AnswerExample, beta: float, lam: float = 1.0, clamp_kl: bool = True,
+                critic: str = "Monte-Carlo value") -> dict:
+    """Per-token KL, shaped rewards, values, GAE advantages and returns of one answer (gamma = 1).
+
+    critic: "Monte-Carlo value" (what a perfect value model predicts) or "untrained (V = 0)".
+    Returns:
+        dict of [T] tensors: kl, rewards, values, advantages, returns.
+    """
+    T = len(example.tokens)
+    mask = torch.ones(1, T, dtype=torch.bool)  # [1, T]
+    rewards = shaped_rewards(torch.tensor([example.score]), example.kl[None], mask, beta, clamp_kl)  # [1, T]
+    if critic.startswith("Monte"):
+        values = example.value_score - beta * example.value_kl[clamp_kl]  # [T]
+    else:
+        values = torch.zeros(T)
+    advantages, returns = gae(rewards, values[None], mask, gamma=1.0, lam=lam)  # [1, T]
+    return {"kl": example.kl, "rewards": rewards[0], "values": values, "advantages": advantages[0],
+            "returns": returns[0], "reward_to_go": rewards[0].flip(0).cumsum(0).flip(0)}
+
+
+CRITICS = ("Monte-Carlo value", "untrained (V = 0)")
+
+
+def draw_shaping(fig, examples: list[AnswerExample], answer: str, beta: float, lam: float, clamp_kl: bool,
+                 critic: str) -> None:
+    """Three rows over the answer's tokens: KL_t, the shaped reward r_t, and reward-to-go / value / advantage."""
+    from rlvr.widgets import fresh_axes
+    example = next(e for e in examples if e.label == answer)
+    view = shaped_view(example, beta, lam, clamp_kl, critic)
+    ax_kl, ax_r, ax_a = fresh_axes(fig, 3, 1, sharex=True)
+    fig.subplots_adjust(top=0.93, bottom=0.09, hspace=0.5)
+    x = np.arange(len(example.tokens))
+    kl = view["kl"].numpy()
+    ax_kl.bar(x, kl, color=np.where(kl < 0, "#c62828", "#1565c0"))
+    ax_kl.axhline(0, color="k", lw=0.6)
+    ax_kl.set_ylabel(r"KL$_t$", fontsize=9)
+    lowest = int(np.argmin(kl))
+    pushed = (f"most pushed below the reference: '{example.tokens[lowest]}' at KL$_t$ = {kl[lowest]:.2f}"
+              if kl[lowest] < -0.01 else "no token pushed below the reference")
+    answer_text = "".join(example.tokens).replace("$", r"\$")  # a bare "$" would start mathtext
+    ax_kl.set_title(f"{example.prompt} {answer_text}  (score {example.score:g})   "
+                    r"KL$_t$ = log $\pi$ - log $\pi_{ref}$;  " + pushed, fontsize=9)
+    kl_part = view["rewards"].numpy().copy()
+    kl_part[-1] -= example.score
+    ax_r.bar(x, kl_part, color=np.where(kl_part < 0, "#c62828", "#2e7d32"))
+    ax_r.axhline(0, color="k", lw=0.6)
+    ax_r.set_ylabel(r"-$\beta$ KL$_t$", fontsize=9)
+    low, high = min(float(kl_part.min()), -0.02), max(float(kl_part.max()), 0.02)
+    ax_r.set_ylim(1.3 * low, 1.3 * high)
+    ax_r.annotate(f"+ score {example.score:g}", xy=(x[-1], 0), xytext=(x[-1], 0.8 * high), ha="center", fontsize=8,
+                  color="#2e7d32", fontweight="bold")
+    clamp_text = "clamped at KL$_t$ >= 0" if clamp_kl else "not clamped"
+    sign = "positive: the penalty pays!" if kl_part.sum() > 0 else "a cost"
+    ax_r.set_title(f"reward r$_t$ = -{beta:g} KL$_t$ ({clamp_text}), plus the score at the last token.  "
+                   f"KL part summed: {kl_part.sum():+.3f} ({sign})", fontsize=9)
+    ax_a.plot(x, view["reward_to_go"].numpy(), "o-", color="#2e7d32", ms=4, label="reward-to-go")
+    ax_a.plot(x, view["values"].numpy(), "s--", color="#6a1b9a", ms=3, label=f"value V$_t$ ({critic})")
+    ax_a.bar(x, view["advantages"].numpy(), color="#ff8f00", alpha=0.7, label=f"advantage A$_t$ (GAE, lambda={lam:g})")
+    ax_a.axhline(0, color="k", lw=0.6)
+    ax_a.set_ylabel("return / value / A", fontsize=8)
+    ax_a.legend(fontsize=7, loc="lower left", ncol=3)
+    ax_a.set_xticks(x)
+    ax_a.set_xticklabels(example.tokens, fontfamily="monospace")
+    ax_a.set_xlabel("answer token t")
+    lo = min(-0.3, float(min(view["advantages"].min(), view["values"].min(), view["reward_to_go"].min())) - 0.1)
+    hi = max(1.15, float(max(view["advantages"].max(), view["values"].max(), view["reward_to_go"].max())) + 0.1)
+    ax_a.set_ylim(lo - 0.35 * (hi - lo), hi)
+
+
+def shaping_panel(examples: list[AnswerExample], beta: float = 0.1):
+    """Controls: the answer, beta (0-1), GAE lambda, the KL clamp and the critic; the three rows redraw."""
+    import ipywidgets
+    from rlvr.widgets import STYLE, AnalyticPanel, checkbox, float_slider
+
+    def draw(fig, answer, beta, lam, clamp_kl, critic):
+        draw_shaping(fig, examples, answer, beta, lam, clamp_kl, critic)
+
+    labels = [e.label for e in examples]
+    controls = {
+        "answer": ipywidgets.Dropdown(options=labels, value=labels[min(1, len(labels) - 1)], description="answer",
+                                      style=STYLE, layout=ipywidgets.Layout(width="420px")),
+        "beta": float_slider("beta", 0.0, 1.0, 0.05, beta, description="beta (KL weight)"),
+        "lam": float_slider("lam", 0.0, 1.0, 0.05, 1.0, description="GAE lambda"),
+        "clamp_kl": checkbox("clamp_kl", True, description="clamp KL_t at >= 0"),
+        "critic": ipywidgets.Dropdown(options=list(CRITICS), value=CRITICS[0], description="value model",
+                                      style=STYLE, layout=ipywidgets.Layout(width="300px")),
+    }
+    return AnalyticPanel(draw, controls, figsize=(10, 7), title="Reward shaping and GAE on one sampled answer")
+
+
+# ============================================================================================== KL estimators
+def gaussian_estimates(mu: float, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """k1, k2, k3 on samples x of the policy q = N(0, 1) against the reference p = N(mu, 1). [N] -> {name: [N]}."""
+    logps = -0.5 * x ** 2  # log q(x) (the shared -log sqrt(2 pi) cancels in every estimator)
+    ref_logps = -0.5 * (x - mu) ** 2  # log p(x)
+    return {name: fn(logps, ref_logps) for name, fn in KL_FUNCTIONS.items()}
+
+
+def gaussian_closed_form(mu: float) -> dict:
+    """Exact KL(q || p) = mu^2 / 2 and each estimator's mean and std for q = N(0, 1), p = N(mu, 1)."""
+    m2 = mu * mu
+    return {"true_kl": m2 / 2,
+            "mean": {"k1": m2 / 2, "k2": m2 / 2 + m2 * m2 / 8, "k3": m2 / 2},
+            "std": {"k1": abs(mu), "k2": m2 * math.sqrt(2 + m2) / 2, "k3": math.sqrt(math.expm1(m2) - m2)}}
+
+
+def estimator_stats(values: torch.Tensor, true_kl: float) -> dict:
+    """Bias and std of one estimator's samples, divided by the true KL, with their standard errors.
+
+    The std's standard error is the delta-method one, sqrt((m4 - s^4) / (4 n s^2)), so heavy tails widen it.
+    """
+    v = values.double()
+    n = v.numel()
+    mean = float(v.mean())
+    centred = v - mean
+    var = float((centred ** 2).mean())
+    m4 = float((centred ** 4).mean())
+    std = math.sqrt(var)
+    std_se = math.sqrt(max(m4 - var * var, 0.0) / (4 * n * var)) if var > 0 else 0.0
+    return {"mean": mean, "std": std, "bias": mean - true_kl, "bias_se": std / math.sqrt(n),
+            "rel_bias": (mean - true_kl) / true_kl, "rel_bias_se": std / math.sqrt(n) / true_kl,
+            "rel_std": std / true_kl, "rel_std_se": std_se / true_kl, "std_se": std_se, "n": n}
+
+
+@one_thread
+def schulman_table(n: int = SCHULMAN_SAMPLES, seed: int = 0, mus=SCHULMAN_MUS) -> dict:
+    """Schulman's table by Monte Carlo: {(mu, estimator): estimator_stats} from n samples of N(0, 1) per mu."""
+    generator = torch.Generator().manual_seed(seed)
+    table = {}
+    for mu in mus:
+        x = torch.randn(n, generator=generator, dtype=torch.float64)  # [n] samples of the policy
+        true_kl = mu * mu / 2
+        for name, values in gaussian_estimates(mu, x).items():
+            table[(mu, name)] = estimator_stats(values, true_kl)
+        del x
+    return table
+
+
+KL_PANEL_SAMPLES = 50_000
+LOG_R_GRID = np.linspace(-5, 5, 301)
+
+
+@one_thread
+def draw_gaussian_kl(fig, mu: float, x: torch.Tensor) -> None:
+    """Estimators against log r with the samples' spread; relative bias and std bars (sampled, exact ticks)."""
+    from rlvr.widgets import fresh_axes
+    ax_f, ax_b, ax_s = fresh_axes(fig, 1, 3)
+    fig.subplots_adjust(top=0.8, left=0.06, right=0.98)
+    exact = gaussian_closed_form(mu)
+    true_kl = exact["true_kl"]
+    estimates = gaussian_estimates(mu, x)
+    log_r = (mu * x - mu * mu / 2).numpy()  # log p(x) - log q(x) of each sample
+    g = torch.as_tensor(LOG_R_GRID)
+    curves = {"k1": -g, "k2": g ** 2 / 2, "k3": torch.exp(g) - 1 - g}
+    for name in ESTIMATORS:
+        ax_f.plot(LOG_R_GRID, curves[name].numpy(), color=KL_COLORS[name], lw=2, label=name)
+    ax_f.set_ylim(-3, 8)
+    ax_f.set_xlim(LOG_R_GRID[0], LOG_R_GRID[-1])
+    ax_f.axhline(0, color="k", lw=0.5)
+    twin = ax_f.twinx()
+    density, edges = np.histogram(log_r, bins=np.linspace(-5, 5, 81), density=True)
+    twin.stairs(density, edges, fill=True, color="#9e9e9e", alpha=0.35)
+    twin.set_yticks([])
+    ax_f.set_xlabel(r"log r = log $\pi_{ref}$ - log $\pi$ of a sample")
+    ax_f.set_title("estimators (grey: where samples fall)", fontsize=9)
+    ax_f.legend(fontsize=8, loc="upper center")
+    xs = np.arange(3)
+    stats = {name: estimator_stats(estimates[name], true_kl) for name in ESTIMATORS}
+    colors = [KL_COLORS[n] for n in ESTIMATORS]
+    ax_b.bar(xs, [stats[n]["rel_bias"] for n in ESTIMATORS], yerr=[2 * stats[n]["rel_bias_se"] for n in ESTIMATORS],
+             color=colors, capsize=3)
+    ax_b.scatter(xs, [(exact["mean"][n] - true_kl) / true_kl for n in ESTIMATORS], marker="_", s=400, color="k",
+                 zorder=3, label="exact")
+    ax_b.axhline(0, color="k", lw=0.5)
+    ax_b.set_xticks(xs, ESTIMATORS)
+    ax_b.set_ylim(-1, 1.5)
+    ax_b.set_title(f"bias / true KL ({len(x):,} samples, bars: +-2 s.e.)", fontsize=9)
+    ax_b.legend(fontsize=8, loc="upper left")
+    ax_s.bar(xs, [stats[n]["rel_std"] for n in ESTIMATORS], color=colors)
+    ax_s.scatter(xs, [exact["std"][n] / true_kl for n in ESTIMATORS], marker="_", s=400, color="k", zorder=3)
+    ax_s.set_yscale("log")
+    ax_s.set_ylim(0.3, 100)
+    ax_s.set_xticks(xs, ESTIMATORS)
+    ax_s.set_title("std / true KL (black: exact)", fontsize=9)
+    fig.suptitle(f"policy N(0, 1), reference N({mu:g}, 1): true KL = {true_kl:.3f};  std of one sample: "
+                 + ", ".join(f"{n} {exact['std'][n]:.2f}" for n in ESTIMATORS) + " (exact)", fontsize=10)
+
+
+def kl_panel(n_samples: int = KL_PANEL_SAMPLES, seed: int = 0, mu: float = 1.0):
+    """A slider moves the reference N(mu, 1) away from the policy N(0, 1) (mu 0.05-2.5); bars redraw."""
+    from rlvr.widgets import AnalyticPanel, float_slider
+    x = torch.randn(n_samples, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)  # [N]
+
+    def draw(fig, mu):
+        draw_gaussian_kl(fig, mu, x)
+
+    controls = {"mu": float_slider("mu", 0.05, 2.5, 0.05, mu, description="reference mean mu")}
+    return AnalyticPanel(draw, controls, figsize=(11, 3.6), title="Three KL estimators from samples of the policy")
+
+
+def gaussian_crossover_kl(tol: float = 1e-12) -> float:
+    """The true KL above which k3's std exceeds k1's for Gaussians: solve exp(m) - 1 - m = m for m = mu^2 > 0."""
+    lo, hi = 0.5, 3.0  # f(m) = expm1(m) - 2m is < 0 at 0.5 and > 0 at 3
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.expm1(mid) - 2 * mid < 0 else (lo, mid)
+    return (lo + hi) / 4  # KL = mu^2 / 2
+
+
+def mu_for_kl(true_kl: float) -> float:
+    """The mean shift with KL(N(0,1) || N(mu,1)) = true_kl."""
+    return math.sqrt(2 * true_kl)
+
+
+@one_thread
+@torch.no_grad()
+def policy_kl_samples(policy, ref, n: int = 2000, seed: int = 0, batch: int = 1000) -> dict:
+    """Per-answer KL estimates of KL(policy || reference) from n answers sampled from the policy.
+
+    Each estimator is summed over the answer's tokens (as in a KL penalty). "exact" sums the exact per-token KL
+    over the vocabulary given the sampled prefix: unbiased for the true KL with much less noise.
+    Returns:
+        dict of [n] numpy arrays: k1, k2, k3, k1_clamped, exact.
+    """
+    rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+    parts: dict[str, list] = {name: [] for name in (*ESTIMATORS, "k1_clamped", "exact")}
+    for start in range(0, n, batch):
+        prompts = sample_prompts(min(batch, n - start), rng)  # [b, 10]
+        rollout = sample(policy, prompt_tokens(prompts), 1.0, generator=generator)
+        mask = rollout.response_mask  # [b, T]
+        logps, logits = response_logps(policy, rollout.prompt_ids, rollout.responses, return_logits=True)  # [b, T]
+        ref_logps, ref_logits = response_logps(ref, rollout.prompt_ids, rollout.responses, return_logits=True)
+        for name, fn in KL_FUNCTIONS.items():
+            parts[name].append((fn(logps, ref_logps) * mask).sum(dim=1))
+        parts["k1_clamped"].append((kl_k1(logps, ref_logps).clamp(min=0) * mask).sum(dim=1))
+        q, p = torch.log_softmax(logits, dim=-1), torch.log_softmax(ref_logits, dim=-1)  # [b, T, V]
+        parts["exact"].append(((q.exp() * (q - p)).sum(dim=-1) * mask).sum(dim=1))
+    return {name: torch.cat(chunks).numpy() for name, chunks in parts.items()}
+
+
+def policy_kl_summary(samples: dict) -> dict:
+    """True KL (mean of the exact per-answer KL, with its s.e.) and bias / std of each estimator."""
+    exact = torch.as_tensor(samples["exact"], dtype=torch.float64)
+    true_kl = float(exact.mean())
+    out = {"true_kl": true_kl, "true_kl_se": float(exact.std() / math.sqrt(exact.numel())), "n": exact.numel()}
+    for name in (*ESTIMATORS, "k1_clamped"):
+        out[name] = estimator_stats(torch.as_tensor(samples[name]), true_kl)
+    out["negative_fraction"] = float((samples["k1"] < 0).mean())
+    return out
+
+
+def draw_policy_kl(fig, samples: dict) -> None:
+    """Histograms of the per-answer k1 and k3 (log counts) with their means and stds."""
+    from rlvr.widgets import fresh_axes
+    summary = policy_kl_summary(samples)
+    axes = fresh_axes(fig, 1, 3)
+    fig.subplots_adjust(top=0.8, left=0.07, right=0.98)
+    for ax, name in zip(axes, ESTIMATORS):
+        values = samples[name]
+        ax.hist(values, bins=60, color=KL_COLORS[name], alpha=0.8)
+        ax.set_yscale("log")
+        ax.axvline(summary["true_kl"], color="k", ls="--", lw=1, label=f"true KL {summary['true_kl']:.2f}")
+        ax.axvline(values.mean(), color=KL_COLORS[name], ls=":", lw=1.5, label=f"mean {values.mean():.2f}")
+        st = summary[name]
+        ax.set_title(f"{name} per answer: std {st['std']:.2f} (max {values.max():.1f})", fontsize=9)
+        ax.set_xlabel(f"{name} summed over the answer's tokens")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("answers (log scale)")
+    fig.suptitle(f"{summary['n']:,} answers of the GRPO policy, KL to the warm-up model", fontsize=10)
+
+
+# ============================================================================================== memory
+def memory_gb(n_params: float, models: dict, bytes_trained: float = BYTES_TRAINED,
+              bytes_frozen: float = BYTES_FROZEN) -> dict[str, float]:
+    """GB (1e9 bytes) of each model: n_params x (bytes_trained if trained else bytes_frozen). No activations."""
+    return {name: n_params * (bytes_trained if trained else bytes_frozen) / GB for name, trained in models.items()}
+
+
+def memory_totals(n_params: float = SEVEN_B, bytes_trained: float = BYTES_TRAINED,
+                  bytes_frozen: float = BYTES_FROZEN) -> dict[str, float]:
+    """Total GB of every set-up in SETUPS."""
+    return {setup: sum(memory_gb(n_params, models, bytes_trained, bytes_frozen).values())
+            for setup, models in SETUPS.items()}
+
+
+def draw_memory(fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED,
+                bytes_frozen: int = BYTES_FROZEN) -> None:
+    """Stacked horizontal bars: GB per model for each set-up, with totals (and the lecture's, at 7B/16/2)."""
+    from rlvr.widgets import fresh_axes
+    ax = fresh_axes(fig)
+    fig.subplots_adjust(left=0.2, right=0.97, top=0.88, bottom=0.16)
+    names = list(SETUPS)[::-1]
+    for y, setup in enumerate(names):
+        left = 0.0
+        for model, gb in memory_gb(billions * 1e9, SETUPS[setup], bytes_trained, bytes_frozen).items():
+            ax.barh(y, gb, left=left, color=MODEL_COLORS[model], edgecolor="white")
+            left += gb
+        lecture = LECTURE_GB.get(setup)
+        note = f" (lecture: {lecture:g})" if lecture and (billions, bytes_trained, bytes_frozen) == (7.0, 16, 2) else ""
+        ax.text(left, y, f"  {left:,.0f} GB{note}", va="center", fontsize=9)
+    for model, trained in SETUPS["PPO"].items():
+        ax.barh(0, 0, color=MODEL_COLORS[model], label=f"{model} ({'trained' if trained else 'frozen'})")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("GB of weights, gradients and optimiser state (1 GB = 1e9 bytes; activations not counted)")
+    total = max(memory_totals(billions * 1e9, bytes_trained, bytes_frozen).values())
+    ax.set_xlim(0, total * 1.35)
+    ax.set_title(f"{billions:g}B parameters, {bytes_trained} bytes per trained and {bytes_frozen} per frozen parameter",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+
+
+def memory_panel():
+    """Sliders: parameters (0.5B-70B), bytes per trained parameter, bytes per frozen parameter."""
+    from rlvr.widgets import AnalyticPanel, choice_slider, int_slider
+    controls = {"billions": choice_slider([0.5, 1.5, 3.0, 7.0, 14.0, 32.0, 70.0], 7.0, description="parameters (B)"),
+                "bytes_trained": int_slider("bytes_trained", 2, 20, 1, BYTES_TRAINED,
+                                            description="bytes / trained parameter"),
+                "bytes_frozen": choice_slider([1, 2, 4], BYTES_FROZEN, description="bytes / frozen parameter")}
+    fig_kw = {"figsize": (10, 3.6)}
+    return AnalyticPanel(draw_memory, controls, title="What the models of PPO and GRPO weigh", **fig_kw)
+
+
+# ============================================================================================== the lecture's figures
+def exercise_rows() -> list[Row]:
+    """Exercise 2 and demo 1: the clipped objective's values, gradients and where the gradient switches off."""
+    objective, grad = clip_objective_and_grad(np.array(EXERCISE_RATIOS), EXERCISE_ADVANTAGE, CLIP_EPS)
+    rows = []
+    for r, value, g in zip(EXERCISE_RATIOS, objective, grad):
+        want_value, want_grad = EXERCISE_VALUES[r]
+        rows.append(Row("Ex. 2", f"clipped objective, A=+2, eps=0.2, r={r}", want_value, float(value),
+                        (want_value - 1e-6, want_value + 1e-6), note="rlvr.objectives.ppo_clip_loss"))
+        rows.append(Row("Ex. 2", f"dJ/dr (autograd), A=+2, eps=0.2, r={r}", want_grad, float(g),
+                        (want_grad - 1e-6, want_grad + 1e-6)))
+    step = 1e-4
+    upper, lower = first_zero_gradient_ratio(1.0, CLIP_EPS, step), first_zero_gradient_ratio(-1.0, CLIP_EPS, step)
+    rows.append(Row("2.2", "A > 0: gradient is 0 from r = (eps 0.2)", 1.2, upper, (1.2 - step, 1.2 + step),
+                    note="smallest zero-gradient ratio on a 1e-4 grid"))
+    rows.append(Row("2.2", "A < 0: gradient is 0 below r = (eps 0.2)", 0.8, lower, (0.8 - step, 0.8 + step),
+                    note="largest zero-gradient ratio on a 1e-4 grid"))
+    return rows
+
+
+def _mean_spread(values: list[float]) -> tuple[float, float | None]:
+    """Mean over seeds and the std over seeds (None for one seed)."""
+    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else None)
+
+
+def _band(center: float, se: float, spread: float | None, rounding: float = 0.0, k: float = 3.0) -> tuple:
+    """center +- (half the rounding of the published value + k x the larger of our s.e. and the seed spread)."""
+    width = rounding + k * max(se, spread or 0.0)
+    return (center - width, center + width)
+
+
+def _rounding(value: float) -> float:
+    """Half a unit of the last digit shown in Schulman's table (0.002 -> 0.0005, 1.42 -> 0.005, 20 -> 0.5)."""
+    text = f"{value:g}"
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10 ** (-decimals) if value != 0 else 0.0
+
+
+def schulman_rows(tables: list[dict], seeds: tuple) -> list[Row]:
+    """Schulman's bias / std table (the lecture's table was lost; the post is the source it summarises)."""
+    rows = []
+    for (mu, name), (bias, std) in SCHULMAN_TABLE.items():
+        kl = mu * mu / 2
+        stats = [t[(mu, name)] for t in tables]
+        n_seeds = len(stats)
+        for what, published, key in (("bias / KL", bias, "rel_bias"), ("std / KL", std, "rel_std")):
+            measured, spread = _mean_spread([s[key] for s in stats])
+            se = float(np.mean([s[key + "_se"] for s in stats])) / math.sqrt(n_seeds)
+            rows.append(Row("2.3", f"Gaussians, true KL {kl:g}: {name} {what}", published, measured,
+                            _band(published, se, spread, _rounding(published)), spread=spread, seeds=seeds,
+                            note=f"Schulman 2020, {stats[0]['n']:,} samples; band: rounding + 3 s.e."))
+    return rows
+
+
+def policy_kl_rows(summaries: list[dict], seeds: tuple) -> list[Row]:
+    """The lecture's 'true KL 1.36, std k3 8.1 > k1 1.0' next to the GRPO policy against the warm-up model."""
+    rows = []
+    true_kls = [s["true_kl"] for s in summaries]
+    measured, spread = _mean_spread(true_kls)
+    se = float(np.mean([s["true_kl_se"] for s in summaries])) / math.sqrt(len(summaries))
+    note = "GRPO policy (notebook 03) vs warm-up; band: 3 x (s.e. or spread over RL seeds)"
+    rows.append(Row("2.3", "true KL per answer, GRPO policy from warm-up", LECTURE_KL["true_kl"], measured,
+                    _band(LECTURE_KL["true_kl"], se, spread), spread=spread, seeds=seeds, note=note))
+    for name in ("k1", "k3"):
+        measured, spread = _mean_spread([s[name]["std"] for s in summaries])
+        se = float(np.mean([s[name]["std_se"] for s in summaries])) / math.sqrt(len(summaries))
+        rows.append(Row("2.3", f"std of {name} per answer at that KL", LECTURE_KL[name], measured,
+                        _band(LECTURE_KL[name], se, spread), spread=spread, seeds=seeds, note=note))
+    ratio, spread = _mean_spread([s["k3"]["std"] / s["k1"]["std"] for s in summaries])
+    rows.append(Row("2.3", "std k3 / std k1 (> 1: k3 is the noisier one)", LECTURE_KL["k3"] / LECTURE_KL["k1"], ratio,
+                    (1.0, 100.0), unit="x", spread=spread, seeds=seeds,
+                    note="band: the claim 'k3 std exceeds k1 std' (any ratio above 1)"))
+    return rows
+
+
+def memory_rows() -> list[Row]:
+    """Section 2.4: 252 / 140 / 126 GB for a 7B model."""
+    totals = memory_totals(SEVEN_B)
+    return [Row("2.4", f"memory, 7B, {setup}", gb, totals[setup], (gb - 0.5, gb + 0.5), unit="GB",
+                note="16 B/trained, 2 B/frozen parameter, 1 GB = 1e9 B") for setup, gb in LECTURE_GB.items()]
+
+
+def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+    """Every number of lecture 2.2-2.4 and Exercise 2 that notebook 02 reproduces, next to ours."""
+    n_gauss = 500_000 if fast else SCHULMAN_SAMPLES
+    n_answers = 300 if fast else 2000
+    tables = [schulman_table(n_gauss, seed) for seed in seeds]
+    summaries = []
+    for seed in seeds:
+        policy, ref = trained_policy(seed, fast)
+        summaries.append(policy_kl_summary(policy_kl_samples(policy, ref, n_answers, seed)))
+    return (exercise_rows() + schulman_rows(tables, tuple(seeds)) + policy_kl_rows(summaries, tuple(seeds))
+            + memory_rows())

@@ -1,0 +1,259 @@
+"""Tests of rlvr.experiments.ppo_parts against independent computations (closed forms, enumeration, autograd)."""
+import copy
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr.experiments import ppo_parts as parts
+from rlvr.model import sample
+from rlvr.sft import warm_up
+from rlvr.task import prompt_tokens, sample_prompts, score_batch
+from rlvr.widgets import exercise_panel_edges
+
+SLOW_DRAW_CPU_SECONDS = 0.2  # a slider redraw must feel instant
+
+
+def check_panel(panel):
+    """Every control's edges draw without problems, and a redraw costs < 0.2 s of CPU time.
+
+    CPU time (not wall time), and the fastest of 3 redraws, so that a busy shared machine does not fail the test:
+    drawing is single-threaded, so its CPU time is the wall time on an idle machine, and load only adds to it.
+    """
+    assert exercise_panel_edges(panel, max_seconds=None) == []
+    seconds = []
+    for _ in range(3):
+        start = time.process_time()
+        assert panel.redraw()
+        seconds.append(time.process_time() - start)
+    assert min(seconds) < SLOW_DRAW_CPU_SECONDS, seconds
+
+
+@pytest.fixture(scope="module")
+def warm_model():
+    """The cached warm-up model (teacher error 0.1, seed 0)."""
+    return warm_up(0.1, 0).model
+
+
+def clip_by_hand(r, a, eps):
+    """min(r a, clip(r) a) and its derivative in r, written out piece by piece with numpy."""
+    value = np.minimum(r * a, np.clip(r, 1 - eps, 1 + eps) * a)
+    inside = (r > 1 - eps) & (r < 1 + eps)
+    grad = np.where(inside, a, np.where((r >= 1 + eps) & (a > 0) | (r <= 1 - eps) & (a < 0), 0.0, a))
+    return value, grad
+
+
+# ----------------------------------------------------------------------------------------------- clipped objective
+@pytest.mark.parametrize("advantage", [2.0, -2.0, 0.7, -0.3])
+@pytest.mark.parametrize("eps", [0.05, 0.2, 0.5])
+def test_clip_curves_match_the_piecewise_formula(advantage, eps):
+    value, grad = parts.clip_objective_and_grad(parts.RATIO_GRID, advantage, eps)
+    want_value, want_grad = clip_by_hand(parts.RATIO_GRID, advantage, eps)
+    np.testing.assert_allclose(value, want_value, atol=1e-12)
+    np.testing.assert_allclose(grad, want_grad, atol=1e-12)
+
+
+def test_exercise_two_values_and_gradients_are_the_lectures():
+    value, grad = parts.clip_objective_and_grad(np.array(parts.EXERCISE_RATIOS), 2.0, 0.2)
+    assert value.tolist() == pytest.approx([1.0, 2.0, 2.2, 2.4])
+    assert grad.tolist() == pytest.approx([2.0, 2.0, 2.0, 0.0])
+    assert all(row.agrees for row in parts.exercise_rows())
+
+
+def test_zero_gradient_regions_are_beyond_the_clip_in_the_direction_of_the_advantage():
+    step = parts.RATIO_GRID[1] - parts.RATIO_GRID[0]
+    _, grad = parts.clip_objective_and_grad(parts.RATIO_GRID, 1.0, 0.2)
+    [(lo, hi)] = parts.zero_gradient_spans(parts.RATIO_GRID, grad)
+    assert lo == pytest.approx(1.2, abs=step) and hi == pytest.approx(2.0, abs=step)
+    _, grad = parts.clip_objective_and_grad(parts.RATIO_GRID, -1.0, 0.2)
+    [(lo, hi)] = parts.zero_gradient_spans(parts.RATIO_GRID, grad)
+    assert lo == pytest.approx(0.0, abs=step) and hi == pytest.approx(0.8, abs=step)
+    assert parts.first_zero_gradient_ratio(1.0) == pytest.approx(1.2, abs=1e-4)
+    assert parts.first_zero_gradient_ratio(-1.0) == pytest.approx(0.8, abs=1e-4)
+
+
+def test_one_update_of_ppo_is_the_plain_policy_gradient(warm_model):
+    gap = parts.one_update_gradient_gap(warm_model, n_prompts=4, group_size=4)
+    assert gap["max_abs_grad"] > 1e-4
+    assert gap["max_abs_diff"] < 1e-7
+
+
+def test_reusing_a_batch_starts_at_ratio_one_and_then_clips(warm_model):
+    before = copy.deepcopy(warm_model.state_dict())
+    result = parts.reuse_batch(warm_model, updates=3, lr=1e-3, n_prompts=4, group_size=4)
+    assert np.allclose(result.quantiles[0], 1.0) and result.clip_fraction[0] == 0.0
+    assert result.quantiles[-1, 0] < 1.0 < result.quantiles[-1, -1]
+    assert all(torch.equal(before[k], v) for k, v in warm_model.state_dict().items())
+
+
+# ----------------------------------------------------------------------------------------------- shaping and GAE
+def synthetic_example(score=1.0):
+    """A 5-token answer with hand-made log-probs (two tokens below the reference) and values."""
+    logps = torch.tensor([-0.1, -3.0, -0.2, -2.5, -0.05])
+    ref_logps = torch.tensor([-0.7, -1.0, -0.3, -0.4, -0.05])
+    return parts.AnswerExample(
+        label="toy", prompt="0123456789=", tokens=list("[12]$"), logps=logps, ref_logps=ref_logps, score=score,
+        value_score=torch.tensor([0.6, 0.2, 0.3, 0.1, 0.9]),
+        value_kl={True: torch.tensor([0.7, 0.1, 0.1, 0.0, 0.0]), False: torch.tensor([-3.0, -3.6, -1.6, -2.1, 0.0])})
+
+
+@pytest.mark.parametrize("clamp", [True, False])
+def test_shaped_rewards_are_minus_beta_kl_plus_the_score_at_the_end(clamp):
+    ex, beta = synthetic_example(), 0.3
+    view = parts.shaped_view(ex, beta, 1.0, clamp)
+    kl = (ex.logps - ex.ref_logps).numpy()
+    kl = np.maximum(kl, 0) if clamp else kl
+    want = -beta * kl
+    want[-1] += ex.score
+    np.testing.assert_allclose(view["rewards"].numpy(), want, atol=1e-6)
+    assert (view["rewards"][:-1] <= 0).all() if clamp else (view["rewards"][[1, 3]] > 0).all()
+
+
+def test_gae_with_gamma_lambda_one_is_reward_to_go_minus_value():
+    ex = synthetic_example()
+    view = parts.shaped_view(ex, 0.2, 1.0, True)
+    rewards = view["rewards"].numpy()
+    to_go = np.array([rewards[t:].sum() for t in range(len(rewards))])
+    values = ex.value_score.numpy() - 0.2 * ex.value_kl[True].numpy()
+    np.testing.assert_allclose(view["advantages"].numpy(), to_go - values, atol=1e-6)
+    np.testing.assert_allclose(view["reward_to_go"].numpy(), to_go, atol=1e-6)
+
+
+def test_gae_with_lambda_zero_is_the_one_step_td_error_and_v_zero_discounts():
+    ex = synthetic_example()
+    view = parts.shaped_view(ex, 0.0, 0.0, True, critic=parts.CRITICS[0])
+    v = ex.value_score.numpy()
+    td = view["rewards"].numpy() + np.append(v[1:], 0.0) - v
+    np.testing.assert_allclose(view["advantages"].numpy(), td, atol=1e-6)
+    lam = 0.5
+    blind = parts.shaped_view(ex, 0.0, lam, True, critic=parts.CRITICS[1])
+    T = len(ex.tokens)
+    np.testing.assert_allclose(blind["advantages"].numpy(), [lam ** (T - 1 - t) * ex.score for t in range(T)],
+                               atol=1e-6)
+
+
+def test_shaping_panel_redraws_at_every_control_edge():
+    examples = [synthetic_example(1.0), synthetic_example(0.0)]
+    examples[1].label = "toy wrong"
+    panel = parts.shaping_panel(examples)
+    check_panel(panel)
+
+
+def test_monte_carlo_values_are_exact_where_the_answer_is_decided(warm_model):
+    rng, generator = np.random.default_rng(3), torch.Generator().manual_seed(3)
+    prompts = sample_prompts(6, rng)
+    rollout = sample(warm_model, prompt_tokens(prompts), 0.0, generator=generator)  # greedy answers
+    value_score, value_kl = parts.monte_carlo_values(warm_model, warm_model, rollout.prompt_ids, rollout.responses,
+                                                     rollout.response_mask, prompts, n=8, seed=0)
+    mask = rollout.response_mask
+    assert value_kl[True].abs().max() < 1e-5 and value_kl[False].abs().max() < 1e-5  # policy == reference
+    assert torch.all((value_score >= 0) & (value_score <= 1)) and torch.all(value_score[~mask] == 0)
+    last = mask.sum(dim=1) - 1  # before the stop token the final digit is written: the score is known
+    scores = score_batch(torch.as_tensor(prompts), rollout.responses)["reward"]
+    at_last = value_score[torch.arange(6), last]
+    assert torch.allclose(at_last, scores, atol=0.25)
+
+
+def test_pick_examples_finds_the_three_kinds():
+    mask = torch.ones(4, 3, dtype=torch.bool)
+    logps = torch.tensor([[-0.1, -0.1, -0.1], [-3.0, -0.1, -0.1], [-0.1, -0.1, -0.1], [-5.0, -0.1, -0.1]])
+    candidates = {
+        "rollout": type("R", (), {"response_mask": mask, "logps": logps})(),
+        "ref_logps": torch.full((4, 3), -0.2),
+        "cot_correct": torch.tensor([False, False, True, False]),
+        "correct": torch.tensor([False, False, True, False]),
+        "is_think": torch.tensor([True, True, True, False]),
+        "is_direct": torch.tensor([False, False, False, True]),
+    }
+    assert parts.pick_examples(candidates) == {parts.EXAMPLE_LABELS[0]: 2, parts.EXAMPLE_LABELS[1]: 1,
+                                               parts.EXAMPLE_LABELS[2]: 3}
+
+
+# ----------------------------------------------------------------------------------------------- KL estimators
+@pytest.mark.parametrize("mu", [0.1, 1.0])
+def test_gaussian_closed_forms_give_schulmans_table(mu):
+    exact = parts.gaussian_closed_form(mu)
+    kl = exact["true_kl"]
+    assert kl == pytest.approx(mu * mu / 2)
+    for name in parts.ESTIMATORS:
+        bias, std = parts.SCHULMAN_TABLE[(mu, name)]
+        assert (exact["mean"][name] - kl) / kl == pytest.approx(bias, abs=parts._rounding(bias) + 1e-3)
+        assert exact["std"][name] / kl == pytest.approx(std, abs=parts._rounding(std) + 1e-9)
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 1.65])
+def test_gaussian_samples_agree_with_the_closed_forms(mu):
+    x = torch.randn(200_000, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    exact = parts.gaussian_closed_form(mu)
+    for name, values in parts.gaussian_estimates(mu, x).items():
+        stats = parts.estimator_stats(values, exact["true_kl"])
+        assert abs(stats["mean"] - exact["mean"][name]) < 5 * stats["bias_se"]
+        assert abs(stats["std"] - exact["std"][name]) < 5 * stats["std_se"]
+    assert torch.all(parts.gaussian_estimates(mu, x)["k3"] >= 0)
+
+
+def test_std_standard_error_matches_the_normal_formula():
+    x = torch.randn(200_000, generator=torch.Generator().manual_seed(2), dtype=torch.float64) * 3.0
+    stats = parts.estimator_stats(x, 1.0)
+    assert stats["std_se"] == pytest.approx(stats["std"] / math.sqrt(2 * x.numel()), rel=0.05)
+
+
+def test_crossover_where_k3_becomes_noisier_than_k1():
+    kl = parts.gaussian_crossover_kl()
+    std = parts.gaussian_closed_form(parts.mu_for_kl(kl))["std"]
+    assert std["k3"] == pytest.approx(std["k1"], rel=1e-9)
+    below, above = (parts.gaussian_closed_form(parts.mu_for_kl(k))["std"] for k in (0.9 * kl, 1.1 * kl))
+    assert below["k3"] < below["k1"] and above["k3"] > above["k1"]
+
+
+def test_schulman_rows_agree_within_their_bands():
+    table = parts.schulman_table(n=1_000_000, seed=0)
+    rows = parts.schulman_rows([table], (0,))
+    assert len(rows) == 12 and all(row.agrees for row in rows), [r for r in rows if not r.agrees]
+
+
+def test_policy_kl_estimators_on_the_warm_up_model_and_a_perturbed_copy(warm_model):
+    same = parts.policy_kl_samples(warm_model, warm_model, n=64, seed=0)
+    for name in (*parts.ESTIMATORS, "exact"):
+        assert np.allclose(same[name], 0.0, atol=1e-6)
+    moved = copy.deepcopy(warm_model)
+    with torch.no_grad():
+        moved.tok_emb.weight.mul_(1.5)  # a sharper copy of the model
+    samples = parts.policy_kl_samples(moved, warm_model, n=400, seed=0, batch=150)
+    summary = parts.policy_kl_summary(samples)
+    assert summary["true_kl"] > 0.05
+    assert abs(summary["k1"]["bias"]) < 4 * summary["k1"]["bias_se"] + 4 * summary["true_kl_se"]
+    assert (samples["k2"] >= 0).all() and (samples["k3"] >= -1e-6).all()
+    assert summary["k1_clamped"]["mean"] >= summary["k1"]["mean"]
+    assert (samples["exact"] >= -1e-6).all()  # a sum of per-token KLs between two distributions
+
+
+def test_kl_panel_redraws_at_every_slider_edge():
+    check_panel(parts.kl_panel(n_samples=5000))
+
+
+def test_clip_panel_redraws_at_every_slider_edge():
+    check_panel(parts.clip_panel())
+
+
+# ----------------------------------------------------------------------------------------------- memory
+def test_memory_reproduces_the_lecture_exactly():
+    totals = parts.memory_totals(7e9)
+    assert totals["PPO"] == 252.0 and totals["no value model"] == 140.0 and totals["rule-based verifier"] == 126.0
+    per_model = parts.memory_gb(7e9, parts.SETUPS["PPO"])
+    assert per_model == {"policy": 112.0, "value model": 112.0, "reference": 14.0, "reward model": 14.0}
+    assert all(row.agrees for row in parts.memory_rows())
+
+
+def test_memory_panel_redraws_at_every_slider_edge():
+    check_panel(parts.memory_panel())
+
+
+def test_policy_kl_rows_report_the_claim_and_bands():
+    summary = {"true_kl": 1.4, "true_kl_se": 0.01, "k1": {"std": 1.0, "std_se": 0.05},
+               "k3": {"std": 8.0, "std_se": 2.0}}
+    rows = parts.policy_kl_rows([summary], (0,))
+    assert [r.agrees for r in rows] == [False, True, True, True]
+    assert rows[0].band == pytest.approx((1.33, 1.39))
