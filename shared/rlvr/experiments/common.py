@@ -38,6 +38,8 @@ def fmt(value, unit: str = "") -> str:
         return "—"
     if isinstance(value, str):
         return value
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
     if not math.isfinite(value):
         return "nan"
     if unit == "%":
@@ -62,7 +64,7 @@ def markdown_table(rows: list[Row]) -> str:
     for r in rows:
         measured = fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else "")
         seeds = ",".join(map(str, r.seeds)) or "—"
-        lines.append(f"| {r.section} | {r.figure} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
+        lines.append(f"| {r.section} | {r.figure.replace('|', '&#124;')} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
                      f"| {verdict(r)} | {seeds} |")
     return "\n".join(lines)
 
