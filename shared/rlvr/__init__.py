@@ -1,6 +1,9 @@
 """rlvr: the helper package of the RLVR course module (CS336 Lecture 16) — task, model, objectives, training,
 widgets and exercise checks."""
+from .config import configure_threads
+
 __version__ = "0.1.0"
+configure_threads()
 
 
 def require(version: str) -> None:

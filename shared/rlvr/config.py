@@ -7,6 +7,7 @@ from pathlib import Path
 FAST_ENV = "RLVR_FAST"
 CACHE_ENV = "RLVR_CACHE_DIR"
 STRICT_ENV = "RLVR_STRICT"
+THREADS_ENV = "RLVR_THREADS"
 
 
 def fast_mode() -> bool:
@@ -37,3 +38,13 @@ def cache_dir() -> Path:
         path = Path.home() / ".cache" / "rlvr"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def configure_threads() -> int:
+    """Use $RLVR_THREADS torch threads (default 1: for a 70k-parameter model extra threads cost more in
+    synchronisation than they give, and on a busy machine they can be 50x slower). Returns the count."""
+    import torch
+    threads = int(os.environ.get(THREADS_ENV, "1"))
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
