@@ -1,0 +1,90 @@
+"""Seconds per GRPO step (32 prompts x 8 answers) with TRL's GRPOTrainer and with our loop, side by side.
+
+Usage: python benchmarks/bench_trl_vs_ours.py [--steps 5] [--skip 1] [--threads N]
+Needs the [scale] extra. Both models start from their warm-ups (about half think-first answers), loaded from the
+checkpoint cache (trained first if absent: not counted). Same settings on both sides: G = 8, lr 1e-4, beta 0,
+epsilon 0.2, one update per batch, per-answer token-mean loss, group std division.
+
+A step is everything from sampling to the optimizer update: generating 256 answers (ours: our KV-cached sampler;
+TRL: transformers' `generate`), scoring them with the verifier, advantages, one forward/backward pass and the
+Adam step; TRL's also includes its logging and metric bookkeeping. Not counted: building the trainer, the first
+`--skip` steps (first-call overheads), the warm-ups. Reported: the median (and min / max) of the next `--steps` steps.
+On a busy machine use `--threads 1`: two intra-op threads that wait on each other can make both 10-30x slower.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+import torch
+
+from rlvr import scale
+from rlvr.sft import warm_up
+from rlvr.train import RLConfig, Trainer
+
+
+def time_ours(steps: int, skip: int) -> dict:
+    """Seconds per step of `rlvr.train.Trainer` (TinyTransformer) and its answers' mean length / think-first share."""
+    model = warm_up(0.1, 0).model
+    torch.manual_seed(0)
+    trainer = Trainer(RLConfig(steps=steps + skip), policy=model)
+    seconds, history = [], []
+    for step in range(steps + skip):
+        start = time.perf_counter()
+        history.append(trainer.step(step))
+        seconds.append(time.perf_counter() - start)
+    kept = history[skip:]
+    return {"params": model.num_parameters(), "seconds": seconds[skip:],
+            "mean_length": float(np.mean([h["mean_length"] for h in kept])),
+            "think_share": float(np.mean([h["cot_fraction"] for h in kept]))}
+
+
+def time_trl(steps: int, skip: int) -> dict:
+    """Seconds per step of `trl.GRPOTrainer` (GPT-2 of the same size) and its answers' mean length / think share."""
+    model, _ = scale.warm_up()
+    run = scale.run_grpo(model, scale.TRLRunConfig(steps=steps + skip))
+    kept = run.history[skip:]
+    return {"params": scale.num_parameters(model), "seconds": run.step_seconds[skip:],
+            "mean_length": float(np.mean([h["mean_length"] for h in kept])),
+            "think_share": float(np.mean([h["think_share"] for h in kept]))}
+
+
+def row(name: str, result: dict) -> str:
+    """One line of the table."""
+    s = result["seconds"]
+    return (f"{name:<34} {result['params']:>8,} {statistics.median(s):>10.3f} {min(s):>8.3f} {max(s):>8.3f} "
+            f"{result['mean_length']:>8.1f} {result['think_share']:>7.2f}")
+
+
+def main() -> None:
+    """Measure both and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per engine")
+    parser.add_argument("--skip", type=int, default=1, help="untimed first steps per engine")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    scale.require_scale()
+    import transformers
+    import trl
+
+    ours = time_ours(args.steps, args.skip)
+    theirs = time_trl(args.steps, args.skip)
+    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), TRL {trl.__version__}, "
+          f"transformers {transformers.__version__}; 32 prompts x 8 answers per step, "
+          f"median of {args.steps} steps after {args.skip} untimed")
+    print(f"{'engine':<34} {'params':>8} {'s/step':>10} {'min':>8} {'max':>8} {'len':>8} {'think':>7}")
+    print(row("ours (rlvr.train, TinyTransformer)", ours))
+    print(row("TRL GRPOTrainer (GPT-2)", theirs))
+    ratio = statistics.median(theirs["seconds"]) / statistics.median(ours["seconds"])
+    print(f"TRL / ours: {ratio:.1f}x the time per step (len = mean answer tokens, think = think-first share)")
+
+
+if __name__ == "__main__":
+    main()
