@@ -1,7 +1,6 @@
 """Tests of rlvr.experiments.ppo_parts against independent computations (closed forms, enumeration, autograd)."""
 import copy
 import math
-import time
 
 import numpy as np
 import pytest
@@ -13,22 +12,10 @@ from rlvr.sft import warm_up
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
 from rlvr.widgets import exercise_panel_edges
 
-SLOW_DRAW_CPU_SECONDS = 0.2  # a slider redraw must feel instant
-
-
 def check_panel(panel):
-    """Every control's edges draw without problems, and a redraw costs < 0.2 s of CPU time.
-
-    CPU time (not wall time), and the fastest of 3 redraws, so that a busy shared machine does not fail the test:
-    drawing is single-threaded, so its CPU time is the wall time on an idle machine, and load only adds to it.
-    """
-    assert exercise_panel_edges(panel, max_seconds=None) == []
-    seconds = []
-    for _ in range(3):
-        start = time.process_time()
-        assert panel.redraw()
-        seconds.append(time.process_time() - start)
-    assert min(seconds) < SLOW_DRAW_CPU_SECONDS, seconds
+    """Every control's edges and middle draw a new picture without problems (speed: benchmarks/bench_panels.py)."""
+    assert exercise_panel_edges(panel) == []
+    assert panel.redraw()
 
 
 @pytest.fixture(scope="module")
