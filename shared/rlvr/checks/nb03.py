@@ -1,0 +1,197 @@
+"""Checkers for notebook 03 (GRPO, a tiny model that learns to think): Exercises 3, 6 and 7(a)-(c) of the lecture.
+
+In the notebook::
+
+    from rlvr.checks import nb03 as checks
+    checks.grpo_advantages.check(grpo_advantages)
+    checks.dr_grpo_advantages.check(dr_grpo_advantages)
+    checks.pass_at_k.check(pass_at_k)
+    checks.perfect_teacher.hint()
+"""
+from __future__ import annotations
+
+import torch
+
+from rlvr import objectives
+from rlvr.checks import Case, Exercise, FreeAnswer
+
+ONE_RIGHT = [1.0, 0, 0, 0, 0, 0, 0, 0]  # the lecture's Exercise 3 group
+
+
+def _reference_grpo(rewards: torch.Tensor, group_size: int, eps: float = 0.0) -> torch.Tensor:
+    """GRPO advantages with the POPULATION std (divide by G) plus eps, as in the lecture's Exercise 3."""
+    return objectives.grpo_advantages(rewards, group_size, eps=eps, std="population")
+
+
+def _reference_dr_grpo(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """Dr. GRPO advantages: the group mean subtracted, nothing divided."""
+    return objectives.dr_grpo_advantages(rewards, group_size)
+
+
+def _random_rewards(n_groups: int, group_size: int, seed: int, binary: bool) -> torch.Tensor:
+    """Seeded rewards [n_groups * group_size]: 0/1 (chance 0.4 of a 1) or uniform in [0, 1)."""
+    generator = torch.Generator().manual_seed(seed)
+    rewards = torch.rand(n_groups * group_size, generator=generator)
+    return (rewards < 0.4).float() if binary else rewards
+
+
+def _grpo_cases() -> list[Case]:
+    """From the lecture's group to the cases that catch the usual slips (std, grouping, eps)."""
+    return [
+        Case("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8, eps=0",
+             args=(torch.tensor(ONE_RIGHT), 8), kwargs={"eps": 0.0}),
+        Case("two answers per group [1, 0, 0, 1], group_size=2, eps=0 (population std of [1, 0] is 0.5)",
+             args=(torch.tensor([1.0, 0, 0, 1]), 2), kwargs={"eps": 0.0}),
+        Case("two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4, eps=0 (each group has its own mean and std)",
+             args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4), kwargs={"eps": 0.0}),
+        Case("the lecture's group with eps=1e-4 (eps is added to the std)",
+             args=(torch.tensor(ONE_RIGHT), 8), kwargs={"eps": 1e-4}),
+        Case("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4, eps=1e-4 (std 0: advantages 0, not NaN)",
+             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4), kwargs={"eps": 1e-4}),
+        Case("5 groups of 8 random 0/1 rewards (seed 0), group_size=8, eps=1e-4",
+             args=(_random_rewards(5, 8, 0, True), 8), kwargs={"eps": 1e-4}),
+        Case("3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5, eps=1e-4",
+             args=(_random_rewards(3, 5, 1, False), 5), kwargs={"eps": 1e-4}),
+    ]
+
+
+def _dr_grpo_cases() -> list[Case]:
+    """The same groups, without eps (Dr. GRPO divides by nothing)."""
+    return [
+        Case("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8", args=(torch.tensor(ONE_RIGHT), 8)),
+        Case("two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4 (each group has its own mean)",
+             args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4)),
+        Case("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4 (advantages 0)",
+             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4)),
+        Case("5 groups of 8 random 0/1 rewards (seed 0), group_size=8", args=(_random_rewards(5, 8, 0, True), 8)),
+        Case("3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5",
+             args=(_random_rewards(3, 5, 1, False), 5)),
+    ]
+
+
+grpo_advantages = Exercise(
+    name="GRPO advantages (population std + eps)",
+    reference=_reference_grpo,
+    cases=_grpo_cases(),
+    hint=(
+        "View the flat rewards `[B]` as one row per prompt: `r = rewards.view(-1, group_size)` (`[B/G, G]`). "
+        "Subtract each row's mean and divide by each row's POPULATION std plus `eps`: "
+        "`r.std(dim=1, keepdim=True, correction=0)` (plain `torch.std` divides by G-1). Flatten back to `[B]`."
+    ),
+    solution="""
+r = rewards.view(-1, group_size)                             # [B/G, G]
+centred = r - r.mean(dim=1, keepdim=True)                    # [B/G, G]
+std = r.std(dim=1, keepdim=True, correction=0)               # [B/G, 1] population std
+return (centred / (std + eps)).reshape(-1)                   # [B]
+""",
+)
+
+dr_grpo_advantages = Exercise(
+    name="Dr. GRPO advantages (group mean only)",
+    reference=_reference_dr_grpo,
+    cases=_dr_grpo_cases(),
+    hint="Same view `[B/G, G]`; subtract each row's mean and do NOT divide by anything. Flatten back to `[B]`.",
+    solution="""
+r = rewards.view(-1, group_size)                             # [B/G, G]
+return (r - r.mean(dim=1, keepdim=True)).reshape(-1)         # [B]
+""",
+)
+
+which_is_larger = FreeAnswer(
+    "Exercise 3: who rewards the lone right answer more, and what it means for hard prompts",
+    hint=(
+        "Compare 2.65 with 0.875. The std of a 0/1 group with a share p of ones is sqrt(p(1-p)): what is it for a "
+        "hard prompt (p small) compared with p = 0.5?"
+    ),
+    solution=(
+        "GRPO gives the lone right answer 2.65 (Dr. GRPO 0.875): dividing by the small std of a mostly-wrong group "
+        "multiplies the signal by 1/0.331 ≈ 3. Prompts that are very hard (or very easy) have a small std, so GRPO "
+        "weighs them about 3x more than Dr. GRPO relative to p = 0.5 prompts (lecture 4.1)."
+    ),
+)
+
+
+# ----------------------------------------------------------------------------------------------- Exercise 6
+def _pass_cases() -> list[Case]:
+    """Chen et al.'s check values (facts.md) and the edge cases of the estimator."""
+    return [
+        Case("n=10, c=3, k=1 (pass@1 is c/n)", args=(10, 3, 1)),
+        Case("n=10, c=3, k=5", args=(10, 3, 5)),
+        Case("n=16, c=0, k=16 (no right answer among the samples)", args=(16, 0, 16)),
+        Case("n=16, c=10, k=8 (n - c < k: every draw of 8 contains a right answer)", args=(16, 10, 8)),
+        Case("n=16, c=16, k=1 (every sample right)", args=(16, 16, 1)),
+        Case("n=16, c=2, k=4", args=(16, 2, 4)),
+        Case("n=200, c=7, k=50 (large n: use a numerically stable form)", args=(200, 7, 50)),
+    ]
+
+
+pass_at_k = Exercise(
+    name="unbiased pass@k (Chen et al. 2021)",
+    reference=objectives.pass_at_k,
+    cases=_pass_cases(),
+    hint=(
+        "pass@k = 1 - C(n-c, k) / C(n, k): the chance that k answers drawn WITHOUT replacement from the n "
+        "samples are all wrong, subtracted from 1. When n - c < k that chance is 0. `math.comb` computes C(a, b); "
+        "the stable product form is 1 - prod_{i=n-c+1}^{n} (1 - k / i). Do not use 1 - (1 - c/n)^k: it is biased."
+    ),
+    solution="""
+if n - c < k:
+    return 1.0
+return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+""",
+)
+
+large_k = FreeAnswer(
+    "Exercise 6: why a large k hides what RL gained",
+    hint="Compute 1 - (1 - p)^16 for p = 0.1 and p = 0.9. What does 'at least one of 16 right' ask of the model?",
+    solution=(
+        "p = 0.1: pass@16 = 1 - 0.9^16 ≈ 0.81; p = 0.9: pass@16 = 1 - 0.1^16 ≈ 1.0. pass@1 goes from 10% to 90% "
+        "(9x) while pass@16 goes from 81% to 100%. With many tries a model that is right only now and then "
+        "already passes, so a large k measures what the model CAN sample, not how reliably it does it; RL's gain "
+        "is reliability."
+    ),
+)
+
+
+# ----------------------------------------------------------------------------------------------- Exercise 7
+perfect_teacher = FreeAnswer(
+    "Exercise 7(a): a perfect teacher",
+    hint=(
+        "Set the teacher error rate to 0 in the warm-up panel and in the 'start from' GRPO panel. Compare the "
+        "warm-up's think-first accuracy at T = 1 with 0.1's, then how many RL steps the think-first share needs "
+        "to pass 90%. What is left for RL to learn when every chain is already right?"
+    ),
+    solution=(
+        "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
+        "learn: to choose the think-first format. The think-first share rises about as fast as from the noisy "
+        "teacher, and accuracy ends higher because the chains need no repair."
+    ),
+)
+
+kl_penalty = FreeAnswer(
+    "Exercise 7(b): a KL penalty, beta = 0.04",
+    hint=(
+        "Run the beta panel at 0.04. Watch the KL to the warm-up (per answer) and the think-first share. Is "
+        "switching from direct answers to chains expensive in KL?"
+    ),
+    solution=(
+        "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
+        "is large compared with beta times the KL (about 0.04 x 1.3). A larger beta slows learning, yet need not "
+        "lower the KL we measure: with k3 in the loss the expected gradient is that of KL(pi_ref || pi) per token "
+        "(keep covering what the warm-up covered), not of KL(pi || pi_ref)."
+    ),
+)
+
+group_size_runs = FreeAnswer(
+    "Exercise 7(c): group size G = 2 and G = 32",
+    hint=(
+        "Run the G panel at 2 and 32 (32 prompts per step, so 64 or 1024 answers per step). Watch the share of "
+        "groups with all-equal rewards and the steps until the think-first share passes 90%. A group of 2 is "
+        "all-equal whenever both answers agree."
+    ),
+    solution=(
+        "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal and learning "
+        "is slower per step. G = 32: almost no group is all-equal and learning is faster per step, at 4x the "
+        "sampling cost of G = 8."
+    ),
+)

@@ -1,0 +1,830 @@
+"""Notebook 03: a tiny model that learns to think before it answers (lecture sections 3, 5 and 6).
+
+Everything starts from the supervised warm-up of `rlvr.sft` (a noisy teacher, half direct answers, half chains of
+thought) and runs GRPO, Dr. GRPO and RFT with `rlvr.train.run` (cached on disk per configuration):
+
+* the warm-up's metrics at temperature 1 and greedy, next to the lecture's (section 5.1), and a panel that
+  retrains the warm-up for another teacher error rate;
+* GRPO with 32 prompts x 8 answers, lr 1e-4, 200 steps, with live curves (section 5.2); Dr. GRPO and RFT on the
+  same budget; pass@k for k = 1..16 before and after (section 5.3);
+* Run-button panels for the group size G, the KL weight beta and the warm-up GRPO starts from (Exercise 7);
+* Qwen3's thinking budget on our model: cut the chain of thought after b digits, force the answer (section 6.3).
+
+`figures()` returns every number of the lecture that the notebook reproduces, next to ours.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from rlvr.cache import cache_path
+from rlvr.config import pick
+from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
+from rlvr.experiments.common import Row
+from rlvr.model import TinyTransformer, response_logps, sample
+from rlvr.sft import SFTConfig, warm_up, warm_up_report
+from rlvr.task import (CLOSE_ID, DEFAULT_TEACHER_ERROR_RATE, HASH_ID, N_DIGITS, OPEN_ID, PAD_ID, answer_digits,
+                       chain_text, direct_answer, prompt_text, prompt_tokens, sample_prompts, teacher_chain_digits,
+                       think_answer, verify)
+from rlvr.train import RLConfig, RunResult, run, train_rl
+from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
+
+# ----------------------------------------------------------------------------------------------- sizes
+STEPS, FAST_STEPS = 200, 15  # RL steps of every run
+EVAL_PROMPTS, FAST_EVAL_PROMPTS = 2000, 200  # held-out prompts for accuracy, think-first share, lengths
+PASS_PROMPTS, FAST_PASS_PROMPTS = 2000, 100  # held-out prompts for pass@k
+PASS_SAMPLES = 16  # answers per prompt for pass@k (k = 1..16)
+SFT_STEPS, FAST_SFT_STEPS = SFTConfig().steps, 60  # warm-up steps when the panel trains a new teacher error rate
+BUDGET_PROMPTS, FAST_BUDGET_PROMPTS = 1000, 200  # held-out prompts for the thinking-budget demo
+TEACHER_SIMULATIONS = 200_000  # simulated teacher chains for the "0.9^10" row
+LATE_STEPS = 20  # "late in training" = the last 20 steps
+SMOOTH = 9  # centred moving average (steps) of the training curves
+GROUP_SIZES = (2, 4, 8, 16, 32)
+MAX_BETA, BETA_STEP = 0.2, 0.01
+MAX_TEACHER_ERROR, TEACHER_ERROR_STEP = 0.5, 0.05
+
+# ----------------------------------------------------------------------------------------------- the lecture's numbers
+LECTURE_TEACHER_CHAIN = 0.35  # "0.9^10 ≈ 35%"
+LECTURE_WARM_T1 = {"accuracy": 0.19, "cot_fraction": 0.50, "cot_accuracy": 0.32, "direct_accuracy": 0.06}
+LECTURE_WARM_GREEDY = {"cot_accuracy": 1.00, "cot_fraction": 0.65, "accuracy": 0.70}  # "35% chose direct"
+LECTURE_WARM_LENGTH = 9.1
+LECTURE_GRPO = {"cot_fraction": 0.98, "mean_length": 14.9, "cot_accuracy": 0.94, "all_same": 0.55}
+LECTURE_ALGOS = {"dr_grpo": 0.94, "rft": 0.96}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
+LECTURE_WARM_PASS16 = 0.98
+
+ALGO_LABELS = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "rft": "RFT"}
+TRAINING_PANELS = {  # history key -> axis title
+    "accuracy": "accuracy (all answers)",
+    "cot_fraction": "think-first share",
+    "cot_accuracy": "think-first accuracy",
+    "mean_length": "mean answer length (tokens)",
+    "all_same_group_fraction": "groups with all-equal rewards",
+    "direct_accuracy": "direct-answer accuracy",
+}
+FORMAT_COLORS = {"mean_length": "#333333", "mean_length_think": "C0", "mean_length_direct": "C1"}
+
+
+def fast_sizes(fast: bool) -> dict:
+    """The sizes every experiment of this notebook uses, full or fast (CI)."""
+    return {
+        "steps": FAST_STEPS if fast else STEPS,
+        "eval_prompts": FAST_EVAL_PROMPTS if fast else EVAL_PROMPTS,
+        "pass_prompts": FAST_PASS_PROMPTS if fast else PASS_PROMPTS,
+        "sft_steps": FAST_SFT_STEPS if fast else SFT_STEPS,
+        "budget_prompts": FAST_BUDGET_PROMPTS if fast else BUDGET_PROMPTS,
+    }
+
+
+# ----------------------------------------------------------------------------------------------- the teacher
+def teacher_chain_accuracy(error_rate: float = DEFAULT_TEACHER_ERROR_RATE, n_steps: int = N_DIGITS) -> float:
+    """Chance that the noisy teacher writes every step of the chain right: (1 - error_rate) ** n_steps."""
+    return (1.0 - error_rate) ** n_steps
+
+
+def teacher_answer_accuracy(error_rate: float = DEFAULT_TEACHER_ERROR_RATE, n_steps: int = N_DIGITS) -> float:
+    """Chance that the teacher's final digit is right (errors can cancel): (1 + 9 phi^n) / 10, phi = 1 - r - r/9.
+
+    Each step shifts the running sum by 0 (prob 1 - r) or by one of 1..9 (prob r / 9 each); the answer is right
+    when the total shift is 0 mod 10. The discrete Fourier transform of one step's shift is phi at every
+    non-zero frequency, so the chance is (1 + 9 phi^n) / 10.
+    """
+    phi = 1.0 - error_rate - error_rate / 9.0
+    return (1.0 + 9.0 * phi ** n_steps) / 10.0
+
+
+def simulated_teacher(error_rate: float = DEFAULT_TEACHER_ERROR_RATE, n: int = TEACHER_SIMULATIONS,
+                      seed: int = 0) -> dict:
+    """Share of simulated teacher chains with every step right and with the right final digit."""
+    rng = np.random.default_rng(seed)
+    prompts = sample_prompts(n, rng)  # [n, 10]
+    chains = teacher_chain_digits(prompts, error_rate, rng)  # [n, 10]
+    exact = (chains == np.cumsum(prompts, axis=1) % 10).all(axis=1)  # [n]
+    right = chains[:, -1] == answer_digits(prompts)  # [n]
+    return {"chain_exact": float(exact.mean()), "answer_right": float(right.mean()), "n": n}
+
+
+def teacher_error_steps(digits, chain) -> list[int]:
+    """Steps (1-based) where the teacher erred: the written digit is not (previous written + prompt digit) mod 10."""
+    previous = np.concatenate([[0], np.asarray(chain)[:-1]])  # [10]
+    return [j + 1 for j in np.flatnonzero((previous + np.asarray(digits)) % 10 != np.asarray(chain))]
+
+
+def show_examples(n: int = 4, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0) -> None:
+    """Print n prompts with the direct answer, the right chain of thought and a noisy teacher's chain."""
+    rng = np.random.default_rng(seed)
+    prompts = sample_prompts(n, rng)  # [n, 10]
+    chains = teacher_chain_digits(prompts, error_rate, rng)  # [n, 10]
+    for digits, chain in zip(prompts, chains):
+        teacher = chain_text(chain)
+        errors = teacher_error_steps(digits, chain)
+        verdict = "right" if verify(digits, teacher).correct else "wrong"
+        steps = f"step{'s' if len(errors) > 1 else ''} {', '.join(map(str, errors))}"
+        note = f"errs at {steps}; final answer {verdict}" if errors else "no error"
+        print(f"prompt {prompt_text(digits)}   direct {direct_answer(digits)}   think {think_answer(digits)}"
+              f"   teacher {teacher}  ({note})")
+
+
+# ----------------------------------------------------------------------------------------------- warm-up
+def warmup_metrics(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0,
+                   n_prompts: int | None = None, sft_steps: int | None = None, on_step=None) -> dict:
+    """The warm-up model for this teacher (cached) and its held-out metrics at temperature 1 and greedy.
+
+    Returns:
+        dict with temperature1 and greedy (metrics of `rlvr.evaluate.answer_metrics`), losses (per SFT step),
+        model, teacher_error_rate, n_prompts, from_cache, seconds.
+    """
+    rate = round(float(teacher_error_rate), 4)  # 0.15000000000000002 from a slider is 0.15
+    cfg = None if sft_steps is None else SFTConfig(steps=int(sft_steps))
+    warm = warm_up(rate, seed, cfg=cfg, on_step=on_step)
+    n_prompts = n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS)
+    report = warm_up_report(warm, n_prompts)
+    return {**report, "losses": warm.losses, "model": warm.model, "teacher_error_rate": rate, "n_prompts": n_prompts}
+
+
+def warmup_on_disk(teacher_error_rate: float, seed: int = 0, sft_steps: int = SFT_STEPS) -> bool:
+    """True if the warm-up for this teacher, seed and step count is already in the checkpoint cache."""
+    cfg = SFTConfig(teacher_error_rate=round(float(teacher_error_rate), 4), seed=seed, steps=int(sft_steps))
+    return cache_path("sft", cfg.to_dict()).exists()
+
+
+def print_warmup(report: dict) -> None:
+    """Two readable lines: the warm-up at temperature 1 and greedy."""
+    for name, m in (("temperature 1", report["temperature1"]), ("greedy", report["greedy"])):
+        print(f"{name:>13}: accuracy {m['accuracy']:6.1%} | think-first {m['cot_fraction']:6.1%} "
+              f"(accuracy {_pct(m['cot_accuracy'])}) | direct accuracy {_pct(m['direct_accuracy'])} "
+              f"| mean length {m['mean_length']:.1f}")
+
+
+def _pct(value: float) -> str:
+    """A share as ' 12.3%', or '   n/a' for NaN (no answer of that format)."""
+    return "   n/a" if value is None or not math.isfinite(value) else f"{value:6.1%}"
+
+
+# ----------------------------------------------------------------------------------------------- RL runs
+def rl_config(algo: str = "grpo", steps: int | None = None, seed: int = 0, **overrides) -> RLConfig:
+    """The lecture's configuration (32 prompts x 8 answers, lr 1e-4, 200 steps) with some fields changed."""
+    steps = pick(STEPS, FAST_STEPS) if steps is None else int(steps)
+    return RLConfig(algo=algo, steps=steps, seed=seed, sft_seed=seed, **overrides)
+
+
+def rl_run(algo: str = "grpo", steps: int | None = None, seed: int = 0, on_step=None, progress: bool = False,
+           **overrides) -> RunResult:
+    """One RL run from the warm-up through the checkpoint cache (see `rl_config`); progress shows a tqdm bar."""
+    return run(rl_config(algo, steps, seed, **overrides), on_step=on_step, progress=progress)
+
+
+def held_out(policy: TinyTransformer, n_prompts: int | None = None, seed: int = 0) -> dict:
+    """Metrics of one answer per held-out prompt at temperature 1."""
+    return evaluate(policy, n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS), temperature=1.0, seed=seed)
+
+
+def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: int = LATE_STEPS) -> float:
+    """Mean of one metric over the last `last` steps of a run."""
+    values = np.array([h.get(key, np.nan) for h in history[-last:]], dtype=float)
+    return float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+
+
+@torch.no_grad()
+def kl_to_reference(policy: TinyTransformer, reference: TinyTransformer, n_prompts: int | None = None,
+                    seed: int = 0) -> float:
+    """KL(policy || reference) per answer, estimated on held-out prompts from the policy's own samples (k1).
+
+    KL = E_{o ~ policy}[sum_t log policy(o_t) - log reference(o_t)], the sum over the answer's tokens.
+    """
+    prompts = prompt_tokens(held_out_prompts(n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS)))  # [n, 11]
+    rollout = sample(policy, prompts, 1.0, generator=torch.Generator().manual_seed(seed))
+    logps = response_logps(policy, prompts, rollout.responses)  # [n, T]
+    ref_logps = response_logps(reference, prompts, rollout.responses)  # [n, T]
+    return float(((logps - ref_logps) * rollout.response_mask).sum(dim=1).mean())
+
+
+# ----------------------------------------------------------------------------------------------- pass@k
+def pass_at_k(policy: TinyTransformer, n_prompts: int | None = None, n_samples: int = PASS_SAMPLES,
+              seed: int = 0) -> dict[int, float]:
+    """Unbiased pass@k for k = 1..n_samples, averaged over held-out prompts (n_samples answers each, T = 1)."""
+    n_prompts = n_prompts or pick(PASS_PROMPTS, FAST_PASS_PROMPTS)
+    return pass_at_k_curve(policy, n_prompts, n_samples, tuple(range(1, n_samples + 1)), seed=seed)
+
+
+# ----------------------------------------------------------------------------------------------- thinking budget
+def _pick_digit(logits: torch.Tensor, temperature: float, generator: torch.Generator) -> torch.Tensor:
+    """A digit per row from logits restricted to the ten digits: argmax (temperature 0) or sampled. [n, V] -> [n]."""
+    digit_logits = logits[:, :10]  # [n, 10] token ids 0..9 are the digits
+    if temperature == 0:
+        return digit_logits.argmax(dim=-1)
+    probs = torch.softmax(digit_logits / temperature, dim=-1)  # [n, 10]
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1)
+
+
+@torch.no_grad()
+def thinking_budget(model: TinyTransformer, budgets=range(N_DIGITS + 1), n_prompts: int | None = None,
+                    temperature: float = 0.0, seed: int = 0) -> dict[int, float]:
+    """Accuracy when the chain of thought is cut after b digits and the answer is forced (Qwen3's thinking budget).
+
+    For each held-out prompt the model writes its own chain after '[' (digits only, greedy or sampled at
+    `temperature`); for a budget b we keep its first b digits, append ']#' and let the model write the final
+    digit (same temperature). b = 10 is the model's ordinary think-first answer.
+    Returns:
+        {b: accuracy} over the held-out prompts.
+    """
+    n_prompts = n_prompts or pick(BUDGET_PROMPTS, FAST_BUDGET_PROMPTS)
+    prompts = held_out_prompts(n_prompts)  # [n, 10]
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.cat([prompt_tokens(prompts), torch.full((n_prompts, 1), OPEN_ID)], dim=1)  # [n, 12]
+    for _ in range(N_DIGITS):  # the model's own chain, one digit at a time
+        ids = torch.cat([ids, _pick_digit(model(ids)[:, -1], temperature, generator)[:, None]], dim=1)
+    chain_start = ids.shape[1] - N_DIGITS
+    budgets = [int(b) for b in budgets]
+    # every budget in one forward pass: prompt + '[' + b digits + ']#', right-padded (causal attention never
+    # looks at the padding, and we read the logits at each sequence's own last position)
+    cut = torch.full((len(budgets), n_prompts, ids.shape[1] + 2), PAD_ID)  # [nb, n, 24]
+    for i, b in enumerate(budgets):
+        cut[i, :, :chain_start + b] = ids[:, :chain_start + b]
+        cut[i, :, chain_start + b], cut[i, :, chain_start + b + 1] = CLOSE_ID, HASH_ID
+    last = torch.tensor([chain_start + b + 1 for b in budgets]).repeat_interleave(n_prompts)  # [nb * n]
+    logits = model(cut.view(-1, cut.shape[-1]))  # [nb * n, 24, V]
+    final_logits = logits[torch.arange(len(last)), last]  # [nb * n, V]
+    answers = _pick_digit(final_logits, temperature, generator).view(len(budgets), n_prompts)  # [nb, n]
+    target = torch.as_tensor(answer_digits(prompts))  # [n]
+    accuracy = {b: float((answers[i] == target).float().mean()) for i, b in enumerate(budgets)}
+    return accuracy
+
+
+# ----------------------------------------------------------------------------------------------- plots
+def smooth(values, window: int = SMOOTH) -> np.ndarray:
+    """Centred moving average over up to `window` steps, skipping NaN (steps where a metric is undefined). [T]."""
+    values = np.asarray(values, dtype=float)
+    half = window // 2
+    padded = np.pad(values, half, constant_values=np.nan)  # [T + 2 half]
+    ok = np.isfinite(padded)
+    kernel = np.ones(2 * half + 1)
+    sums = np.convolve(np.where(ok, padded, 0.0), kernel, mode="valid")  # [T]
+    counts = np.convolve(ok.astype(float), kernel, mode="valid")  # [T]
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def smooth_ratio(values, weights, window: int = SMOOTH) -> np.ndarray:
+    """Moving average of a per-step share, weighted by how many answers it was measured on (NaN-skipping). [T]."""
+    values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    ok = np.isfinite(values) & np.isfinite(weights)
+    numerator = smooth(np.where(ok, values * weights, np.nan), window)
+    denominator = smooth(np.where(ok, weights, np.nan), window)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.nan)
+
+
+WEIGHT_OF = {  # a per-step accuracy over one format is averaged with that format's share as the weight
+    "cot_accuracy": lambda h: h.get("cot_fraction", np.nan),
+    "chain_exact": lambda h: h.get("cot_fraction", np.nan),
+    "direct_accuracy": lambda h: 1 - h.get("cot_fraction", np.nan) - h.get("malformed_fraction", 0.0),
+}
+
+
+def _histories(runs) -> dict[str, list[dict]]:
+    """label -> history, from a history list, a RunResult / PanelRun, or a dict of either."""
+    if isinstance(runs, list):
+        return {"run": runs}
+    if hasattr(runs, "history"):
+        return {"run": runs.history}
+    return {label: (r.history if hasattr(r, "history") else r) for label, r in runs.items()}
+
+
+def _curve(history: list[dict], key: str) -> np.ndarray:
+    """One metric against step (NaN where missing)."""
+    return np.array([h.get(key, np.nan) for h in history], dtype=float)
+
+
+def smoothed_curve(history: list[dict], key: str, window: int | None = None) -> np.ndarray:
+    """One metric against step, smoothed; per-format accuracies are weighted by that format's share. [T]."""
+    window = window or (3 * SMOOTH if key == "direct_accuracy" else SMOOTH)  # few direct answers are left late
+    weight = WEIGHT_OF.get(key)
+    y = _curve(history, key)
+    return smooth(y, window) if weight is None else smooth_ratio(y, [weight(h) for h in history], window)
+
+
+def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-") -> None:
+    """Raw per-step values (faint) and their moving average (bold)."""
+    y = _curve(history, key)
+    x = np.arange(1, len(y) + 1)
+    if raw:
+        ax.plot(x, y, color=color, lw=0.7, alpha=0.25)
+    ax.plot(x, smoothed_curve(history, key), color=color, lw=1.7, ls=ls, label=label)
+
+
+def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
+                         keys=tuple(TRAINING_PANELS), ncols: int = 3) -> None:
+    """Training curves against RL step, one axis per metric; a single run also splits length by format.
+
+    Args:
+        runs: a history (list of per-step dicts), a RunResult, or {label: history or RunResult}.
+        teacher_error_rate: draws the teacher's lines on the think-first accuracy axis.
+    """
+    histories = _histories(runs)
+    nrows = math.ceil(len(keys) / ncols)
+    axes = np.atleast_1d(fresh_axes(fig, nrows, ncols)).ravel()
+    single = len(histories) == 1
+    for ax, key in zip(axes, keys):
+        for index, (label, history) in enumerate(histories.items()):
+            color = f"C{index}"
+            if key == "mean_length" and single:
+                for part, name in (("mean_length", "all answers"), ("mean_length_think", "think-first"),
+                                   ("mean_length_direct", "direct")):
+                    _plot_metric(ax, history, part, FORMAT_COLORS[part], name, raw=part == "mean_length")
+            elif key == "cot_accuracy" and single:
+                _plot_metric(ax, history, "cot_accuracy", "C0", "final answer right")
+                _plot_metric(ax, history, "chain_exact", "C2", "every chain step right", raw=False, ls="--")
+            else:
+                name = "direct answers" if single and key == "direct_accuracy" else label
+                _plot_metric(ax, history, key, color, name)
+        if key == "cot_accuracy":
+            ax.axhline(teacher_chain_accuracy(teacher_error_rate), color="#777777", ls="--", lw=1,
+                       label=f"teacher, every step right: {1 - teacher_error_rate:g}$^{{10}}$"
+                             f" = {teacher_chain_accuracy(teacher_error_rate):.2f}")
+        if key == "direct_accuracy":
+            ax.axhline(0.1, color="#777777", ls=":", lw=1, label="guessing: 0.1")
+        ax.set_title(TRAINING_PANELS.get(key, key), fontsize=10)
+        ax.set_xlabel("RL step", fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(*((0, 16) if key == "mean_length" else (-0.02, 1.02)))
+        if key in ("mean_length", "cot_accuracy", "direct_accuracy") or (not single and key == keys[0]):
+            where = {"direct_accuracy": "upper right", "mean_length": "center right"}.get(key, "lower right")
+            ax.legend(fontsize=7, loc=where)
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+
+
+def live_curves(every: int | None = None, figsize=(11, 6)) -> LivePlot:
+    """An on_step callback that redraws the six training curves while a run trains (a cell output)."""
+    return live_plot(lambda fig, history: draw_training_curves(fig, {"GRPO": history}), every, figsize)
+
+
+def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE) -> None:
+    """GRPO, Dr. GRPO and RFT overlaid: accuracy, think-first share, think-first accuracy, all-same groups."""
+    draw_training_curves(fig, runs, teacher_error_rate,
+                         keys=("accuracy", "cot_fraction", "cot_accuracy", "all_same_group_fraction"), ncols=2)
+
+
+def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
+    """pass@k against k (log scale) for each model; the legend gives pass@1 and pass@16."""
+    ax = fresh_axes(fig)
+    for index, (label, curve) in enumerate(curves.items()):
+        ks = np.array(sorted(curve))
+        ys = np.array([curve[k] for k in ks])
+        ax.plot(ks, ys, "o-", color=f"C{index}", ms=3.5, lw=1.7,
+                label=f"{label}: pass@{ks[0]} {ys[0]:.0%}, pass@{ks[-1]} {ys[-1]:.0%}")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    ax.set_xlabel("k (answers sampled per prompt)")
+    ax.set_ylabel("pass@k (held-out prompts)")
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    ax.set_title("pass@k, unbiased estimator from 16 answers per prompt at T = 1", fontsize=10)
+
+
+def draw_thinking_budget(fig, curves: dict[str, dict[int, float]]) -> None:
+    """Accuracy against the thinking budget b (chain digits kept before the forced answer), chance at 0.1."""
+    ax = fresh_axes(fig)
+    for index, (label, curve) in enumerate(curves.items()):
+        bs = sorted(curve)
+        ax.plot(bs, [curve[b] for b in bs], "o-", color=f"C{index}", ms=4, lw=1.7, label=label)
+    ax.axhline(0.1, color="#777777", ls=":", lw=1, label="guessing: 0.1")
+    ax.set_xticks(range(N_DIGITS + 1))
+    ax.set_xlabel("thinking budget b (chain digits written before ']#' is forced)")
+    ax.set_ylabel("accuracy (held-out prompts)")
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title("Thinking budget: cut the chain after b digits, force the answer", fontsize=10)
+
+
+# ----------------------------------------------------------------------------------------------- teacher panel
+def _values_from_key(key: str) -> dict[str, float]:
+    """Inverse of rlvr.widgets.config_key for numeric controls ('beta=0.04' -> {'beta': 0.04})."""
+    return {name: float(value) for name, value in (part.split("=", 1) for part in key.split(","))}
+
+
+class _SFTProgress:
+    """Adapts warm_up's on_step(step, total, loss) to the panels' on_step(step, total, history)."""
+
+    def __init__(self, on_step, offset: int = 0, total: int | None = None, with_losses: bool = True):
+        self.on_step, self.offset, self.total, self.with_losses = on_step, offset, total, with_losses
+        self.losses: list[float] = []
+
+    def __call__(self, step: int, total: int, loss: float) -> None:
+        """Collect the loss and move the progress bar (the losses are the live curve)."""
+        self.losses.append(loss)
+        if self.on_step is not None:
+            self.on_step(self.offset + step, self.total or total, self.losses if self.with_losses else None)
+
+
+def plot_teacher_panel(fig, results: dict, live=None) -> None:
+    """Left: the warm-up loss; right: the held-out metrics of each warm-up, with the teacher's chain accuracy."""
+    ax_loss, ax_bar = fresh_axes(fig, 1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
+    for index, (label, report) in enumerate(results.items()):
+        ax_loss.plot(smooth(report["losses"], 15), color=f"C{index}", lw=1.5, label=label)
+    if live is not None:
+        ax_loss.plot(smooth(live, 15), color="k", ls=":", lw=1.5, label="training...")
+    ax_loss.set_xlabel("SFT step")
+    ax_loss.set_ylabel("loss (nats per token)")
+    ax_loss.set_title("warm-up loss", fontsize=10)
+    ax_loss.grid(alpha=0.3)
+    ax_loss.legend(fontsize=7)
+    names = [("T=1\naccuracy", "temperature1", "accuracy"), ("T=1\nthink share", "temperature1", "cot_fraction"),
+             ("T=1\nthink acc.", "temperature1", "cot_accuracy"),
+             ("T=1\ndirect acc.", "temperature1", "direct_accuracy"),
+             ("greedy\nthink share", "greedy", "cot_fraction"), ("greedy\nthink acc.", "greedy", "cot_accuracy"),
+             ("greedy\naccuracy", "greedy", "accuracy")]
+    width = 0.8 / max(1, len(results))
+    for index, (label, report) in enumerate(results.items()):
+        heights = [np.nan_to_num(report[where][key]) for _name, where, key in names]
+        x = np.arange(len(names)) + (index - (len(results) - 1) / 2) * width
+        ax_bar.bar(x, heights, width, color=f"C{index}", label=label)
+        teacher = teacher_chain_accuracy(report["teacher_error_rate"])
+        ax_bar.plot([x[2] - width / 2, x[2] + width / 2], [teacher, teacher], color="k", lw=2)
+    ax_bar.plot([], [], color="k", lw=2, label="teacher: chain all right")
+    ax_bar.set_xticks(np.arange(len(names)), [n for n, _w, _k in names], fontsize=7)
+    ax_bar.set_ylim(0, 1.3)
+    ax_bar.set_yticks(np.linspace(0, 1, 6))
+    ax_bar.set_title("held-out metrics of the warm-up", fontsize=10)
+    ax_bar.grid(alpha=0.3, axis="y")
+    ax_bar.legend(fontsize=7, loc="upper left", ncol=3)
+
+
+def teacher_panel(default_result: dict | None = None, sft_steps: int | None = None,
+                  n_prompts: int | None = None, seed: int = 0) -> TrainingPanel:
+    """Run-button panel: retrain (or load) the warm-up for a teacher error rate in [0, 0.5] and show its metrics."""
+    sft_steps = pick(SFT_STEPS, FAST_SFT_STEPS) if sft_steps is None else sft_steps
+
+    def train(teacher_error_rate, on_step=None):
+        return warmup_metrics(teacher_error_rate, seed, n_prompts, sft_steps, on_step=_SFTProgress(on_step))
+
+    def load(key):
+        rate = _values_from_key(key)["teacher_error_rate"]
+        if not warmup_on_disk(rate, seed, sft_steps):
+            raise KeyError(key)
+        return warmup_metrics(rate, seed, n_prompts, sft_steps)
+
+    controls = {"teacher_error_rate": float_slider("teacher_error_rate", 0.0, MAX_TEACHER_ERROR, TEACHER_ERROR_STEP,
+                                                   DEFAULT_TEACHER_ERROR_RATE, description="teacher error rate",
+                                                   continuous_update=False)}
+    return TrainingPanel(train, plot_teacher_panel, controls, default_result=default_result,
+                         label=lambda v: f"teacher error {v['teacher_error_rate']:.2f}", figsize=(11, 3.6),
+                         disk_cache=True, load=load, save=lambda _key, _result: None,
+                         update_every=max(1, sft_steps // 20),
+                         title=f"Warm-up for another teacher error rate ({sft_steps} SFT steps)")
+
+
+# ----------------------------------------------------------------------------------------------- GRPO panels
+@dataclass
+class PanelRun:
+    """A finished GRPO run as the panels show it: its config, per-step history and held-out metrics."""
+
+    config: RLConfig
+    history: list[dict]
+    final: dict = field(default_factory=dict)  # held-out metrics at T = 1 plus kl_to_warmup
+    seconds: float = 0.0
+    from_cache: bool = False
+
+
+def panel_run(knob: str, value, steps: int | None = None, n_prompts: int | None = None,
+              sft_steps: int | None = None, on_step=None, seed: int = 0) -> PanelRun:
+    """GRPO with one knob changed (group_size, beta or teacher_error_rate), through the checkpoint cache.
+
+    A new teacher error rate first trains its warm-up (the progress bar covers both); in fast mode that warm-up
+    is short (FAST_SFT_STEPS) and the RL run is not cached.
+    """
+    value = _knob_value(knob, value)
+    steps = pick(STEPS, FAST_STEPS) if steps is None else steps
+    sft_steps = pick(SFT_STEPS, FAST_SFT_STEPS) if sft_steps is None else sft_steps
+    cfg = rl_config("grpo", steps, seed, **{knob: value})
+    rate = cfg.teacher_error_rate
+    is_default_warmup = sft_steps == SFT_STEPS or rate == DEFAULT_TEACHER_ERROR_RATE
+    warm_steps = SFT_STEPS if is_default_warmup else sft_steps
+    progress = None
+    if not warmup_on_disk(rate, seed, warm_steps):  # train it first, with the progress bar moving
+        progress = _SFTProgress(on_step, 0, warm_steps + steps, with_losses=False)
+    warm = warm_up(rate, seed, cfg=SFTConfig(steps=warm_steps), on_step=progress)
+    offset = 0 if progress is None else warm_steps
+    shifted = None if on_step is None else (lambda s, t, h: on_step(offset + s, offset + t, h))
+    if is_default_warmup:
+        result = run(cfg, on_step=shifted, progress=False)
+    else:
+        result = train_rl(cfg, policy=warm.model, on_step=shifted, progress=False)
+    final = held_out(result.policy, n_prompts)
+    final["kl_to_warmup"] = kl_to_reference(result.policy, warm.model, n_prompts)
+    return PanelRun(cfg, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
+
+
+def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0) -> bool:
+    """True if this panel setting's RL run (and its warm-up) is in the checkpoint cache (loads in a second)."""
+    cfg = rl_config("grpo", steps, seed, **{knob: _knob_value(knob, value)})
+    return (warmup_on_disk(cfg.teacher_error_rate, seed)
+            and cache_path("rl", cfg.to_dict()).exists())
+
+
+def _knob_value(knob: str, value):
+    """The RLConfig value of a slider value (ints for G, rounded floats otherwise)."""
+    if knob == "group_size":
+        return int(value)
+    if knob in ("beta", "teacher_error_rate"):
+        return round(float(value), 4)
+    raise ValueError(f"knob must be group_size, beta or teacher_error_rate, got {knob!r}")
+
+
+KNOBS = {  # knob -> (description, default, third axis key, third axis title)
+    "group_size": ("group size G", 8, "all_same_group_fraction", "groups with all-equal rewards"),
+    "beta": ("beta (KL weight)", 0.0, "kl_to_ref", "KL to the warm-up per answer"),
+    "teacher_error_rate": ("warm-up: teacher error rate", DEFAULT_TEACHER_ERROR_RATE, "cot_accuracy",
+                           "think-first accuracy"),
+}
+KNOB_LABELS = {"group_size": "G={}", "beta": "beta={}", "teacher_error_rate": "teacher error {}"}
+
+
+def knob_control(knob: str):
+    """The slider of one knob: G in 2..32 (fixed 32 prompts), beta in 0..0.2, teacher error rate in 0..0.5."""
+    description, default, _key, _title = KNOBS[knob]
+    if knob == "group_size":
+        return choice_slider(GROUP_SIZES, default, description=description, continuous_update=False)
+    if knob == "beta":
+        return float_slider("beta", 0.0, MAX_BETA, BETA_STEP, default, description=description,
+                            continuous_update=False)
+    return float_slider("teacher_error_rate", 0.0, MAX_TEACHER_ERROR, TEACHER_ERROR_STEP, default,
+                        description=description, continuous_update=False)
+
+
+def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> None:
+    """1 x 3 against RL step: accuracy, think-first share and the knob's own metric; default run in grey."""
+    _description, _default, third, third_title = KNOBS[knob]
+    axes = fresh_axes(fig, 1, 3)
+    keys = (("accuracy", "accuracy (all answers)"), ("cot_fraction", "think-first share"), (third, third_title))
+    curves = [(label, r.history, r) for label, r in results.items()]
+    if live is not None and isinstance(live, list):
+        curves.append(("training...", live, None))
+    for index, (label, history, result) in enumerate(curves):
+        color = "#555555" if "(default)" in label else ("k" if result is None else f"C{index}")
+        for ax, (key, _title) in zip(axes, keys):
+            y = _curve(history, key)
+            x = np.arange(1, len(y) + 1)
+            if np.isfinite(y).any():
+                ax.plot(x, smoothed_curve(history, key), color=color, lw=1.6, ls=":" if result is None else "-",
+                        label=label)
+            if key == "kl_to_ref" and result is not None and "kl_to_warmup" in result.final:
+                ax.plot([len(history)], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
+    for ax, (key, title) in zip(axes, keys):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("RL step", fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+        if key != "kl_to_ref":
+            ax.set_ylim(-0.02, 1.02)
+    if knob == "beta":
+        axes[2].set_ylim(bottom=0)
+        axes[2].plot([], [], "*", color="#555555", label="held-out, after training")
+    if knob == "teacher_error_rate":
+        axes[2].plot([], [], color="#777777", ls="--", lw=1, label="teacher: chain all right")
+        for index, (label, _history, result) in enumerate(curves):
+            if result is not None:
+                color = "#555555" if "(default)" in label else f"C{index}"
+                axes[2].axhline(teacher_chain_accuracy(result.config.teacher_error_rate), color=color, ls="--", lw=1)
+    axes[0].legend(fontsize=7, loc="lower right")
+    if knob in ("beta", "teacher_error_rate"):
+        axes[2].legend(fontsize=7, loc="lower right")
+
+
+def knob_panel(knob: str, default_result: PanelRun | None = None, steps: int | None = None,
+               n_prompts: int | None = None, sft_steps: int | None = None, seed: int = 0) -> TrainingPanel:
+    """Run-button panel for one GRPO knob; each run is overlaid on the default run (32 x 8, beta 0, teacher 0.1)."""
+    def train(on_step=None, **values):
+        return panel_run(knob, values[knob], steps, n_prompts, sft_steps, on_step, seed)
+
+    def load(key):
+        value = _values_from_key(key)[knob]
+        if not panel_run_on_disk(knob, value, steps, seed):
+            raise KeyError(key)
+        return panel_run(knob, value, steps, n_prompts, sft_steps, seed=seed)
+
+    label = KNOB_LABELS[knob]
+    n_steps = pick(STEPS, FAST_STEPS) if steps is None else steps
+    return TrainingPanel(train, lambda fig, results, live: plot_knob_panel(fig, results, live, knob),
+                         {knob: knob_control(knob)}, default_result=default_result,
+                         label=lambda v: label.format(_knob_value(knob, v[knob])), figsize=(11, 3.4),
+                         disk_cache=True, load=load, save=lambda _key, _result: None,
+                         title=f"GRPO, {KNOBS[knob][0]} (32 prompts per step, {n_steps} steps)")
+
+
+def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int = 0) -> PanelRun:
+    """The default GRPO run (already trained) as a PanelRun, to seed the knob panels."""
+    warm = warm_up(result.config.teacher_error_rate, result.config.sft_seed)
+    final = held_out(result.policy, n_prompts)
+    final["kl_to_warmup"] = kl_to_reference(result.policy, warm.model, n_prompts)
+    return PanelRun(result.config, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
+
+
+def runs_summary(*panels: TrainingPanel) -> _Markdown:
+    """Every finished run the given panels hold, one line each: held-out metrics and late all-same groups."""
+    lines = ["| run | accuracy | think-first share | think-first accuracy | mean length | KL to warm-up "
+             "| all-same groups (last 20 steps) | first step with think share >= 90% |",
+             "|---|---|---|---|---|---|---|---|"]
+    seen = set()
+    for panel in panels:
+        for label, result in panel.results.items():
+            if not isinstance(result, PanelRun) or result.config in seen:
+                continue  # the default run sits in every panel: list it once
+            seen.add(result.config)
+            if result.config == rl_config("grpo", result.config.steps, result.config.seed):
+                label = "default (G=8, beta=0, teacher error 0.1)"
+            f = result.final
+            lines.append(f"| {label} | {f['accuracy']:.1%} | {f['cot_fraction']:.1%} | {_pct(f['cot_accuracy'])} "
+                         f"| {f['mean_length']:.1f} | {f.get('kl_to_warmup', math.nan):.2f} "
+                         f"| {late_mean(result.history):.1%} | {first_step_above(result.history)} |")
+    return _Markdown("\n".join(lines))
+
+
+EXERCISE7 = {"teacher_error_rate": (0.0,), "beta": (0.04,), "group_size": (2, 32)}  # the settings of 7(a)-(c)
+
+
+def run_exercise7(*panels: TrainingPanel) -> None:
+    """Press Run on every panel for each setting of Exercise 7 (a knob panel is recognised by its control)."""
+    for panel in panels:
+        (knob,) = panel.controls
+        for value in EXERCISE7.get(knob, ()):
+            panel.controls[knob].value = value
+            panel.click_run()
+        panel.controls[knob].value = panel.defaults[knob]
+
+
+def first_step_above(history: list[dict], key: str = "cot_fraction", level: float = 0.9) -> str:
+    """First RL step whose smoothed metric reaches `level` (as text; '—' if never)."""
+    y = smooth(_curve(history, key))
+    above = np.flatnonzero(y >= level)
+    return str(int(above[0]) + 1) if above.size else "—"
+
+
+class _Markdown:
+    """Markdown text that displays as a table in Jupyter and as text elsewhere."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+# ----------------------------------------------------------------------------------------------- the lecture's rows
+def _binomial_se(p: float, n: float) -> float:
+    """Standard error of a share p estimated from n independent answers (0 if undefined)."""
+    if not n or not math.isfinite(p):
+        return 0.0
+    return math.sqrt(max(p * (1 - p), 0.0) / n)
+
+
+def _row(section: str, figure: str, lecture: float, values: list[float], se: float, precision: float,
+         unit: str = "%", seeds=(), note: str = "") -> Row:
+    """A row whose band is lecture ± max(3 x uncertainty, precision) (precision: the lecture's rounding, or a floor).
+
+    The uncertainty is the std over seeds when there are several (run-to-run spread), else the standard error
+    of our held-out estimate (evaluation noise only: one training run cannot show its own spread).
+    """
+    values = [float(v) for v in values]
+    measured = float(np.mean(values))
+    spread = float(np.std(values, ddof=1)) if len(values) > 1 else None
+    half = max(3 * (spread if spread else se), precision)
+    source = "3 std over seeds" if spread else "3 SE of the held-out estimate"
+    return Row(section, figure, lecture, measured, (lecture - half, lecture + half), unit, spread, tuple(seeds),
+               f"band = lecture ± max({source}, {precision:g}){'; ' + note if note else ''}")
+
+
+def teacher_rows(teachers: list[dict], seeds=(0,)) -> list[Row]:
+    """Section 5.1: the teacher writes a fully right chain 0.9^10 ≈ 35% of the time (simulated)."""
+    n = teachers[0]["n"]
+    chain = [t["chain_exact"] for t in teachers]
+    closed = teacher_chain_accuracy()
+    return [_row("5.1", "teacher: chains with every step right (simulated)", LECTURE_TEACHER_CHAIN, chain,
+                 _binomial_se(closed, n), 0.005, seeds=seeds,
+                 note=f"closed form 0.9^10 = {closed:.4f}; its final digit is right more often, "
+                      f"{teacher_answer_accuracy():.3f}, because errors can cancel")]
+
+
+def warmup_rows(reports: list[dict], seeds=(0,)) -> list[Row]:
+    """Section 5.1: the warm-up's held-out metrics at temperature 1 and greedy, next to the lecture's."""
+    rows = []
+    for where, lecture, mode in (("temperature1", LECTURE_WARM_T1, "T=1"), ("greedy", LECTURE_WARM_GREEDY, "greedy")):
+        for key, value in lecture.items():
+            values = [r[where][key] for r in reports]
+            n = reports[0]["n_prompts"] * _answers_share(reports[0][where], key)
+            rows.append(_row("5.1", f"warm-up, {mode}: {TRAINING_PANELS.get(key, key)}", value, values,
+                             _binomial_se(values[0], n), 0.005, seeds=seeds))
+    return rows
+
+
+def _answers_share(metrics: dict, key: str) -> float:
+    """Share of the answers a metric is measured on: think-first answers, direct answers, or all."""
+    if key == "cot_accuracy":
+        return metrics["cot_fraction"]
+    if key == "direct_accuracy":
+        return 1 - metrics["cot_fraction"] - metrics.get("malformed_fraction", 0.0)
+    return 1.0
+
+
+def _length_se(metrics: dict, n_prompts: int) -> float:
+    """Standard error of the mean length: answers are 15 (think) or 3 (direct) tokens, so std ≈ 12 sqrt(f(1-f))."""
+    f = metrics["cot_fraction"]
+    return 12 * math.sqrt(max(f * (1 - f), 0.0) / n_prompts)
+
+
+def grpo_rows(warm_reports: list[dict], grpo_evals: list[dict], histories: list[list[dict]],
+              n_prompts: int, seeds=(0,), prompts_per_step: int = RLConfig.prompts_per_step) -> list[Row]:
+    """Section 5.2: think-first share, mean length, think-first accuracy before / after GRPO, late all-same groups."""
+    before = [r["temperature1"] for r in warm_reports]
+    rows = [
+        _row("5.2", "warm-up (T=1): mean answer length", LECTURE_WARM_LENGTH, [m["mean_length"] for m in before],
+             _length_se(before[0], n_prompts), 0.05, unit="tokens", seeds=seeds),
+    ]
+    for key, figure, precision, unit in (("cot_fraction", "think-first share", 0.005, "%"),
+                                         ("mean_length", "mean answer length", 0.05, "tokens"),
+                                         ("cot_accuracy", "think-first accuracy", 0.005, "%")):
+        values = [m[key] for m in grpo_evals]
+        if key == "mean_length":
+            se = _length_se(grpo_evals[0], n_prompts)
+        else:
+            se = _binomial_se(values[0], n_prompts * _answers_share(grpo_evals[0], key))
+        rows.append(_row("5.2", f"after GRPO (T=1, held-out): {figure}", LECTURE_GRPO[key], values, se, precision,
+                         unit, seeds))
+    late = [late_mean(h) for h in histories]
+    groups = LATE_STEPS * prompts_per_step
+    rows.append(_row("5.2", f"groups with all-equal rewards, last {LATE_STEPS} steps", LECTURE_GRPO["all_same"], late,
+                     _binomial_se(late[0], groups), 0.05, seeds=seeds,
+                     note="'~55%'; at accuracy p per answer a group of 8 is all-equal with chance ≈ p^8 + (1-p)^8"))
+    return rows
+
+
+def algo_rows(evals: dict[str, list[dict]], n_prompts: int, seeds=(0,)) -> list[Row]:
+    """Section 5.2: Dr. GRPO and RFT after the same steps (the lecture's 94% / 96%, read as think-first accuracy)."""
+    rows = []
+    for algo, lecture in LECTURE_ALGOS.items():
+        values = [m["cot_accuracy"] for m in evals[algo]]
+        se = _binomial_se(values[0], n_prompts * evals[algo][0]["cot_fraction"])
+        rows.append(_row("5.2", f"{ALGO_LABELS[algo]}, same steps as GRPO: think-first accuracy", lecture, values, se,
+                         0.005, seeds=seeds,
+                         note=f"overall accuracy {np.mean([m['accuracy'] for m in evals[algo]]):.1%}; the notes do "
+                              "not say which accuracy"))
+    return rows
+
+
+def pass_rows(warm_pass: list[dict], grpo_pass: list[dict], n_prompts: int, seeds=(0,)) -> list[Row]:
+    """Section 5.3: the warm-up's pass@16 (98%); GRPO lifts pass@1 towards pass@16, pass@16 barely moves."""
+    k = PASS_SAMPLES
+    warm16 = [p[k] for p in warm_pass]
+    moved = [g[k] - w[k] for g, w in zip(grpo_pass, warm_pass)]
+    gap = [g[k] - g[1] for g in grpo_pass]
+    se16 = _binomial_se(warm16[0], n_prompts)
+    rows = [
+        _row("5.3", f"warm-up pass@{k}", LECTURE_WARM_PASS16, warm16, se16, 0.005, seeds=seeds),
+        _row("5.3", f"GRPO pass@{k} minus warm-up pass@{k} ('barely moves')", 0.0, moved,
+             math.hypot(se16, _binomial_se(grpo_pass[0][k], n_prompts)), 0.02, seeds=seeds,
+             note="the notes give no number: 'barely moves' read as within 2 points"),
+        Row("5.3", f"GRPO pass@{k} minus GRPO pass@1 ('pass@1 near pass@{k}')", "small", float(np.mean(gap)), None,
+            "%", float(np.std(gap, ddof=1)) if len(gap) > 1 else None, tuple(seeds),
+            f"warm-up: pass@{k} - pass@1 = {np.mean([p[k] - p[1] for p in warm_pass]):.1%}; not judged"),
+    ]
+    return rows
+
+
+def measure(seed: int = 0, fast: bool = False) -> dict:
+    """Everything `figures` needs for one seed (RL runs come from the checkpoint cache after the first call)."""
+    sizes = fast_sizes(fast)
+    report = warmup_metrics(DEFAULT_TEACHER_ERROR_RATE, seed, sizes["eval_prompts"])
+    runs = {algo: rl_run(algo, sizes["steps"], seed) for algo in ALGO_LABELS}
+    return {
+        "teacher": simulated_teacher(seed=seed),
+        "warm": report,
+        "histories": runs["grpo"].history,
+        "evals": {algo: held_out(r.policy, sizes["eval_prompts"], seed) for algo, r in runs.items()},
+        "warm_pass": pass_at_k(report["model"], sizes["pass_prompts"], seed=seed),
+        "grpo_pass": pass_at_k(runs["grpo"].policy, sizes["pass_prompts"], seed=seed),
+    }
+
+
+def rows_from(measurements: list[dict], seeds=(0,), fast: bool = False) -> list[Row]:
+    """The lecture-vs-measured rows of notebook 03 from `measure` outputs (one per seed)."""
+    sizes = fast_sizes(fast)
+    m = measurements
+    return (teacher_rows([x["teacher"] for x in m], seeds)
+            + warmup_rows([x["warm"] for x in m], seeds)
+            + grpo_rows([x["warm"] for x in m], [x["evals"]["grpo"] for x in m], [x["histories"] for x in m],
+                        sizes["eval_prompts"], seeds)
+            + algo_rows({a: [x["evals"][a] for x in m] for a in ("dr_grpo", "rft")}, sizes["eval_prompts"], seeds)
+            + pass_rows([x["warm_pass"] for x in m], [x["grpo_pass"] for x in m], sizes["pass_prompts"], seeds))
+
+
+def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+    """Sections 5.1-5.3: every number of the lecture that notebook 03 reproduces, next to ours."""
+    return rows_from([measure(seed, fast) for seed in seeds], seeds, fast)

@@ -1,0 +1,305 @@
+"""Notebook 03's experiment code, checked against independent computations (closed forms, simulation, stubs)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr import task
+from rlvr.experiments import thinking
+from rlvr.experiments.common import Row
+from rlvr.model import TinyTransformer
+from rlvr.train import RLConfig
+from rlvr.widgets import config_key
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny forward passes: one thread avoids OpenMP contention on a shared machine (restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ----------------------------------------------------------------------------- the teacher
+def test_teacher_chain_accuracy_is_the_lecture_power():
+    assert thinking.teacher_chain_accuracy(0.1) == pytest.approx(0.9 ** 10)
+    assert thinking.teacher_chain_accuracy(0.0) == 1.0
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.1, 0.3, 0.9])
+def test_teacher_answer_accuracy_matches_an_enumeration_of_shift_sums(rate):
+    # distribution of the total shift mod 10 by repeated convolution (independent of the closed form)
+    step = np.full(10, rate / 9)
+    step[0] = 1 - rate
+    total = np.zeros(10)
+    total[0] = 1.0
+    for _ in range(10):
+        total = np.array([sum(total[j] * step[(i - j) % 10] for j in range(10)) for i in range(10)])
+    assert thinking.teacher_answer_accuracy(rate) == pytest.approx(total[0], abs=1e-12)
+
+
+def test_simulated_teacher_agrees_with_both_closed_forms():
+    sim = thinking.simulated_teacher(0.1, n=100_000, seed=1)
+    se = math.sqrt(0.25 / sim["n"])
+    assert abs(sim["chain_exact"] - thinking.teacher_chain_accuracy(0.1)) < 4 * se
+    assert abs(sim["answer_right"] - thinking.teacher_answer_accuracy(0.1)) < 4 * se
+
+
+def test_teacher_error_steps_finds_the_injected_errors():
+    digits = np.array([9, 4, 5, 8, 0, 7, 3, 0, 2, 1])
+    chain = np.cumsum(digits) % 10
+    assert thinking.teacher_error_steps(digits, chain) == []
+    chain[3] = (chain[3] + 4) % 10  # error at step 4, then carry on from the written digit
+    chain[4:] = (chain[3] + np.cumsum(digits[4:])) % 10
+    assert thinking.teacher_error_steps(digits, chain) == [4]
+
+
+# ----------------------------------------------------------------------------- the thinking budget
+class PerfectThinker(torch.nn.Module):
+    """A stub 'model': inside '[...' it writes the running sum; after '#' it copies the digit before ']'."""
+
+    cfg = None
+
+    def forward(self, ids):
+        B, T = ids.shape
+        logits = torch.full((B, T, task.VOCAB_SIZE), -10.0)
+        for b in range(B):
+            row = ids[b].tolist()
+            for t in range(task.PROMPT_LEN, T):  # the next token after every prefix row[: t + 1] of the answer
+                logits[b, t, self.next_digit(row[: t + 1])] = 10.0
+        return logits
+
+    @staticmethod
+    def next_digit(prefix):
+        """Running sum inside the chain; after '#', the digit just before ']' (0 if the chain is empty)."""
+        if prefix[-1] == task.HASH_ID:
+            before_close = prefix[-3]
+            return before_close if before_close < 10 else 0
+        if task.OPEN_ID not in prefix or task.PAD_ID in prefix or task.CLOSE_ID in prefix:
+            return 0
+        chain = prefix[prefix.index(task.OPEN_ID) + 1:]
+        if len(chain) >= task.N_DIGITS:
+            return 0
+        previous = chain[-1] if chain else 0
+        return (previous + prefix[len(chain)]) % 10
+
+
+def test_thinking_budget_cuts_the_chain_and_forces_the_answer():
+    n = 200
+    curve = thinking.thinking_budget(PerfectThinker(), range(11), n_prompts=n, temperature=0.0)
+    prompts = thinking.held_out_prompts(n)
+    partial = np.cumsum(prompts, axis=1) % 10  # [n, 10] running sums
+    answers = task.answer_digits(prompts)
+    assert curve[0] == pytest.approx(np.mean(answers == 0))
+    for b in range(1, 11):
+        assert curve[b] == pytest.approx(np.mean(partial[:, b - 1] == answers))
+    assert curve[10] == 1.0
+
+
+def test_thinking_budget_samples_digits_at_temperature_one():
+    torch.manual_seed(0)
+    curve = thinking.thinking_budget(TinyTransformer(), (0, 5, 10), n_prompts=50, temperature=1.0)
+    assert set(curve) == {0, 5, 10}
+    assert all(0.0 <= v <= 0.4 for v in curve.values())  # an untrained model guesses (10%)
+
+
+# ----------------------------------------------------------------------------- small helpers
+def test_smooth_is_a_nan_skipping_moving_average():
+    y = np.array([1.0, np.nan, 3.0, 5.0, np.nan, np.nan, 7.0])
+    got = thinking.smooth(y, window=3)
+    want = [np.nanmean(y[max(0, i - 1):i + 2]) if np.isfinite(y[max(0, i - 1):i + 2]).any() else np.nan
+            for i in range(len(y))]
+    np.testing.assert_allclose(got, want)
+    assert thinking.smooth([1.0, 2.0], window=9).tolist() == [1.5, 1.5]  # shorter than the window
+
+
+def test_late_mean_and_first_step_above():
+    history = [{"all_same_group_fraction": i / 100, "cot_fraction": min(1.0, i / 50)} for i in range(100)]
+    assert thinking.late_mean(history, last=20) == pytest.approx(np.mean(np.arange(80, 100) / 100))
+    assert thinking.first_step_above([{"cot_fraction": 0.0}] * 30) == "—"
+    step = int(thinking.first_step_above(history, level=0.9))
+    assert 40 <= step <= 50
+
+
+def test_kl_to_itself_is_zero():
+    torch.manual_seed(0)
+    model = TinyTransformer().eval()
+    assert thinking.kl_to_reference(model, model, n_prompts=20) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_values_from_key_inverts_config_key():
+    for values in ({"beta": 0.04}, {"group_size": 32}, {"teacher_error_rate": 0.15000000000000002}):
+        parsed = thinking._values_from_key(config_key(values))
+        assert parsed == pytest.approx({k: float(v) for k, v in values.items()})
+
+
+def test_fast_sizes_are_the_notebook_sizes():
+    assert thinking.fast_sizes(False) == {"steps": 200, "eval_prompts": 2000, "pass_prompts": 2000,
+                                          "sft_steps": 800, "budget_prompts": 1000}
+    assert thinking.fast_sizes(True)["steps"] < 30
+
+
+def test_rl_config_is_the_lecture_recipe():
+    cfg = thinking.rl_config("grpo", 200, seed=0)
+    assert (cfg.prompts_per_step, cfg.group_size, cfg.lr, cfg.steps, cfg.beta) == (32, 8, 1e-4, 200, 0.0)
+    assert thinking.rl_config("grpo", 200, group_size=2).group_size == 2
+
+
+# ----------------------------------------------------------------------------- rows
+def fake_metrics(acc, cot, cot_acc, length):
+    return {"accuracy": acc, "cot_fraction": cot, "cot_accuracy": cot_acc, "direct_accuracy": 0.1,
+            "mean_length": length, "malformed_fraction": 0.0}
+
+
+def fake_measurement():
+    warm = {"temperature1": fake_metrics(0.2, 0.5, 0.33, 9.0), "greedy": fake_metrics(0.6, 0.6, 1.0, 10.2),
+            "n_prompts": 2000}
+    history = [{"all_same_group_fraction": 0.5, "accuracy": 0.9}] * 40
+    return {"teacher": {"chain_exact": 0.349, "answer_right": 0.377, "n": 200_000}, "warm": warm,
+            "histories": history,
+            "evals": {a: fake_metrics(0.9, 0.98, 0.92, 14.8) for a in ("grpo", "dr_grpo", "rft")},
+            "warm_pass": {k: 0.3 + 0.04 * k for k in range(1, 17)},
+            "grpo_pass": {k: 0.9 + 0.005 * k for k in range(1, 17)}}
+
+
+def test_rows_report_the_measured_values_and_honest_bands():
+    rows = thinking.rows_from([fake_measurement()], seeds=(0,))
+    assert all(isinstance(r, Row) for r in rows)
+    by_figure = {r.figure: r for r in rows}
+    t1_acc = by_figure["warm-up, T=1: accuracy (all answers)"]
+    assert t1_acc.measured == pytest.approx(0.2) and t1_acc.lecture == 0.19
+    half = max(3 * math.sqrt(0.2 * 0.8 / 2000), 0.005)
+    assert t1_acc.band == pytest.approx((0.19 - half, 0.19 + half))
+    pass16 = [r for r in rows if r.figure == "warm-up pass@16"][0]
+    assert pass16.measured == pytest.approx(0.3 + 0.64)
+    late = [r for r in rows if r.figure.startswith("groups with all-equal")][0]
+    assert late.measured == pytest.approx(0.5) and late.agrees
+
+
+def test_rows_use_the_spread_over_seeds_when_there_are_several():
+    a, b = fake_measurement(), fake_measurement()
+    b["evals"]["grpo"] = fake_metrics(0.8, 0.9, 0.82, 14.0)
+    rows = thinking.rows_from([a, b], seeds=(0, 1))
+    row = [r for r in rows if r.figure == "after GRPO (T=1, held-out): think-first accuracy"][0]
+    assert row.measured == pytest.approx(0.87)
+    assert row.spread == pytest.approx(np.std([0.92, 0.82], ddof=1))
+    assert row.band[1] - row.lecture == pytest.approx(3 * row.spread)
+
+
+# ----------------------------------------------------------------------------- plots and panels
+def fake_history(steps=30, seed=0):
+    rng = np.random.default_rng(seed)
+    keys = ["accuracy", "cot_fraction", "cot_accuracy", "chain_exact", "direct_accuracy", "all_same_group_fraction"]
+    history = [{k: float(rng.random()) for k in keys} for _ in range(steps)]
+    for h in history:
+        h.update(mean_length=9.0, mean_length_think=15.0, mean_length_direct=3.0, kl_to_ref=float("nan"))
+    history[steps // 2]["direct_accuracy"] = float("nan")
+    return history
+
+
+def fake_panel_run(**overrides):
+    final = {**fake_metrics(0.8, 0.9, 0.85, 14.0), "kl_to_warmup": 1.5}
+    return thinking.PanelRun(RLConfig(steps=4, **overrides), fake_history(steps=4), final)
+
+
+def test_training_curve_figures_draw_single_and_overlaid_runs():
+    from rlvr.widgets import new_figure
+    fig = new_figure((11, 6))
+    thinking.draw_training_curves(fig, fake_history())
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 6
+    thinking.draw_algo_comparison(fig, {"GRPO": fake_history(), "RFT": fake_history(seed=1)})
+    assert len(fig.axes) == 4
+    thinking.draw_pass_at_k(fig, {"a": {k: k / 16 for k in range(1, 17)}})
+    thinking.draw_thinking_budget(fig, {"a": {b: 0.1 for b in range(11)}})
+
+
+def test_teacher_panel_trains_through_warm_up_with_progress(monkeypatch):
+    calls = []
+
+    def fake_warmup_metrics(rate, seed, n_prompts, sft_steps, on_step=None):
+        for step in range(1, 5):
+            on_step(step, 4, 2.0 / step)
+        calls.append((rate, sft_steps))
+        metrics = fake_metrics(0.2, 0.5, 0.3, 9.0)
+        return {"temperature1": metrics, "greedy": metrics, "losses": [2.0, 1.0, 0.7, 0.5],
+                "teacher_error_rate": rate}
+
+    monkeypatch.setattr(thinking, "warmup_metrics", fake_warmup_metrics)
+    monkeypatch.setattr(thinking, "warmup_on_disk", lambda *a, **k: False)
+    default = fake_warmup_metrics(0.1, 0, None, 8, on_step=lambda *a: None)
+    panel = thinking.teacher_panel(default_result=default, sft_steps=8)
+    panel.controls["teacher_error_rate"].value = 0.30000000000000004
+    assert panel.click_run() is not None, panel.last_traceback
+    assert panel.error is None
+    assert calls[-1] == (pytest.approx(0.3), 8)
+    assert len(panel.results) == 2
+
+
+@pytest.mark.parametrize("knob, value", [("group_size", 2), ("beta", 0.04), ("teacher_error_rate", 0.0)])
+def test_knob_panels_run_the_chosen_setting_and_overlay_it(monkeypatch, knob, value):
+    seen = []
+
+    def fake_panel_run_fn(knob_name, v, steps, n_prompts, sft_steps, on_step=None, seed=0):
+        seen.append((knob_name, v))
+        history = fake_history(steps=4)
+        for step in range(1, len(history) + 1):
+            on_step(step, len(history), history[:step])
+        return fake_panel_run(**{knob_name: thinking._knob_value(knob_name, v)})
+
+    monkeypatch.setattr(thinking, "panel_run", fake_panel_run_fn)
+    monkeypatch.setattr(thinking, "panel_run_on_disk", lambda *a, **k: False)
+    panel = thinking.knob_panel(knob, fake_panel_run(), steps=4)
+    panel.controls[knob].value = value
+    assert panel.click_run() is not None, panel.last_traceback
+    assert panel.error is None
+    assert seen == [(knob, value)]
+    assert len(panel.results) == 2
+    table = thinking.runs_summary(panel)
+    assert table.text.count("\n") == 3  # header, rule, two runs
+    assert thinking.runs_summary(panel, panel).text == table.text  # the shared default is listed once
+    assert "default (G=8" in table.text
+
+
+def test_panel_run_keys_match_the_shared_run_cache():
+    cfg = thinking.rl_config("grpo", 200, 0, beta=thinking._knob_value("beta", 0.04000000000000001))
+    assert cfg.beta == 0.04
+    assert cfg == RLConfig(beta=0.04)  # same cache entry as `python -m rlvr train --beta 0.04`
+
+
+def test_smooth_ratio_pools_answers_not_steps():
+    # step 1: 1 direct answer (right); step 2: 99 direct answers (1% right) -> pooled 1.99/100, not mean(100%, 1%)
+    got = thinking.smooth_ratio([1.0, 0.01], [0.01, 0.99], window=3)
+    np.testing.assert_allclose(got, [0.0199, 0.0199])
+
+
+def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():
+    # the claim of Exercise 7(b): on-policy, E_pi[grad k3] = grad KL(pi_ref || pi), not grad KL(pi || pi_ref)
+    from rlvr.objectives import kl_k3
+    torch.manual_seed(0)
+    theta = torch.randn(5, requires_grad=True)
+    ref_logps = torch.log_softmax(torch.randn(5), dim=0)
+    logps = torch.log_softmax(theta, dim=0)
+    expected_k3 = (logps.exp().detach() * kl_k3(logps, ref_logps)).sum()  # exact expectation over the 5 tokens
+    forward_kl = (ref_logps.exp() * (ref_logps - logps)).sum()
+    reverse_kl = (logps.exp() * (logps - ref_logps)).sum()
+    grad_k3, grad_fwd, grad_rev = (torch.autograd.grad(x, theta, retain_graph=True)[0]
+                                   for x in (expected_k3, forward_kl, reverse_kl))
+    torch.testing.assert_close(grad_k3, grad_fwd)
+    assert not torch.allclose(grad_k3, grad_rev, atol=1e-3)
+
+
+def test_run_exercise7_presses_run_for_each_setting_and_restores_the_slider(monkeypatch):
+    seen = []
+
+    def fake_panel_run_fn(knob_name, v, steps, n_prompts, sft_steps, on_step=None, seed=0):
+        seen.append(v)
+        return fake_panel_run(**{knob_name: thinking._knob_value(knob_name, v)})
+
+    monkeypatch.setattr(thinking, "panel_run", fake_panel_run_fn)
+    monkeypatch.setattr(thinking, "panel_run_on_disk", lambda *a, **k: False)
+    panel = thinking.knob_panel("group_size", fake_panel_run(), steps=4)
+    thinking.run_exercise7(panel)
+    assert seen == list(thinking.EXERCISE7["group_size"])
+    assert panel.controls["group_size"].value == 8 and len(panel.results) == 3
