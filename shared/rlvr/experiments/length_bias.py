@@ -1,0 +1,628 @@
+"""Notebook 05: GRPO's length bias, Dr. GRPO's fix and Kimi k1.5's length reward (lecture sections 4.2 and 6.2).
+
+Three pieces:
+
+* per-token weights: GRPO averages each answer's loss over its own |o_i| tokens, so a token of a short answer
+  weighs more than a token of a long one; Dr. GRPO divides every answer by the same constant L_max.
+* a toy model where length cannot matter: the answer is correct with a fixed probability p; on the correct and on
+  the wrong path the model has one "continue thinking" logit each, so the number of thinking tokens k in
+  {0..L_cap} is a capped geometric variable. The true gradient w.r.t. both logits is exactly 0. Trained with the
+  GRPO loss, the wrong path's length runs to the cap and the correct path's to 0; with the Dr. GRPO loss both stay.
+  Training is vectorised over runs and written in numpy with the closed-form gradient (300 steps of both losses
+  take ~50 ms of CPU); `toy_token_logps` gives the same model as token log-probs for autograd (the tests
+  compare the two).
+* Kimi k1.5's length reward (`rlvr.objectives.kimi_length_reward`) in a group, in the toy model, and switched on
+  early or late on the arithmetic task.
+
+Path index 0 is the correct path, 1 the wrong path.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rlvr.experiments.common import Row
+from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
+
+L_CAP = 30  # most thinking tokens a toy answer may write (the answer token comes after them)
+INIT_LOGIT = math.log(9.0)  # starting "continue thinking" logit on both paths: P(continue) = 0.9, ~8.6 tokens
+P_CORRECT = 0.3  # probability of a correct answer (the lecture's toy; Exercise 7(d) uses 0.7)
+GROUP_SIZE = 8  # answers per prompt (G)
+ANSWERS_PER_STEP = 128  # answers per step in each run (groups per step = ANSWERS_PER_STEP // G)
+STEPS = 300  # toy training steps
+OPTIMIZER = "sgd"  # plain SGD follows the expected gradient; "adam" also works (see LEARNING_RATES)
+LEARNING_RATES = {"sgd": 3.0, "adam": 0.05}  # per optimizer (SGD steps scale with the loss, Adam steps do not)
+N_RUNS = 8  # runs per seed, trained side by side (vectorised)
+ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
+LOSSES = ("grpo", "dr_grpo")
+LOSS_LABELS = {"grpo": "GRPO loss (1/|o_i|, z-score)", "dr_grpo": "Dr. GRPO loss (1/L_max, mean only)"}
+ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo"}
+AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm"}
+PATH_COLORS = ("#2e7d32", "#c62828")  # correct, wrong
+PATH_NAMES = ("correct path", "wrong path")
+KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
+
+
+# ----------------------------------------------------------------------------------------------- per-token weights
+def per_token_weight(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> np.ndarray:
+    """Weight on each token's log-prob of answer i (before the 1/G mean over answers): A_i/|o_i| or A_i/L_max."""
+    advantages, lengths = np.asarray(advantages, dtype=float), np.asarray(lengths, dtype=float)
+    if mode == "grpo":
+        return advantages / lengths
+    if mode == "dr_grpo":
+        return advantages / float(max_len)
+    raise ValueError(f"mode must be 'grpo' or 'dr_grpo', got {mode!r}")
+
+
+def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> torch.Tensor:
+    """The same weights measured on the package's loss: -G * d(loss)/d(logp of a token), one value per answer. [G]."""
+    lengths = torch.as_tensor(lengths)
+    max_len = int(max_len or lengths.max())
+    logps = torch.zeros(len(lengths), max_len, dtype=torch.float64, requires_grad=True)  # [G, T]
+    response_mask = torch.arange(max_len)[None, :] < lengths[:, None]  # [G, T]
+    adv = torch.as_tensor(advantages, dtype=torch.float64)  # [G]
+    loss = aggregate_loss(policy_gradient_loss(logps, adv), response_mask, AGGREGATION[mode], max_len)
+    (grad,) = torch.autograd.grad(loss, logps)  # [G, T]
+    return -len(lengths) * grad[:, 0]
+
+
+def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, correct_length: int = 100,
+                       wrong_length: int = 1000, max_len: int = 1000) -> None:
+    """|per-token weight| (log-log) and the total push on an answer against its length, GRPO vs Dr. GRPO."""
+    from rlvr.widgets import fresh_axes
+    ax_w, ax_total = fresh_axes(fig, 1, 2)
+    lengths = np.unique(np.geomspace(1, max_len, 60).round())  # [n]
+    answers = ((adv_correct, correct_length, PATH_COLORS[0], "correct"),
+               (adv_wrong, wrong_length, PATH_COLORS[1], "wrong"))
+    lines = []
+    for adv, length, color, name in answers:
+        grpo = per_token_weight(adv, lengths, "grpo")  # [n]
+        dr = per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths)  # [n]
+        ax_w.plot(lengths, np.abs(grpo), color=color, label=f"GRPO, {name} (A = {adv:+.2g})")
+        ax_w.plot(lengths, np.abs(dr), color=color, ls="--", label=f"Dr. GRPO, {name}")
+        ax_total.plot(lengths, grpo * lengths, color=color)
+        ax_total.plot(lengths, dr * lengths, color=color, ls="--")
+        length = min(length, max_len)
+        w_grpo, w_dr = adv / length, adv / max_len
+        ax_w.plot([length, length], [abs(w_grpo), abs(w_dr)], "o", color=color, ms=6)
+        ax_total.plot([length, length], [adv, w_dr * length], "o", color=color, ms=6)
+        lines.append(f"{name}, {length} tokens: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
+    ax_w.set(xscale="log", yscale="log", xlabel="answer length |o_i| (tokens)",
+             ylabel="|weight on each token's log-prob|", title="per-token weight (dots: the two answers)")
+    ax_w.legend(fontsize=7, loc="upper right")
+    ax_w.text(0.03, 0.22, "per token:\n" + "\n".join(lines), transform=ax_w.transAxes, fontsize=7, va="bottom")
+    low = min(abs(adv_correct), abs(adv_wrong)) / max_len
+    ax_w.set_ylim(low / 4, 1.5 * max(abs(adv_correct), abs(adv_wrong)))
+    top = 1.15 * max(abs(adv_correct), abs(adv_wrong))
+    ax_total.set(xscale="log", xlabel="answer length |o_i| (tokens)", ylabel="sum of the weights over the answer",
+                 title="total push on the answer", ylim=(-top, top))
+    ax_total.axhline(0, color="grey", lw=0.5)
+    plain_log_ticks(ax_w.xaxis, ax_w.yaxis, ax_total.xaxis)
+    ax_total.text(0.03, 0.6, "solid: GRPO (A_i whatever the length)\ndashed: Dr. GRPO (A_i |o_i| / L_max)",
+                  transform=ax_total.transAxes, fontsize=7, va="bottom")
+
+
+def plain_log_ticks(*axes) -> None:
+    """Log-axis tick labels as plain text ('1000', '0.001') without minor ticks: mathtext labels are slow to draw."""
+    from matplotlib.ticker import FuncFormatter, NullLocator
+    for axis in axes:
+        axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+        axis.set_minor_locator(NullLocator())
+
+
+def token_weight_panel():
+    """Sliders: the advantages and lengths of one correct and one wrong answer, L_max (defaults: Exercise 4)."""
+    from rlvr.widgets import AnalyticPanel, float_slider, int_slider
+    controls = {
+        "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description="A of the correct answer"),
+        "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description="A of the wrong answer"),
+        "correct_length": int_slider("correct_length", 10, 2000, 10, 100, description="correct answer's length"),
+        "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description="wrong answer's length"),
+        "max_len": int_slider("max_len", 100, 2000, 100, 1000, description="L_max (Dr. GRPO)"),
+    }
+    return AnalyticPanel(draw_token_weights, controls, figsize=(9, 3.8),
+                         title="GRPO (solid) vs Dr. GRPO (dashed): per-token weight and total push")
+
+
+# ----------------------------------------------------------------------------------------------- the toy model
+def softplus(x):
+    """log(1 + e^x), stable for large |x|."""
+    return np.logaddexp(0.0, x)
+
+
+def length_pmf(logit, cap: int = L_CAP) -> np.ndarray:
+    """P(k thinking tokens), k = 0..cap, for continue-logit(s) `logit` [...] -> [..., cap + 1]."""
+    logit = np.asarray(logit, dtype=float)[..., None]
+    k = np.arange(cap + 1)
+    log_q = -k * softplus(-logit) - np.where(k < cap, softplus(logit), 0.0)  # [..., cap+1]
+    return np.exp(log_q)
+
+
+def mean_thinking_tokens(logit, cap: int = L_CAP) -> np.ndarray:
+    """Expected number of thinking tokens under continue-logit(s) `logit`. [...] -> [...]."""
+    return length_pmf(logit, cap) @ np.arange(cap + 1)
+
+
+def length_score(k, logit, cap: int = L_CAP) -> np.ndarray:
+    """d log q(k) / d logit for the capped geometric length: k (1 - s) - [k < cap] s, s = sigmoid(logit)."""
+    s = 1.0 / (1.0 + np.exp(-np.asarray(logit, dtype=float)))
+    k = np.asarray(k, dtype=float)
+    return k * (1 - s) - (k < cap) * s
+
+
+def toy_token_logps(logits: torch.Tensor, paths: torch.Tensor, k: torch.Tensor,
+                    cap: int = L_CAP) -> tuple[torch.Tensor, torch.Tensor]:
+    """The toy answers as token log-probs: k "think" tokens, then the answer token (forced when k = cap).
+
+    Args:
+        logits: [2] continue logits (correct path, wrong path), may require grad.
+        paths: [B] int64, 0 = correct, 1 = wrong; k: [B] int64 thinking tokens.
+    Returns:
+        logps [B, cap + 1] and response_mask [B, cap + 1] (True for t <= k: |o_i| = k + 1).
+    """
+    logit = logits[paths]  # [B]
+    t = torch.arange(cap + 1)[None, :]  # [1, T]
+    think = torch.nn.functional.logsigmoid(logit)[:, None].expand(-1, cap + 1)  # [B, T]
+    stop = torch.where(k < cap, torch.nn.functional.logsigmoid(-logit), torch.zeros_like(logit))  # [B]
+    logps = torch.where(t < k[:, None], think, torch.where(t == k[:, None], stop[:, None], torch.zeros_like(think)))
+    return logps, t <= k[:, None]
+
+
+def sample_thinking_tokens(log_continue: np.ndarray, log_u: np.ndarray, cap: int = L_CAP) -> np.ndarray:
+    """Capped geometric by inversion: k = min(floor(log u / log P(continue)), cap), u uniform in (0, 1]."""
+    return np.minimum(np.floor(log_u / np.minimum(log_continue, -1e-12)), cap)
+
+
+def group_advantages(rewards: np.ndarray, kind: str, eps: float = ADV_EPS) -> np.ndarray:
+    """numpy twin of rlvr.objectives.compute_advantages over the last axis: 'grpo' z-score or 'dr_grpo' mean only."""
+    centred = rewards - rewards.mean(axis=-1, keepdims=True)
+    if kind == "dr_grpo":
+        return centred
+    if kind == "grpo":
+        return centred / (rewards.std(axis=-1, keepdims=True) + eps)  # population std, as the lecture
+    raise ValueError(f"kind must be 'grpo' or 'dr_grpo', got {kind!r}")
+
+
+def kimi_reward_np(lengths: np.ndarray, correct: np.ndarray) -> np.ndarray:
+    """numpy twin of rlvr.objectives.kimi_length_reward over the last axis (a group per row)."""
+    lo, hi = lengths.min(axis=-1, keepdims=True), lengths.max(axis=-1, keepdims=True)
+    span = hi - lo
+    lam = 0.5 - (lengths - lo) / np.where(span > 0, span, 1)
+    return np.where(span > 0, np.where(correct, lam, np.minimum(lam, 0.0)), 0.0)
+
+
+@dataclass
+class ToyRun:
+    """Continue logits of N runs of one toy configuration, step by step."""
+
+    loss: str
+    p_correct: float
+    group_size: int
+    logits: np.ndarray  # [steps + 1, N, 2] (path 0 correct, 1 wrong)
+    cap: int = L_CAP
+    length_reward_weight: float = 0.0
+    length_reward_start: int = 0
+
+    def mean_length(self) -> np.ndarray:
+        """Expected thinking tokens per step, run and path. [steps + 1, N, 2]."""
+        return mean_thinking_tokens(self.logits, self.cap)
+
+    def mean_length_all(self) -> np.ndarray:
+        """Expected thinking tokens of an answer of either path (what a single length curve shows). [steps + 1, N]."""
+        lengths = self.mean_length()
+        return self.p_correct * lengths[..., 0] + (1 - self.p_correct) * lengths[..., 1]
+
+
+def train_toy(loss: str = "grpo", p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, steps: int = STEPS,
+              n_runs: int = N_RUNS, lr: float | None = None, answers_per_step: int = ANSWERS_PER_STEP, cap: int = L_CAP,
+              init_logit: float = INIT_LOGIT, length_reward_weight: float = 0.0, length_reward_start: int = 0,
+              seed: int = 0, optimizer: str = OPTIMIZER) -> ToyRun:
+    """Train the two continue logits of `n_runs` toy models on the GRPO or the Dr. GRPO loss.
+
+    Each step every run samples answers_per_step // group_size groups of G answers: correct with probability
+    p_correct (not controlled by the model), then k thinking tokens from that path's capped geometric. Reward:
+    1 if correct, plus length_reward_weight * Kimi's length reward from step length_reward_start on.
+    The gradient is the closed form of the loss's gradient (the tests check it against autograd).
+    Returns the logits after every step.
+    """
+    return train_toys((loss,), p_correct, group_size, steps, n_runs, lr, answers_per_step, cap, init_logit,
+                      length_reward_weight, length_reward_start, seed, optimizer)[loss]
+
+
+def train_toys(losses=LOSSES, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, steps: int = STEPS,
+               n_runs: int = N_RUNS, lr: float | None = None, answers_per_step: int = ANSWERS_PER_STEP,
+               cap: int = L_CAP, init_logit: float = INIT_LOGIT, length_reward_weight: float = 0.0,
+               length_reward_start: int = 0, seed: int = 0, optimizer: str = OPTIMIZER) -> dict:
+    """`train_toy` for several losses at once, on the same random numbers (same outcomes and uniforms).
+
+    Returns {loss: ToyRun}. Arrays carry a leading loss axis: [L, N, P, G] = losses, runs, groups, answers.
+    """
+    for loss in losses:
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    lr = LEARNING_RATES[optimizer] if lr is None else lr
+    rng = np.random.default_rng(seed)
+    n_groups = max(1, answers_per_step // group_size)
+    shape = (n_runs, n_groups, group_size)
+    is_grpo = np.array([loss == "grpo" for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
+    logits = np.full((len(losses), n_runs, 2), float(init_logit))  # [L, N, 2]
+    m, v = np.zeros_like(logits), np.zeros_like(logits)
+    beta1, beta2, adam_eps = 0.9, 0.999, 1e-8
+    history = np.empty((steps + 1, *logits.shape))
+    history[0] = logits
+    for step in range(steps):
+        correct = rng.random(shape) < p_correct  # [N, P, G] the same for every loss
+        log_u = np.log(1.0 - rng.random(shape))  # [N, P, G], u in (0, 1]
+        log_cont = -softplus(-logits)[:, :, None, None, :]  # [L, N, 1, 1, 2] log P(continue) per path
+        log_continue = np.where(correct, log_cont[..., 0], log_cont[..., 1])  # [L, N, P, G]
+        s = np.exp(log_continue)  # P(continue) on each answer's path
+        k = sample_thinking_tokens(log_continue, log_u, cap)  # [L, N, P, G]
+        rewards = np.broadcast_to(correct.astype(float), k.shape)
+        if length_reward_weight and step >= length_reward_start:
+            rewards = rewards + length_reward_weight * kimi_reward_np(k + 1, correct)
+        adv = np.where(is_grpo, group_advantages(rewards, "grpo"), group_advantages(rewards, "dr_grpo"))  # [L, N, P, G]
+        weight = np.where(is_grpo, 1.0 / (k + 1), 1.0 / (cap + 1))  # 1/|o_i| (GRPO) or 1/L_max (Dr. GRPO)
+        score = k * (1 - s) - (k < cap) * s  # d log q(k) / d logit
+        per_answer = -adv * weight * score / (n_groups * group_size)  # [L, N, P, G]
+        on_correct = (per_answer * correct).sum(axis=(2, 3))  # [L, N]
+        grad = np.stack([on_correct, per_answer.sum(axis=(2, 3)) - on_correct], -1)  # [L, N, 2]
+        if optimizer == "sgd":
+            logits = logits - lr * grad
+        else:
+            m = beta1 * m + (1 - beta1) * grad
+            v = beta2 * v + (1 - beta2) * grad ** 2
+            m_hat, v_hat = m / (1 - beta1 ** (step + 1)), v / (1 - beta2 ** (step + 1))
+            logits = logits - lr * m_hat / (np.sqrt(v_hat) + adam_eps)
+        history[step + 1] = logits
+    return {loss: ToyRun(loss, p_correct, group_size, history[:, i], cap, length_reward_weight, length_reward_start)
+            for i, loss in enumerate(losses)}
+
+
+def train_toy_pair(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, seed: int = 0, **kwargs) -> dict:
+    """Both losses on the same random numbers. Returns {"grpo": ToyRun, "dr_grpo": ToyRun}."""
+    return train_toys(LOSSES, p_correct, group_size, seed=seed, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------- expected gradients
+def advantage_by_path(p_correct: float, group_size: int, kind: str, eps: float = ADV_EPS) -> np.ndarray:
+    """E[A_i * 1{answer i on path c}] for c = correct, wrong, by enumerating the other G - 1 outcomes. [2]."""
+    others = np.arange(group_size)  # correct answers among the other G - 1
+    prob = np.array([math.comb(group_size - 1, j) * p_correct ** j * (1 - p_correct) ** (group_size - 1 - j)
+                     for j in others])
+    out = []
+    for own, p_own in ((1, p_correct), (0, 1 - p_correct)):
+        n_correct = others + own  # [G]
+        mean = n_correct / group_size
+        adv = own - mean
+        if kind == "grpo":
+            adv = adv / (np.sqrt(mean * (1 - mean)) + eps)
+        out.append(p_own * float(prob @ adv))
+    return np.array(out)
+
+
+def expected_gradients(logits=(INIT_LOGIT, INIT_LOGIT), p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE,
+                       cap: int = L_CAP) -> dict:
+    """Exact expected gradients w.r.t. the two continue logits, by enumerating k = 0..cap and the group outcomes.
+
+    Returns {"true": d E[reward] / d logits, "grpo": E[d GRPO loss / d logits], "dr_grpo": E[d Dr. GRPO loss]},
+    each [2] (correct path, wrong path). The true gradient and Dr. GRPO's are 0; GRPO's is not.
+    """
+    logits = np.asarray(logits, dtype=float)
+    k = np.arange(cap + 1)
+    pmf, score = length_pmf(logits, cap), length_score(k, logits[:, None], cap)  # [2, cap+1] each
+    reward = np.array([1.0, 0.0])
+    p_path = np.array([p_correct, 1 - p_correct])
+    true = p_path * reward * (pmf * score).sum(axis=1)
+    grpo = -advantage_by_path(p_correct, group_size, "grpo") * (pmf * score / (k + 1)).sum(axis=1)
+    dr = -advantage_by_path(p_correct, group_size, "dr_grpo") * (pmf * score).sum(axis=1) / (cap + 1)
+    return {"true": true, "grpo": grpo, "dr_grpo": dr}
+
+
+def expected_gradient_curve(logits, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE,
+                            cap: int = L_CAP) -> np.ndarray:
+    """GRPO's expected gradient for a range of logits (the same logit on both paths). [n] -> [n, 2]."""
+    return np.array([expected_gradients((x, x), p_correct, group_size, cap)["grpo"] for x in logits])
+
+
+# ----------------------------------------------------------------------------------------------- toy plots and panels
+def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | None = None) -> None:
+    """One axes per loss: expected thinking tokens of each path against steps (thin: runs, thick: mean)."""
+    from rlvr.widgets import fresh_axes
+    axes = np.atleast_1d(fresh_axes(fig, 1, len(runs), sharey=True))
+    for ax, (loss, run) in zip(axes, runs.items()):
+        lengths = run.mean_length()  # [S+1, N, 2]
+        steps = np.arange(len(lengths))
+        for path in (0, 1):
+            ax.plot(steps, lengths[:, :, path], color=PATH_COLORS[path], lw=0.5, alpha=0.35)
+            ax.plot(steps, lengths[:, :, path].mean(axis=1), color=PATH_COLORS[path], lw=2.2,
+                    label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}")
+        ax.axhline(run.cap, color="grey", ls=":", lw=1)
+        ax.axhline(lengths[0, 0, 0], color="grey", ls="--", lw=0.8)
+        if switch_on is not None and run.length_reward_weight:
+            ax.axvline(switch_on, color="#1565c0", ls="-.", lw=1)
+            ax.text(switch_on, run.cap * 0.75, "length reward on ", color="#1565c0", fontsize=7, ha="right")
+        ax.set(title=LOSS_LABELS.get(loss, loss), xlabel="step", ylim=(-1, run.cap + 2))
+        ax.legend(fontsize=7, loc="center right", title="final mean", title_fontsize=7)
+    axes[0].set_ylabel("expected thinking tokens")
+    if title_extra:
+        fig.subplots_adjust(top=0.82)
+        fig.suptitle(title_extra, fontsize=8)
+
+
+def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, optimizer: str = OPTIMIZER) -> None:
+    """Train both losses at these values and plot the lengths (the slider panel's draw)."""
+    runs = train_toy_pair(p_correct, group_size, optimizer=optimizer)
+    plot_toy_lengths(fig, runs, f"p(correct) = {p_correct:.2f}, G = {group_size}, {optimizer}, {N_RUNS} runs of "
+                                f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dashed: the start")
+
+
+def toy_panel():
+    """Sliders: probability of a correct answer, group size G, optimizer; retrains both losses on release."""
+    from rlvr.widgets import AnalyticPanel, choice_slider, float_slider
+    controls = {"p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
+                "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
+                "optimizer": choice_slider(["sgd", "adam"], OPTIMIZER, description="optimizer")}
+    return AnalyticPanel(draw_toy, controls, figsize=(9, 3.8), continuous_update=False,
+                         title="The toy model trained with the GRPO loss and with the Dr. GRPO loss")
+
+
+def draw_toy_kimi(fig, weight: float = KIMI_WEIGHT, start: int = 150, p_correct: float = P_CORRECT) -> None:
+    """Both losses with Kimi's length reward (weight, from step `start`) in the toy model."""
+    runs = train_toy_pair(p_correct, GROUP_SIZE, length_reward_weight=weight, length_reward_start=start)
+    plot_toy_lengths(fig, runs, f"reward = correct + {weight:.2f} x Kimi length reward from step {start}, "
+                                f"p(correct) = {p_correct:.2f}", switch_on=start)
+
+
+def toy_kimi_panel():
+    """Sliders: weight of the length reward, the step it switches on, P(correct)."""
+    from rlvr.widgets import AnalyticPanel, float_slider, int_slider
+    controls = {"weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description="length reward weight"),
+                "start": int_slider("start", 0, STEPS, 10, 150, description="switched on at step"),
+                "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)")}
+    return AnalyticPanel(draw_toy_kimi, controls, figsize=(9, 3.6), continuous_update=False,
+                         title="Kimi's length reward in the toy model")
+
+
+# ----------------------------------------------------------------------------------------------- Kimi in a group
+def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=True, correct_2=True,
+                    correct_3=False, correct_4=False) -> None:
+    """A group of four answers: Kimi's length reward against length (lines) and each answer's reward (dots, bars)."""
+    from rlvr.widgets import fresh_axes
+    lengths = torch.tensor([len_1, len_2, len_3, len_4], dtype=torch.float32)
+    correct = torch.tensor([correct_1, correct_2, correct_3, correct_4])
+    rewards = kimi_length_reward(lengths, correct).numpy()
+    ax, ax_bar = fresh_axes(fig, 1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    lo, hi = float(lengths.min()), float(lengths.max())
+    if hi > lo:
+        grid = np.linspace(lo, hi, 50)
+        lam = 0.5 - (grid - lo) / (hi - lo)
+        ax.plot(grid, lam, color=PATH_COLORS[0], label="correct: $\\lambda$")
+        ax.plot(grid, np.minimum(lam, 0), color=PATH_COLORS[1], ls="--", label="wrong: min(0, $\\lambda$)")
+    else:
+        ax.text(0.5, 0.8, "all lengths equal: every reward is 0", transform=ax.transAxes, ha="center", fontsize=8)
+    colors = [PATH_COLORS[0] if c else PATH_COLORS[1] for c in correct.tolist()]
+    ax.scatter(lengths.numpy(), rewards, c=colors, s=45, zorder=3, edgecolors="black", linewidths=0.5)
+    for i, (x, y) in enumerate(zip(lengths.tolist(), rewards)):
+        ax.annotate(str(i + 1), (x, y), textcoords="offset points", xytext=(4, 5), fontsize=8)
+    ax.set(xlabel="answer length (tokens)", ylabel="length reward", ylim=(-0.65, 0.65),
+           title=f"group: min {lo:.0f}, max {hi:.0f} tokens")
+    ax.axhline(0, color="grey", lw=0.5)
+    if hi > lo:
+        ax.legend(fontsize=7, loc="upper right")
+    names = [f"{i + 1}: {int(n)} {'right' if c else 'wrong'}"
+             for i, (n, c) in enumerate(zip(lengths.tolist(), correct.tolist()))]
+    ax_bar.barh(names[::-1], rewards[::-1], color=colors[::-1])
+    for y, r in enumerate(rewards[::-1]):
+        ax_bar.text(r, y, f" {r:+.3g} ", va="center", ha="left" if r >= 0 else "right", fontsize=8)
+    ax_bar.set(xlim=(-0.8, 0.8), title="each answer's length reward")
+    ax_bar.axvline(0, color="grey", lw=0.5)
+    ax_bar.tick_params(axis="y", labelsize=7)
+
+
+def kimi_group_panel():
+    """Four answers: a length slider and a 'correct' box each (defaults: Exercise 5)."""
+    from rlvr.widgets import AnalyticPanel, checkbox, int_slider
+    controls = {}
+    for i, (length, right) in enumerate(((200, True), (400, True), (600, False), (1000, False)), start=1):
+        controls[f"len_{i}"] = int_slider(f"len_{i}", 10, 1500, 10, length, description=f"length of answer {i}")
+        controls[f"correct_{i}"] = checkbox(f"correct_{i}", right, description=f"answer {i} correct")
+    return AnalyticPanel(draw_kimi_group, controls, figsize=(9, 3.4), title="Kimi k1.5's length reward in one group")
+
+
+# ----------------------------------------------------------------------------------------------- arithmetic task
+def arithmetic_config(fast: bool | None = None, **overrides):
+    """The notebook's GRPO run on the arithmetic task: RLConfig's defaults (32 x 8, lr 1e-4, 200 steps).
+
+    fast (default: rlvr.config.fast_mode()) shrinks it to 6 steps of 8 prompts for CI.
+    """
+    from rlvr.config import fast_mode
+    from rlvr.train import RLConfig
+    fast = fast_mode() if fast is None else fast
+    base = dict(algo="grpo", steps=6, prompts_per_step=8) if fast else dict(algo="grpo")
+    return RLConfig(**{**base, **overrides})
+
+
+def kimi_arithmetic_configs(weight: float = KIMI_WEIGHT, fast: bool | None = None) -> dict:
+    """label -> RLConfig: no length reward, switched on at step 0, switched on late (step 100; step 3 when fast)."""
+    late = arithmetic_config(fast).steps // 2
+    return {"no length reward": arithmetic_config(fast),
+            "length reward from step 0": arithmetic_config(fast, length_reward_weight=weight),
+            f"length reward from step {late}": arithmetic_config(fast, length_reward_weight=weight,
+                                                                  length_reward_start=late)}
+
+
+def kimi_arithmetic_runs(weight: float = KIMI_WEIGHT, fast: bool | None = None, progress: bool = True) -> dict:
+    """GRPO on the arithmetic task without, with an early and with a late length reward. label -> RunResult.
+
+    Each run is cached on disk by rlvr.train.run (the first call trains: ~15-60 s per 200-step run).
+    """
+    from rlvr.train import run
+    return {label: run(cfg, progress=progress) for label, cfg in kimi_arithmetic_configs(weight, fast).items()}
+
+
+def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
+    """Moving average (same length; shorter windows at the ends)."""
+    if width <= 1 or len(x) < width:
+        return x
+    kernel = np.ones(width)
+    return np.convolve(x, kernel, "same") / np.convolve(np.ones_like(x), kernel, "same")
+
+
+def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic task") -> None:
+    """Mean length of correct and wrong answers (and of all answers) against step for one RL run."""
+    from rlvr.widgets import fresh_axes
+    ax_len, ax_share = fresh_axes(fig, 1, 2)
+    for key, color, label in (("mean_length_correct", PATH_COLORS[0], "correct answers"),
+                              ("mean_length_wrong", PATH_COLORS[1], "wrong answers"),
+                              ("mean_length", "black", "all answers")):
+        ax_len.plot(smooth(result.curve(key)), color=color, label=label, lw=1.6 if color != "black" else 1)
+    ax_len.set(xlabel="step", ylabel="mean answer length (tokens)", title=title, ylim=(0, 16.5))
+    ax_len.legend(fontsize=7)
+    for key, color, label in (("cot_fraction", "#6a1b9a", "think-first share"), ("accuracy", "black", "accuracy"),
+                              ("cot_accuracy", "#2e7d32", "accuracy of think-first answers")):
+        ax_share.plot(smooth(result.curve(key)), color=color, label=label)
+    ax_share.set(xlabel="step", ylim=(0, 1.02), title="why: format and accuracy")
+    ax_share.legend(fontsize=7)
+
+
+def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
+    """Think-first share, accuracy and mean length against step for each run."""
+    from rlvr.widgets import fresh_axes
+    axes = fresh_axes(fig, 1, 3)
+    colors = ["black", "#e65100", "#1565c0"]
+    for (label, result), color in zip(runs.items(), colors):
+        for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
+            ax.plot(smooth(result.curve(key)), color=color, label=label, lw=1.4)
+    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length")):
+        ax.set(xlabel="step", title=title)
+        if switch_on is not None:
+            ax.axvline(switch_on, color="#1565c0", ls="-.", lw=0.8)
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylim(0, 1.02)
+    axes[2].set_ylim(0, 16.5)
+    axes[0].legend(fontsize=7, loc="lower right")
+
+
+def run_summary(result, last: int = 20) -> dict:
+    """Means over the last `last` steps of a run: think-first share, accuracy, mean length."""
+    tail = slice(-min(last, len(result.history)), None)
+    return {key: float(np.nanmean(result.curve(key)[tail]))
+            for key in ("cot_fraction", "accuracy", "cot_accuracy", "mean_length", "all_same_group_fraction")}
+
+
+# ----------------------------------------------------------------------------------------------- the table
+def toy_final_logits(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
+    """Final continue logits {loss: [runs, 2]} over all seeds (N_RUNS runs per seed)."""
+    finals = {loss: [] for loss in LOSSES}
+    for seed in seeds:
+        for loss, run in train_toy_pair(p_correct, GROUP_SIZE, seed=seed, steps=steps).items():
+            finals[loss].append(run.logits[-1])
+    return {loss: np.concatenate(values) for loss, values in finals.items()}
+
+
+def toy_final_lengths(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
+    """Final expected thinking tokens {loss: [runs, 2]} over all seeds (N_RUNS runs per seed)."""
+    return {loss: mean_thinking_tokens(logits) for loss, logits in toy_final_logits(p_correct, seeds, steps).items()}
+
+
+def exercise4_rows() -> list[Row]:
+    """Exercise 4 by autograd through rlvr.objectives.aggregate_loss: one correct (100 tokens, A=+1), one wrong."""
+    rows = []
+    for mode, name, lecture in (("grpo", "GRPO", (0.01, -0.001)), ("dr_grpo", "Dr. GRPO", (0.001, -0.001))):
+        weights = token_weights_by_autograd([1.0, -1.0], [100, 1000], mode, 1000)
+        for w, lec, which in zip(weights.tolist(), lecture, ("correct (100 tok, A=+1)", "wrong (1000 tok, A=-1)")):
+            rows.append(Row("Ex. 4", f"{name} per-token weight, {which}", lec, w, (lec - 1e-9, lec + 1e-9),
+                            note="autograd of aggregate_loss"))
+    return rows
+
+
+def exercise5_rows() -> list[Row]:
+    """Exercise 5 with rlvr.objectives.kimi_length_reward: lengths 200, 400, 600, 1000, the first two correct."""
+    rewards = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False]))
+    return [Row("Ex. 5", f"Kimi length reward, {n} tokens, {'correct' if c else 'wrong'}", lec, float(r),
+                (lec - 1e-6, lec + 1e-6))
+            for n, c, lec, r in zip((200, 400, 600, 1000), (1, 1, 0, 0), (0.5, 0.25, 0.0, -0.5), rewards.tolist())]
+
+
+def gradient_rows() -> list[Row]:
+    """The enumerated expected gradients at the start of training (p = 0.3, G = 8)."""
+    grads = expected_gradients()
+    return [
+        Row("4.2", "true gradient of E[reward] w.r.t. both length logits (max |.|)", 0.0,
+            float(np.abs(grads["true"]).max()), (0.0, 1e-9), note="exact enumeration"),
+        Row("4.2", "Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)", 0.0,
+            float(np.abs(grads["dr_grpo"]).max()), (0.0, 1e-9), note="exact enumeration"),
+        Row("4.2", "GRPO loss: expected descent step on the correct path's logit (< 0 = shorter)", None,
+            float(-grads["grpo"][0]), None, note="exact enumeration; not 0"),
+        Row("4.2", "GRPO loss: expected descent step on the wrong path's logit (> 0 = longer)", None,
+            float(-grads["grpo"][1]), None, note="exact enumeration; not 0"),
+    ]
+
+
+def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
+    """Toy training at p = 0.3 (the lecture) and p = 0.7 (Exercise 7(d)): final thinking tokens per path and loss.
+
+    GRPO: the lengths themselves (to the cap, to 0). Dr. GRPO: the change of each continue logit, which has
+    expectation exactly 0 under SGD (the expected gradient is 0 everywhere); the band is 3 standard errors of the
+    mean over runs. (The mean LENGTH over runs drifts up a little even then: length is convex in the logit.)
+    """
+    rows = []
+    start = float(mean_thinking_tokens(INIT_LOGIT))
+    run_seeds = tuple(seeds)
+    for p in (P_CORRECT, 0.7):
+        lecture = p == P_CORRECT
+        logits = toy_final_logits(p, seeds, steps)
+        lengths = {loss: mean_thinking_tokens(value) for loss, value in logits.items()}
+        n = len(lengths["grpo"])
+        section = "4.2" if lecture else "Ex. 7(d)"
+        g_c, g_w = lengths["grpo"][:, 0], lengths["grpo"][:, 1]
+        rows.append(Row(section, f"toy p={p}, GRPO loss: wrong path's thinking tokens", "the cap" if lecture
+                        else None, float(g_w.mean()), (0.9 * L_CAP, L_CAP) if lecture else None, "tokens",
+                        float(g_w.std()), run_seeds, f"cap {L_CAP}, start {start:.1f}, {n} runs"))
+        rows.append(Row(section, f"toy p={p}, GRPO loss: correct path's thinking tokens", 0.0 if lecture else None,
+                        float(g_c.mean()), (0.0, 1.0) if lecture else None, "tokens", float(g_c.std()), run_seeds,
+                        f"start {start:.1f}"))
+        for path in (0, 1):
+            change = logits["dr_grpo"][:, path] - INIT_LOGIT
+            se = float(change.std() / math.sqrt(n))
+            tokens = float(mean_thinking_tokens(INIT_LOGIT + change.mean())) - start
+            rows.append(Row(section, f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
+                            0.0 if lecture else None, float(change.mean()), (-3 * se, 3 * se) if lecture else None,
+                            "", float(change.std()), run_seeds,
+                            f"{tokens:+.2f} tokens at the mean logit; band: 3 standard errors over {n} runs"))
+    return rows
+
+
+def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last: int = 20) -> list[Row]:
+    """Kimi's length reward on the arithmetic task: think-first share and accuracy over each run's last steps,
+    and the accuracy change against the run without it (band: 3 binomial standard errors of the difference)."""
+    runs = kimi_arithmetic_runs(fast=fast, progress=progress)
+    summaries = {label: run_summary(result, last) for label, result in runs.items()}
+    labels = list(runs)
+    base = summaries[labels[0]]
+    rows = []
+    for label in labels:
+        s = summaries[label]
+        rows.append(Row("6.2", f"arithmetic, {label}: think-first share, last {last} steps", None, s["cot_fraction"],
+                        None, "%"))
+        rows.append(Row("6.2", f"arithmetic, {label}: accuracy, last {last} steps", None, s["accuracy"], None, "%"))
+    for label, lecture in ((labels[1], "< 0 (early hurts)"), (labels[2], "~0 (implied)")):
+        result = runs[label]
+        n = min(last, len(result.history)) * result.config.prompts_per_step * result.config.group_size
+        a, b = summaries[label]["accuracy"], base["accuracy"]
+        se = math.sqrt((a * (1 - a) + b * (1 - b)) / n)
+        band = (-1.0, -3 * se) if lecture.startswith("<") else (-3 * se, 3 * se)
+        rows.append(Row("6.2", f"arithmetic, accuracy change: {label} vs none", lecture, a - b, band, "%",
+                        note=f"one seed; band from 3 binomial standard errors ({n} answers per run)"))
+    return rows
+
+
+def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+    """Every quantitative statement of notebook 05 next to our measurement (the toy is cheap: full size always)."""
+    return (exercise4_rows() + exercise5_rows() + gradient_rows() + toy_rows(seeds)
+            + kimi_arithmetic_rows(fast=fast))

@@ -1,0 +1,171 @@
+"""Checkers of notebook 05: the stub reads "not attempted", the reference "correct", realistic mistakes "incorrect"."""
+import pytest
+import torch
+
+from rlvr.checks import Outcome
+from rlvr.checks import nb05 as checks
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------------------------- sequence_loss
+def sequence_loss_ref(per_token_loss, response_mask, mode="grpo", max_len=None):
+    token_sums = (per_token_loss * response_mask).sum(dim=1)
+    if mode == "grpo":
+        return (token_sums / response_mask.sum(dim=1)).mean()
+    return (token_sums / max_len).mean()
+
+
+def sequence_loss_batch_token_mean(per_token_loss, response_mask, mode="grpo", max_len=None):
+    """GRPO as one mean over all real tokens of the batch (TRL's bnpo), not per answer."""
+    if mode == "grpo":
+        return (per_token_loss * response_mask).sum() / response_mask.sum()
+    return sequence_loss_ref(per_token_loss, response_mask, mode, max_len)
+
+
+def sequence_loss_no_mask(per_token_loss, response_mask, mode="grpo", max_len=None):
+    """Sums the padding too."""
+    token_sums = per_token_loss.sum(dim=1)
+    if mode == "grpo":
+        return (token_sums / response_mask.sum(dim=1)).mean()
+    return (token_sums / max_len).mean()
+
+
+def sequence_loss_divides_by_width(per_token_loss, response_mask, mode="grpo", max_len=None):
+    """Dr. GRPO divided by the padded width T instead of max_len."""
+    if mode == "dr_grpo":
+        return ((per_token_loss * response_mask).sum(dim=1) / per_token_loss.shape[1]).mean()
+    return sequence_loss_ref(per_token_loss, response_mask, mode, max_len)
+
+
+def sequence_loss_detached(per_token_loss, response_mask, mode="grpo", max_len=None):
+    """Right value, but through .item(): no gradient."""
+    return torch.tensor(sequence_loss_ref(per_token_loss, response_mask, mode, max_len).item(), dtype=torch.float64)
+
+
+def test_sequence_loss_stub_reference_and_solution_text():
+    assert checks.sequence_loss.check(stub).outcome is Outcome.NOT_ATTEMPTED
+    assert checks.sequence_loss.check(sequence_loss_ref).outcome is Outcome.CORRECT
+    namespace = {"torch": torch}
+    body = "\n".join("    " + line for line in checks.sequence_loss._solution.strip().splitlines())
+    exec(f"def f(per_token_loss, response_mask, mode='grpo', max_len=None):\n{body}", namespace)
+    assert checks.sequence_loss.check(namespace["f"]).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("wrong,where", [
+    (sequence_loss_batch_token_mean, "mode='grpo'"),
+    (sequence_loss_no_mask, "mode='grpo'"),
+    (sequence_loss_divides_by_width, "max_len=10"),
+    (sequence_loss_detached, "detached"),
+])
+def test_sequence_loss_mistakes_are_incorrect_and_named(wrong, where):
+    result = checks.sequence_loss.check(wrong)
+    assert result.outcome is Outcome.INCORRECT
+    assert where in result.message
+
+
+# ----------------------------------------------------------------------------------------------- length_logprob
+def length_logprob_ref(k, logit, cap):
+    ls = torch.nn.functional.logsigmoid
+    return k * ls(logit) + torch.where(k < cap, ls(-logit), torch.zeros_like(logit))
+
+
+def length_logprob_stop_at_cap(k, logit, cap):
+    """Charges the stop decision at the cap too."""
+    ls = torch.nn.functional.logsigmoid
+    return k * ls(logit) + ls(-logit)
+
+
+def length_logprob_no_stop(k, logit, cap):
+    """Forgets the answer (stop) token."""
+    return k * torch.nn.functional.logsigmoid(logit)
+
+
+def length_logprob_probability(k, logit, cap):
+    """Uses log(1 - sigmoid) for continue: the two decisions swapped."""
+    ls = torch.nn.functional.logsigmoid
+    return k * ls(-logit) + torch.where(k < cap, ls(logit), torch.zeros_like(logit))
+
+
+def test_length_logprob_stub_and_reference():
+    assert checks.length_logprob.check(stub).outcome is Outcome.NOT_ATTEMPTED
+    assert checks.length_logprob.check(length_logprob_ref).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("wrong,where", [
+    (length_logprob_stop_at_cap, "cap 10"),
+    (length_logprob_no_stop, "k = [0, 1, 4]"),
+    (length_logprob_probability, "k = [0, 1, 4]"),
+])
+def test_length_logprob_mistakes_are_incorrect_and_named(wrong, where):
+    result = checks.length_logprob.check(wrong)
+    assert result.outcome is Outcome.INCORRECT
+    assert where in result.message
+
+
+# ----------------------------------------------------------------------------------------------- length_reward
+def length_reward_ref(lengths, correct):
+    lengths = lengths.float()
+    lo, hi = lengths.min(), lengths.max()
+    if hi == lo:
+        return torch.zeros_like(lengths)
+    lam = 0.5 - (lengths - lo) / (hi - lo)
+    return torch.where(correct, lam, lam.clamp(max=0))
+
+
+def length_reward_no_clamp(lengths, correct):
+    """Gives wrong answers lambda too (rewards being wrong quickly)."""
+    lo, hi = lengths.min(), lengths.max()
+    if hi == lo:
+        return torch.zeros_like(lengths)
+    return 0.5 - (lengths - lo) / (hi - lo)
+
+
+def length_reward_divides_by_zero(lengths, correct):
+    """No special case for equal lengths: 0 / 0."""
+    lam = 0.5 - (lengths - lengths.min()) / (lengths.max() - lengths.min())
+    return torch.where(correct, lam, lam.clamp(max=0))
+
+
+def length_reward_zero_for_wrong(lengths, correct):
+    """Wrong answers always get 0 (forgets the penalty for long wrong answers)."""
+    lo, hi = lengths.min(), lengths.max()
+    if hi == lo:
+        return torch.zeros_like(lengths)
+    lam = 0.5 - (lengths - lo) / (hi - lo)
+    return torch.where(correct, lam, torch.zeros_like(lam))
+
+
+def length_reward_scaled_by_max(lengths, correct):
+    """Normalises by max_len instead of max_len - min_len."""
+    lam = 0.5 - (lengths - lengths.min()) / lengths.max()
+    return torch.where(correct, lam, lam.clamp(max=0))
+
+
+def test_length_reward_stub_and_reference():
+    assert checks.length_reward.check(stub).outcome is Outcome.NOT_ATTEMPTED
+    assert checks.length_reward.check(length_reward_ref).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("wrong,where,hint", [
+    (length_reward_no_clamp, "short wrong answers", ""),
+    (length_reward_divides_by_zero, "all four lengths equal", "NaN"),
+    (length_reward_zero_for_wrong, "Exercise 5", ""),
+    (length_reward_scaled_by_max, "Exercise 5", ""),
+])
+def test_length_reward_mistakes_are_incorrect_and_named(wrong, where, hint):
+    result = checks.length_reward.check(wrong)
+    assert result.outcome is Outcome.INCORRECT
+    assert where in result.message and hint in result.message
+
+
+def test_incorrect_messages_do_not_reveal_expected_values():
+    message = checks.length_reward.check(length_reward_no_clamp).message
+    assert "0.25" not in message and "-0.5" not in message
+
+
+def test_free_answers_have_hint_and_solution():
+    for question in (checks.exercise_7d, checks.arithmetic_prediction):
+        assert question.hint().text and question.solution().text

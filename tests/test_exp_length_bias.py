@@ -1,0 +1,206 @@
+"""Notebook 05's experiments against independent computations: autograd, exact enumeration, closed forms."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr.experiments import length_bias as lb
+from rlvr.objectives import aggregate_loss, compute_advantages, kimi_length_reward, policy_gradient_loss
+from rlvr.widgets import exercise_panel_edges
+
+
+# ----------------------------------------------------------------------------------------------- per-token weights
+@pytest.mark.parametrize("mode", ["grpo", "dr_grpo"])
+def test_per_token_weight_matches_autograd_of_the_package_loss(mode):
+    advantages, lengths = [1.5, -0.5, 0.25, -2.0], [3, 17, 40, 9]
+    closed = lb.per_token_weight(advantages, lengths, mode, max_len=40)
+    measured = lb.token_weights_by_autograd(advantages, lengths, mode, max_len=40).numpy()
+    np.testing.assert_allclose(measured, closed, rtol=1e-12)
+
+
+def test_every_token_of_an_answer_gets_the_same_weight_and_padding_none():
+    lengths, max_len = torch.tensor([2, 5]), 6
+    logps = torch.zeros(2, max_len, dtype=torch.float64, requires_grad=True)
+    mask = torch.arange(max_len)[None, :] < lengths[:, None]
+    loss = aggregate_loss(policy_gradient_loss(logps, torch.tensor([1.0, -1.0], dtype=torch.float64)), mask)
+    (grad,) = torch.autograd.grad(loss, logps)
+    assert torch.all(grad[~mask] == 0)
+    assert torch.allclose(grad[0, :2], grad[0, 0].expand(2)) and torch.allclose(grad[1, :5], grad[1, 0].expand(5))
+
+
+def test_exercise4_rows_reproduce_the_lecture_exactly():
+    for row in lb.exercise4_rows():
+        assert row.agrees, row
+
+
+# ----------------------------------------------------------------------------------------------- the toy model
+def test_length_pmf_sums_to_one_and_matches_the_token_logps():
+    cap, logits = 6, torch.tensor([0.7, -1.2], dtype=torch.float64)
+    k = torch.arange(cap + 1).repeat(2)
+    paths = torch.arange(2).repeat_interleave(cap + 1)
+    logps, mask = lb.toy_token_logps(logits, paths, k, cap)
+    answer_logp = (logps * mask).sum(dim=1).view(2, cap + 1)
+    pmf = lb.length_pmf(logits.numpy(), cap)
+    np.testing.assert_allclose(pmf.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(answer_logp.exp().numpy(), pmf, rtol=1e-10)
+    assert mask.sum(dim=1).tolist() == (k + 1).tolist()  # |o_i| = k + 1
+
+
+def test_mean_thinking_tokens_matches_the_geometric_closed_form():
+    for logit, cap in [(math.log(9), 30), (0.0, 5), (-2.0, 12)]:
+        s = 1 / (1 + math.exp(-logit))
+        closed = s * (1 - s ** cap) / (1 - s)
+        assert lb.mean_thinking_tokens(logit, cap) == pytest.approx(closed, rel=1e-10)
+
+
+def test_length_score_is_the_autograd_derivative_of_the_answer_logp():
+    cap = 8
+    logits = torch.tensor([1.3, -0.4], dtype=torch.float64, requires_grad=True)
+    k, paths = torch.tensor([0, 3, 8, 5, 8]), torch.tensor([0, 0, 0, 1, 1])
+    logps, mask = lb.toy_token_logps(logits, paths, k, cap)
+    grads = [torch.autograd.grad((logps[i] * mask[i]).sum(), logits, retain_graph=True)[0][paths[i]].item()
+             for i in range(len(k))]
+    np.testing.assert_allclose(grads, lb.length_score(k.numpy(), logits.detach().numpy()[paths.numpy()], cap),
+                               rtol=1e-10)
+
+
+def test_sampled_lengths_follow_the_pmf():
+    rng = np.random.default_rng(0)
+    logit, cap, n = 1.5, 10, 200_000
+    log_continue = np.full(n, -np.logaddexp(0, -logit))
+    k = lb.sample_thinking_tokens(log_continue, np.log(1 - rng.random(n)), cap)
+    counts = np.bincount(k.astype(int), minlength=cap + 1) / n
+    pmf = lb.length_pmf(logit, cap)
+    np.testing.assert_allclose(counts, pmf, atol=4 * np.sqrt(pmf * (1 - pmf) / n).max())
+
+
+def test_numpy_twins_match_the_package():
+    rng = np.random.default_rng(1)
+    rewards = rng.integers(0, 2, size=(6, 4)).astype(float)
+    rewards[0] = 1.0  # an all-equal group
+    for kind in ("grpo", "dr_grpo"):
+        want = compute_advantages(torch.tensor(rewards.ravel()), 4, kind).numpy().reshape(6, 4)
+        np.testing.assert_allclose(lb.group_advantages(rewards, kind), want, atol=1e-5)
+    lengths = rng.integers(1, 9, size=(6, 4)).astype(float)
+    lengths[2] = 5.0
+    correct = rng.random((6, 4)) < 0.5
+    want = np.stack([kimi_length_reward(torch.tensor(lengths[i]), torch.tensor(correct[i])).numpy() for i in range(6)])
+    np.testing.assert_allclose(lb.kimi_reward_np(lengths, correct), want, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["grpo", "dr_grpo"])
+def test_one_training_step_is_sgd_on_the_package_loss(loss):
+    """Replay the first step's random numbers, build the token log-probs and differentiate the package loss."""
+    p, G, n_runs, per_step, cap, lr, seed = 0.4, 4, 3, 8, 6, 0.7, 5
+    run = lb.train_toy(loss, p, G, steps=1, n_runs=n_runs, lr=lr, answers_per_step=per_step, cap=cap,
+                       init_logit=0.9, seed=seed, optimizer="sgd")
+    rng = np.random.default_rng(seed)
+    shape = (n_runs, per_step // G, G)
+    correct = rng.random(shape) < p
+    log_u = np.log(1 - rng.random(shape))
+    k = lb.sample_thinking_tokens(np.full(shape, -np.logaddexp(0, -0.9)), log_u, cap)
+    for r in range(n_runs):
+        logits = torch.tensor([0.9, 0.9], dtype=torch.float64, requires_grad=True)
+        paths = torch.tensor((~correct[r]).astype(int).ravel())
+        logps, mask = lb.toy_token_logps(logits, paths, torch.tensor(k[r].astype(int).ravel()), cap)
+        adv = compute_advantages(torch.tensor(correct[r].astype(float).ravel()), G, lb.ADVANTAGE_KIND[loss])
+        loss_value = aggregate_loss(policy_gradient_loss(logps, adv.double()), mask, lb.AGGREGATION[loss], cap + 1)
+        (grad,) = torch.autograd.grad(loss_value, logits)
+        np.testing.assert_allclose(run.logits[1, r], 0.9 - lr * grad.numpy(), rtol=1e-6, atol=1e-9)
+
+
+def brute_force_expected_gradient(loss, logits, p, G, cap):
+    """E[d loss / d logits] by enumerating every outcome and length of a group, with autograd of the package loss."""
+    theta = torch.tensor(logits, dtype=torch.float64, requires_grad=True)
+    total = torch.zeros(2, dtype=torch.float64)
+    pmf = lb.length_pmf(np.array(logits), cap)
+    for outcome in itertools.product((1, 0), repeat=G):
+        p_outcome = math.prod(p if c else 1 - p for c in outcome)
+        paths = torch.tensor([1 - c for c in outcome])
+        adv = compute_advantages(torch.tensor(outcome, dtype=torch.float64), G, lb.ADVANTAGE_KIND[loss]).double()
+        for ks in itertools.product(range(cap + 1), repeat=G):
+            prob = p_outcome * math.prod(pmf[1 - c, k] for c, k in zip(outcome, ks))
+            logps, mask = lb.toy_token_logps(theta, paths, torch.tensor(ks), cap)
+            value = aggregate_loss(policy_gradient_loss(logps, adv), mask, lb.AGGREGATION[loss], cap + 1)
+            total += prob * torch.autograd.grad(value, theta)[0]
+    return total.numpy()
+
+
+@pytest.mark.parametrize("G,cap", [(2, 3), (3, 1)])
+def test_expected_gradients_match_brute_force_enumeration(G, cap):
+    logits, p = (0.8, -0.3), 0.35
+    exact = lb.expected_gradients(logits, p, G, cap)
+    for loss in ("grpo", "dr_grpo"):
+        # the package's z-score has eps 1e-4 on the std like ours, so the two agree to ~1e-4 relative
+        np.testing.assert_allclose(exact[loss], brute_force_expected_gradient(loss, logits, p, G, cap),
+                                   rtol=1e-6, atol=1e-12)
+
+
+def test_true_and_dr_grpo_expected_gradients_are_zero_and_grpo_is_not():
+    for logits in [(lb.INIT_LOGIT, lb.INIT_LOGIT), (0.0, 3.0), (-2.0, 1.0)]:
+        grads = lb.expected_gradients(logits)
+        assert np.abs(grads["true"]).max() < 1e-12
+        assert np.abs(grads["dr_grpo"]).max() < 1e-12
+        assert grads["grpo"][0] > 1e-4 and grads["grpo"][1] < -1e-4  # descent: correct shorter, wrong longer
+
+
+def test_grpo_bias_is_symmetric_in_p_and_one_minus_p():
+    for G in (2, 8, 16):
+        a = lb.expected_gradients(p_correct=0.3, group_size=G)["grpo"]
+        b = lb.expected_gradients(p_correct=0.7, group_size=G)["grpo"]
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_monte_carlo_gradient_agrees_with_the_enumeration():
+    """Mean SGD step over many runs of one step = -lr * expected gradient (within 5 standard errors)."""
+    lr, n_runs = 1.0, 4000
+    run = lb.train_toy("grpo", steps=1, n_runs=n_runs, lr=lr, answers_per_step=8, optimizer="sgd", seed=3)
+    steps = run.logits[1] - run.logits[0]  # [N, 2]
+    expected = -lr * lb.expected_gradients()["grpo"]
+    se = steps.std(axis=0) / math.sqrt(n_runs)
+    assert np.all(np.abs(steps.mean(axis=0) - expected) < 5 * se)
+
+
+def test_training_moves_lengths_under_grpo_only():
+    runs = lb.train_toy_pair()
+    start = lb.mean_thinking_tokens(lb.INIT_LOGIT)
+    grpo, dr = runs["grpo"].mean_length()[-1], runs["dr_grpo"].mean_length()[-1]
+    assert grpo[:, 1].min() > 0.9 * lb.L_CAP and grpo[:, 0].max() < 1.0
+    assert np.abs(dr.mean(axis=0) - start).max() < 1.0
+
+
+def test_toy_rows_agree_with_the_lecture():
+    rows = lb.gradient_rows() + lb.toy_rows()
+    assert all(row.agrees is not False for row in rows), [r for r in rows if r.agrees is False]
+
+
+# ----------------------------------------------------------------------------------------------- Kimi
+def test_exercise5_rows_reproduce_the_lecture_exactly():
+    assert all(row.agrees for row in lb.exercise5_rows())
+
+
+def test_length_reward_on_the_arithmetic_lengths_is_a_format_reward():
+    rewards = kimi_length_reward(torch.tensor([3, 15, 15, 3]), torch.tensor([True, True, False, False]))
+    assert rewards.tolist() == [0.5, -0.5, -0.5, 0.0]
+    assert kimi_length_reward(torch.tensor([15, 15, 15]), torch.tensor([True, False, True])).abs().sum() == 0
+
+
+def test_kimi_toy_shortens_both_paths_under_dr_grpo():
+    runs = lb.train_toy_pair(length_reward_weight=1.0, length_reward_start=0)
+    start = lb.mean_thinking_tokens(lb.INIT_LOGIT)
+    assert np.all(runs["dr_grpo"].mean_length()[-1].mean(axis=0) < start - 3)
+
+
+# ----------------------------------------------------------------------------------------------- panels
+PANELS = [lb.token_weight_panel, lb.toy_panel, lb.kimi_group_panel, lb.toy_kimi_panel]
+
+
+@pytest.mark.parametrize("make", PANELS, ids=lambda f: f.__name__)
+def test_panel_edges(make):
+    panel = make()
+    # redraw speed is measured by benchmarks/bench_panels.py, never in a test
+    assert exercise_panel_edges(panel, max_seconds=None) == []
+
+
