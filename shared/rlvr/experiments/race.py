@@ -1,0 +1,602 @@
+"""Notebook 04: a fair race between PPO and GRPO (lecture section 3).
+
+Three runs from the same warm-up model, 256 answers per step (32 prompts x 8 answers), 200 steps:
+PPO with a value model and 8 clipped updates per batch ("PPO-8"), GRPO with 1 update per batch ("GRPO-1") and
+GRPO with 8 updates per batch ("GRPO-8"). Every run goes through `race_run`: the RL loop of `rlvr.train`
+(the same seeds, so the same numbers) plus a few diagnostics, cached on disk per configuration:
+
+* for every update: the share of tokens whose ratio left [1 - eps, 1 + eps] (either side) and the mean |log ratio|;
+* for PPO: the mean squared advantage with the value baseline, with no baseline and with the leave-one-out group
+  mean, all measured BEFORE the value model is trained on the batch (a fair, out-of-sample check);
+* the CPU seconds of sampling and of training (the wall-clock seconds of `rlvr.train` are kept too).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+
+from rlvr.cache import cache_path, load_or_create, try_load
+from rlvr.config import pick
+from rlvr.experiments.common import Row
+from rlvr.objectives import masked_mean
+from rlvr.train import RLConfig, Trainer
+from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
+
+STEPS = 200  # RL steps of every run (full size)
+FAST_STEPS = 10  # RL steps in fast mode (CI)
+THINK_TARGET = 0.8  # "steps to reach 80% think-first share"
+SMOOTH = 5  # centred moving average (steps) before reading off a crossing
+ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
+FIGURE_STEPS = 30  # the lecture's statements are about the early race: figures() needs only the first 30 steps
+SECTION = "3"
+CACHE_KIND = "race-v2"  # bump when the recorded diagnostics change
+NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
+
+RACE = {  # label -> RLConfig fields; epochs_per_batch None = the algorithm's default (8 for PPO, 1 for GRPO)
+    "PPO-8": {"algo": "ppo"},
+    "GRPO-1": {"algo": "grpo"},
+    "GRPO-8": {"algo": "grpo", "epochs_per_batch": 8},
+}
+COLORS = {"PPO-8": "#d62728", "GRPO-1": "#1f77b4", "GRPO-8": "#2ca02c"}
+
+# What the lecture says in section 3, and the band that counts as agreeing (fixed from the wording before measuring:
+# "much faster" = at least 1.5x fewer steps; "the gap disappears" = within a factor 1.5 either way).
+MUCH_FASTER = (1.5, math.inf)
+SAME_SPEED = (1 / 1.5, 1.5)
+
+
+# ----------------------------------------------------------------------------------------------- configurations
+def race_config(name: str = "GRPO-8", steps: int | None = None, seed: int = 0, **overrides) -> RLConfig:
+    """The RLConfig of one run of the race (steps default: 200, or 10 in fast mode); overrides change fields."""
+    fields = {**RACE[name], **overrides}
+    cfg = RLConfig(steps=pick(STEPS, FAST_STEPS) if steps is None else steps, seed=seed, **fields)
+    return normalised(cfg)
+
+
+def normalised(cfg: RLConfig) -> RLConfig:
+    """The same run with one canonical config: default update count as None; with 1 update eps is irrelevant."""
+    default_epochs = 8 if cfg.algo == "ppo" else 1
+    if cfg.epochs_per_batch == default_epochs:
+        cfg = replace(cfg, epochs_per_batch=None)
+    if cfg.epochs == 1 and cfg.algo != "ppo":
+        cfg = replace(cfg, clip_eps=RLConfig.clip_eps)  # the ratio is exactly 1 in the only update: eps does nothing
+    return cfg
+
+
+# ----------------------------------------------------------------------------------------------- the instrumented loop
+def baseline_diagnostics(returns: torch.Tensor, advantages: torch.Tensor, response_mask: torch.Tensor,
+                         group_size: int) -> dict:
+    """Mean squared advantage (over real tokens) with PPO's value baseline, with none, and with the mean of the
+    OTHER answers to the same prompt (leave-one-out, RLOO: like the value model, a baseline that does not depend on
+    the answer itself, so the expected gradient is unchanged and the comparison is fair).
+
+    Args:
+        returns: [B, T] reward-to-go of each token (with gamma = lam = 1 and beta = 0: the answer's score).
+        advantages: [B, T] PPO's advantages, returns - values.
+        response_mask: [B, T] bool.
+        group_size: answers per prompt (G); the leave-one-out mean needs G >= 2 (NaN otherwise).
+    Returns:
+        adv_sq_value, adv_sq_none, adv_sq_loo (floats).
+    """
+    diagnostics = {"adv_sq_value": float(masked_mean(advantages ** 2, response_mask)),
+                   "adv_sq_none": float(masked_mean(returns ** 2, response_mask)), "adv_sq_loo": math.nan}
+    if group_size >= 2:
+        totals = returns[:, 0].view(-1, group_size)  # [P, G] return of each whole answer
+        loo_mean = ((totals.sum(dim=1, keepdim=True) - totals) / (group_size - 1)).reshape(-1)  # [B]
+        diagnostics["adv_sq_loo"] = float(masked_mean((returns - loo_mean[:, None]) ** 2, response_mask))
+    return diagnostics
+
+
+def ratio_diagnostics(logps: torch.Tensor, old_logps: torch.Tensor, response_mask: torch.Tensor,
+                      clip_eps: float) -> tuple[float, float]:
+    """Share of real tokens with ratio outside [1 - eps, 1 + eps] (either side) and their mean |log ratio|.
+
+    Args:
+        logps, old_logps: [B, T] log-probs under the policy being updated and the sampling policy.
+    """
+    log_ratio = (logps - old_logps).detach()  # [B, T]
+    outside = (log_ratio.exp() - 1).abs() > clip_eps  # [B, T]
+    return float(masked_mean(outside.float(), response_mask)), float(masked_mean(log_ratio.abs(), response_mask))
+
+
+class RaceTrainer(Trainer):
+    """`rlvr.train.Trainer` that also records the ratio diagnostics of every update, PPO's baseline diagnostics, and
+    the CPU time of sampling and training (unlike wall-clock time, it barely depends on what else the machine runs)."""
+
+    def step(self, step: int) -> dict:
+        """One RL step of the parent class, plus ratio_outside_per_update, abs_log_ratio_per_update [updates],
+        sampling_cpu_s and training_cpu_s."""
+        self._outside, self._abs_log_ratio = [], []
+        start = time.process_time()
+        metrics = super().step(step)
+        metrics["training_cpu_s"] = time.process_time() - start - self._sampling_cpu
+        metrics["sampling_cpu_s"] = self._sampling_cpu
+        metrics["ratio_outside_per_update"] = self._outside
+        metrics["abs_log_ratio_per_update"] = self._abs_log_ratio
+        return metrics
+
+    def rollout(self, step: int):
+        """The parent's sampling and scoring, timed in CPU seconds."""
+        start = time.process_time()
+        result = super().rollout(step)
+        self._sampling_cpu = time.process_time() - start
+        return result
+
+    def policy_loss(self, rollout, logps, old_logps, advantages, rewards, ref_logps):
+        """The parent's loss and clip fraction; records how far this update's ratio is from 1."""
+        outside, abs_log_ratio = ratio_diagnostics(logps, old_logps, rollout.response_mask, self.cfg.clip_eps)
+        self._outside.append(outside)
+        self._abs_log_ratio.append(abs_log_ratio)
+        return super().policy_loss(rollout, logps, old_logps, advantages, rewards, ref_logps)
+
+    def advantages(self, rollout, rewards, ref_logps):
+        """The parent's advantages; for PPO also the baseline diagnostics (value model not yet trained on the batch)."""
+        adv, extra = super().advantages(rollout, rewards, ref_logps)
+        if self.cfg.algo == "ppo":
+            extra = {**extra, **baseline_diagnostics(self._returns, adv, rollout.response_mask, self.cfg.group_size)}
+        return adv, extra
+
+
+@dataclass
+class RaceRun:
+    """History and timing of one run (no weights: the race only needs the curves)."""
+
+    config: RLConfig
+    history: list[dict]
+    timing: dict = field(default_factory=dict)
+    from_cache: bool = False
+
+    def curve(self, key: str) -> np.ndarray:
+        """One per-step metric as an array [steps] (NaN where missing)."""
+        return np.array([h.get(key, np.nan) for h in self.history], dtype=float)
+
+    def per_update(self, key: str) -> np.ndarray:
+        """A per-update metric (e.g. clip_fraction_per_update) as an array [steps, updates]."""
+        return np.array([h[key] for h in self.history], dtype=float).reshape(len(self.history), -1)
+
+    def prefix(self, steps: int) -> "RaceRun":
+        """The first `steps` steps (the same numbers a run of `steps` steps gives: seeds do not depend on length)."""
+        history = self.history[:steps]
+        return RaceRun(replace(self.config, steps=len(history)), history, timing_of(history), self.from_cache)
+
+    def clock(self, kind: str = "cpu") -> np.ndarray:
+        """Seconds spent before each step's metrics were known (earlier steps + this step's sampling). [steps]
+
+        kind: "cpu" (process CPU time: what the run costs, nearly independent of other jobs on the machine) or
+        "wall" (wall-clock time: what you wait, inflated when the machine is busy).
+        """
+        suffix = "_cpu_s" if kind == "cpu" else "_s"
+        sampling, training = self.curve("sampling" + suffix), self.curve("training" + suffix)
+        return np.cumsum(sampling + training) - training
+
+    def wall_clock(self) -> np.ndarray:
+        """Wall-clock seconds before each step's metrics were known. [steps]"""
+        return self.clock("wall")
+
+
+def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) -> RaceRun:
+    """`rlvr.train.train_rl` with RaceTrainer (same seeds, same numbers) and no weights kept.
+
+    Args:
+        on_step: called after every step as on_step(step, total, history).
+        policy: start from this model instead of the cached warm-up model (tests).
+    """
+    torch.manual_seed(cfg.seed)
+    trainer = RaceTrainer(cfg, policy)
+    history: list[dict] = []
+    bar = progress_bar(cfg) if progress else None
+    for step in range(cfg.steps):
+        history.append(trainer.step(step))
+        if bar is not None:
+            bar.update(1)
+        if on_step is not None:
+            on_step(step + 1, cfg.steps, history)
+    if bar is not None:
+        bar.close()
+    return RaceRun(cfg, history, timing_of(history))
+
+
+def timing_of(history: list[dict]) -> dict:
+    """Total wall-clock and CPU seconds of sampling and training over a history."""
+    timing = {key: float(sum(h.get(key, math.nan) for h in history))
+              for key in ("sampling_s", "training_s", "sampling_cpu_s", "training_cpu_s")}
+    timing["total_s"] = timing["sampling_s"] + timing["training_s"]
+    timing["total_cpu_s"] = timing["sampling_cpu_s"] + timing["training_cpu_s"]
+    return timing
+
+
+def progress_bar(cfg: RLConfig):
+    """A tqdm bar (notebook-aware) labelled with the algorithm and the number of updates."""
+    from tqdm.auto import tqdm
+    return tqdm(total=cfg.steps, desc=f"{cfg.algo} x{cfg.epochs} updates", leave=False)
+
+
+def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RaceRun:
+    """`train_race` through the disk cache: a configuration already run loads in well under a second.
+
+    A shorter run of a configuration whose full-size (200-step) run is cached is read from that run's first steps.
+    """
+    if cfg.steps < STEPS:
+        longer = cached_run(replace(cfg, steps=STEPS))
+        if longer is not None:
+            result = longer.prefix(cfg.steps)
+            if on_step is not None:
+                on_step(cfg.steps, cfg.steps, result.history)
+            return result
+
+    def create() -> dict:
+        result = train_race(cfg, on_step=on_step, progress=progress)
+        return {"history": result.history, "timing": result.timing}
+
+    payload, from_cache = load_or_create(CACHE_KIND, cfg.to_dict(), create)
+    result = RaceRun(cfg, payload["history"], payload["timing"], from_cache)
+    if from_cache and on_step is not None:
+        on_step(cfg.steps, cfg.steps, result.history)
+    return result
+
+
+def cached_run(cfg: RLConfig) -> RaceRun | None:
+    """The cached result of `cfg`, or None if it was never run (never trains)."""
+    obj = try_load(cache_path(CACHE_KIND, cfg.to_dict()), CACHE_KIND, cfg.to_dict(), log=lambda _message: None)
+    return None if obj is None else RaceRun(cfg, obj["payload"]["history"], obj["payload"]["timing"], True)
+
+
+def run_race(steps: int | None = None, seed: int = 0, progress: bool = True) -> dict[str, RaceRun]:
+    """The three runs of the race, label -> RaceRun (at full size a few minutes on a quiet laptop; cached)."""
+    return {name: race_run(race_config(name, steps, seed), progress=progress) for name in RACE}
+
+
+# ----------------------------------------------------------------------------------------------- reading the curves
+def smooth(x: np.ndarray, window: int = SMOOTH) -> np.ndarray:
+    """Centred moving average (window shrinks at the ends; NaNs ignored). [n] -> [n]"""
+    x = np.asarray(x, dtype=float)
+    half = window // 2
+    return np.array([finite_mean(x[max(0, i - half): i + half + 1]) for i in range(len(x))])
+
+
+def finite_mean(x: np.ndarray) -> float:
+    """Mean of the finite entries (NaN, without a warning, when there are none)."""
+    finite = x[np.isfinite(x)]
+    return float(finite.mean()) if len(finite) else math.nan
+
+
+def first_step_at_least(x: np.ndarray, level: float, window: int = SMOOTH) -> float:
+    """First step whose smoothed value is >= level (NaN if never)."""
+    above = np.nonzero(smooth(x, window) >= level)[0]
+    return float(above[0]) if len(above) else math.nan
+
+
+def first_step_below(x: np.ndarray, y: np.ndarray, window: int = SMOOTH, start: int = 1) -> float:
+    """First step (>= start) at which the smoothed x is below the smoothed y (NaN if never)."""
+    below = np.nonzero(smooth(x, window)[start:] < smooth(y, window)[start:])[0]
+    return float(below[0] + start) if len(below) else math.nan
+
+
+def steps_to(run: RaceRun, key: str = "cot_fraction", level: float = THINK_TARGET) -> float:
+    """RL steps until the (smoothed) metric `key` reaches `level` (NaN if never)."""
+    return first_step_at_least(run.curve(key), level)
+
+
+def seconds_to(run: RaceRun, key: str = "cot_fraction", level: float = THINK_TARGET, clock: str = "cpu") -> float:
+    """CPU (or wall-clock) seconds until the (smoothed) metric `key` reaches `level` (NaN if never)."""
+    step = steps_to(run, key, level)
+    return float(run.clock(clock)[int(step)]) if math.isfinite(step) else math.nan
+
+
+def steps_to_think(run: RaceRun, level: float = THINK_TARGET) -> float:
+    """RL steps until the (smoothed) think-first share reaches `level`."""
+    return steps_to(run, "cot_fraction", level)
+
+
+def accuracy_at(run: RaceRun, step: int = ACCURACY_STEP, window: int = SMOOTH) -> float:
+    """Accuracy around `step` (centred mean over `window` steps; NaN if the run is shorter)."""
+    if step >= len(run.history):
+        return math.nan
+    return float(smooth(run.curve("accuracy"), window)[step])
+
+
+def value_helps_step(run: RaceRun) -> dict:
+    """When PPO's value baseline starts to help: first step where its squared advantage is below no baseline, and
+    below the leave-one-out group mean (smoothed curves; NaN if never)."""
+    value, none, loo = run.curve("adv_sq_value"), run.curve("adv_sq_none"), run.curve("adv_sq_loo")
+    return {"beats_no_baseline": first_step_below(value, none), "beats_group_mean": first_step_below(value, loo)}
+
+
+def final_value(run: RaceRun, key: str = "accuracy", last: int = 10) -> float:
+    """Mean of a metric over the last `last` steps."""
+    return finite_mean(run.curve(key)[-last:])
+
+
+def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
+    """Markdown table: steps and seconds to 80% think-first share and to `accuracy_level` accuracy, and more."""
+    def cell(value, unit=""):
+        return "not reached" if not math.isfinite(value) else f"{value:.0f}{unit}"
+
+    head = ["", f"steps to {THINK_TARGET:.0%} think-first", f"CPU seconds to {THINK_TARGET:.0%} think-first",
+            f"steps to {accuracy_level:.0%} accuracy", f"CPU seconds to {accuracy_level:.0%} accuracy",
+            f"accuracy at step {ACCURACY_STEP}", "accuracy, last 10 steps", "sampling CPU s/step",
+            "training CPU s/step"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, run in runs.items():
+        timing = seconds_per_step(run)
+        acc_50 = accuracy_at(run)
+        lines.append("| " + " | ".join([
+            name, cell(steps_to(run)), cell(seconds_to(run), " s"), cell(steps_to(run, "accuracy", accuracy_level)),
+            cell(seconds_to(run, "accuracy", accuracy_level), " s"),
+            "not reached" if not math.isfinite(acc_50) else f"{acc_50:.0%}", f"{final_value(run):.0%}",
+            f"{timing['sampling_cpu_s']:.2f}", f"{timing['training_cpu_s']:.2f}"]) + " |")
+    return "\n".join(lines)
+
+
+def mean_clip_per_update(run: RaceRun, key: str = "clip_fraction_per_update") -> np.ndarray:
+    """Mean over steps of a per-update metric. Returns [updates]."""
+    return run.per_update(key).mean(axis=0)
+
+
+def seconds_per_step(run: RaceRun) -> dict:
+    """Median CPU and wall-clock seconds per step of sampling and of training (medians resist load spikes)."""
+    keys = ("sampling_cpu_s", "training_cpu_s", "sampling_s", "training_s")
+    return {key: float(np.median(run.curve(key))) for key in keys}
+
+
+# ----------------------------------------------------------------------------------------------- costs
+def trained_parameters(algo: str, n_policy: int, d_model: int) -> int:
+    """Parameters the optimiser updates: the policy, plus for PPO a value model (policy-sized body + d_model+1 head)."""
+    return n_policy + (n_policy + d_model + 1 if algo == "ppo" else 0)
+
+
+def memory_gb(trained: float, frozen: float) -> float:
+    """The lecture's accounting (no activations): 16 bytes per trained parameter (bf16 weights and gradients,
+    fp32 master weights, Adam m and v), 2 bytes per frozen bf16 parameter. Returns GB (1e9 bytes)."""
+    return (16 * trained + 2 * frozen) / 1e9
+
+
+def cost_table(n_policy: int, d_model: int, billions: float = 7.0) -> str:
+    """Markdown table: what the value model costs in parameters (our model) and in memory (a 7B model)."""
+    lines = ["| | trained parameters (ours) | memory at 7B, verifier reward, with reference (lecture's accounting) |",
+             "|---|---|---|"]
+    n = billions * 1e9
+    for algo, name in (("ppo", "PPO (policy + value model)"), ("grpo", "GRPO (policy only)")):
+        ours = trained_parameters(algo, n_policy, d_model)
+        big = memory_gb(n * (2 if algo == "ppo" else 1), n)
+        lines.append(f"| {name} | {ours:,} | {big:.0f} GB |")
+    return "\n".join(lines)
+
+
+PPO_EXTRA_KNOBS = {  # what PPO adds to tune or decide, and our setting (RLConfig fields where there is one)
+    "value_lr": "Adam learning rate of the value model (1e-3)",
+    "gamma, lam": "GAE discount and lambda (1, 1: a bandit, the reward comes at the end)",
+    "clamp_kl": "clamp the per-token KL in the shaped reward at >= 0 (True; matters only with beta > 0)",
+    "value head init": "zeros, so the first predictions are exactly 0",
+    "value updates per batch": "one value step per policy update (8)",
+    "value model size": "a full copy of the policy (another 70k trained parameters here, 7B in the lecture)",
+}
+
+
+# ----------------------------------------------------------------------------------------------- figures
+def plot_race(fig, runs: dict[str, RaceRun]) -> None:
+    """2 x 2: accuracy and think-first share (rows) against RL step and against CPU seconds (columns)."""
+    axes = fresh_axes(fig, 2, 2)
+    for row, (key, title) in enumerate((("accuracy", "accuracy"), ("cot_fraction", "think-first share"))):
+        for name, run in runs.items():
+            color = COLORS.get(name)
+            for col, x in enumerate((np.arange(len(run.history)), run.clock("cpu"))):
+                ax = axes[row, col]
+                ax.plot(x, run.curve(key), color=color, alpha=0.2, lw=0.8)
+                ax.plot(x, smooth(run.curve(key)), color=color, lw=1.8, label=name)
+        for col, xlabel in enumerate(("RL step", "CPU seconds (sampling + training)")):
+            axes[row, col].set_ylabel(title)
+            axes[row, col].set_xlabel(xlabel)
+            axes[row, col].set_ylim(0, 1)
+            axes[row, col].grid(alpha=0.3)
+    axes[1, 0].axhline(THINK_TARGET, color="grey", ls=":", lw=1)
+    axes[1, 1].axhline(THINK_TARGET, color="grey", ls=":", lw=1)
+    axes[0, 0].legend(loc="lower right", fontsize=8)
+    axes[0, 0].set_title("per RL step")
+    axes[0, 1].set_title("per CPU second")
+
+
+def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
+    """1 x 3: PPO's value prediction vs the mean reward (first steps), its loss, and the squared advantage with
+    three baselines (none, leave-one-out group mean, value model)."""
+    ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
+    steps = np.arange(len(run.history))
+    early = steps[:first_steps]
+    ax1.plot(early, run.curve("value_mean")[:first_steps], "o-", ms=3, color=COLORS["PPO-8"], lw=1.8,
+             label="value at the 1st answer token")
+    ax1.plot(early, run.curve("reward")[:first_steps], "k--", lw=1, label="mean reward of the batch")
+    ax1.set_title(f"value prediction, first {len(early)} steps")
+    ax1.set_xlabel("RL step")
+    ax1.set_ylim(-0.05, 1)
+    ax1.legend(fontsize=7, loc="lower right")
+    ax2.semilogy(steps, run.curve("value_loss"), color=COLORS["PPO-8"], lw=1.2)
+    ax2.set_title("value loss (mean over the updates)")
+    ax2.set_xlabel("RL step")
+    others = f"mean of the other {run.config.group_size - 1} answers (RLOO)"
+    for key, label, color in (("adv_sq_none", "no baseline", "grey"), ("adv_sq_loo", others, "#1f77b4"),
+                              ("adv_sq_value", "value model (PPO)", COLORS["PPO-8"])):
+        ax3.plot(steps, smooth(run.curve(key)), color=color, lw=1.6, label=label)
+    ax3.set_title("mean squared advantage")
+    ax3.set_xlabel("RL step")
+    ax3.set_ylim(bottom=0)
+    ax3.legend(fontsize=7)
+    for ax in (ax1, ax2, ax3):
+        ax.grid(alpha=0.3)
+
+
+def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
+    """1 x 2: clip fraction by update index (mean over steps) and clip fraction against step, for multi-update runs."""
+    ax1, ax2 = fresh_axes(fig, 1, 2)
+    for name, run in runs.items():
+        if run.config.epochs < 2:
+            continue
+        color = COLORS.get(name)
+        updates = np.arange(1, run.config.epochs + 1)
+        ax1.plot(updates, mean_clip_per_update(run), "o-", color=color, label=f"{name}: clipped (gradient 0)")
+        ax1.plot(updates, mean_clip_per_update(run, "ratio_outside_per_update"), "s--", color=color, alpha=0.6,
+                 label=f"{name}: ratio outside band")
+        ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=name)
+    ax1.set_xlabel("update on the same batch")
+    ax1.set_ylabel("share of answer tokens")
+    ax1.set_title("per update (mean over steps)")
+    ax1.legend(fontsize=7)
+    ax2.set_xlabel("RL step")
+    ax2.set_title("clipped share, mean of updates 2-8")
+    ax2.legend(fontsize=8)
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
+
+
+def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
+    """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not."""
+    ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
+    for (name, run), color in zip(runs.items(), ("#2ca02c", "#9467bd", "#8c564b")):
+        ax1.plot(smooth(run.curve("cot_fraction")), color=color, lw=1.6, label=name)
+        ax2.plot(smooth(run.curve("accuracy")), color=color, lw=1.6, label=name)
+        updates = np.arange(1, run.config.epochs + 1)
+        ax3.plot(updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o-", color=color, label=name)
+    ax1.set_title("think-first share")
+    ax2.set_title("accuracy")
+    ax3.set_title("mean |log ratio| (mean over steps)")
+    for ax in (ax1, ax2):
+        ax.set_xlabel("RL step")
+        ax.set_ylim(0, 1)
+    ax3.set_xlabel("update on the same batch")
+    ax1.legend(fontsize=7, loc="lower right")
+    for ax in (ax1, ax2, ax3):
+        ax.grid(alpha=0.3)
+
+
+# ----------------------------------------------------------------------------------------------- the panel
+PANEL_DEFAULTS = {"algo": "grpo", "lr": 1e-4, "epsilon": 0.2, "updates": 8}
+PANEL_LRS = (1e-4, 3e-4, 1e-3)
+
+
+def panel_config(algo: str, lr: float, epsilon: float, updates: int, steps: int | None = None,
+                 seed: int = 0) -> RLConfig:
+    """The RLConfig of one panel setting (canonical, so equivalent settings share one cached run)."""
+    steps = pick(STEPS, FAST_STEPS) if steps is None else steps
+    return normalised(RLConfig(algo=algo, steps=steps, seed=seed, lr=float(lr), clip_eps=float(epsilon),
+                               epochs_per_batch=int(updates)))
+
+
+def values_from_key(key: str) -> dict:
+    """Inverse of rlvr.widgets.config_key for the panel's controls ('algo=grpo,epsilon=0.2,lr=0.0001,updates=8')."""
+    values = dict(part.split("=", 1) for part in key.split(","))
+    return {"algo": values["algo"], "lr": float(values["lr"]), "epsilon": float(values["epsilon"]),
+            "updates": int(values["updates"])}
+
+
+def plot_panel(fig, results: dict, live=None) -> None:
+    """1 x 3 against RL step: think-first share, accuracy, clipped share (default run grey, others coloured)."""
+    axes = fresh_axes(fig, 1, 3)
+    keys = (("cot_fraction", "think-first share"), ("accuracy", "accuracy"), ("clip_fraction", "clipped share"))
+    curves = [(label, run.history, None) for label, run in results.items()]
+    if live is not None:
+        curves.append(("running...", live, ":"))
+    for index, (label, history, style) in enumerate(curves):
+        color = "#555555" if "(default)" in label else f"C{index % 10}"
+        for ax, (key, _title) in zip(axes, keys):
+            y = np.array([h.get(key, np.nan) for h in history], dtype=float)
+            ax.plot(smooth(y), color=color, ls=style or "-", lw=1.6, label=label)
+    for ax, (_key, title) in zip(axes, keys):
+        ax.set_title(title)
+        ax.set_xlabel("RL step")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylim(0, 1)
+    axes[1].set_ylim(0, 1)
+    axes[2].set_ylim(bottom=0)
+    axes[1].legend(fontsize=7, loc="best")
+
+
+def panel_label(values: dict) -> str:
+    """Short legend label of a panel setting, e.g. 'GRPO-8, lr 0.0001, eps 0.2'."""
+    return f"{values['algo'].upper()}-{values['updates']}, lr {values['lr']:g}, eps {values['epsilon']:g}"
+
+
+def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:
+    """Run-button panel: algorithm, learning rate, clip epsilon (0.05-0.5) and updates per batch (1-8), each run
+    overlaid on the default (GRPO-8, lr 1e-4, eps 0.2); results cached per configuration on disk."""
+    def run(algo, lr, epsilon, updates, on_step=None):
+        return race_run(panel_config(algo, lr, epsilon, updates, steps, seed), on_step=on_step, progress=False)
+
+    def load(key):
+        return cached_run(panel_config(**values_from_key(key), steps=steps, seed=seed))
+
+    controls = {
+        "algo": choice_slider(["grpo", "ppo"], "grpo", description="algorithm", continuous_update=False),
+        "lr": choice_slider(PANEL_LRS, 1e-4, description="learning rate", continuous_update=False),
+        "epsilon": float_slider("epsilon", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
+        "updates": int_slider("updates", 1, 8, 1, 8, description="updates per batch", continuous_update=False),
+    }
+    return TrainingPanel(run, plot_panel, controls, defaults=PANEL_DEFAULTS, default_result=default_result,
+                         label=panel_label, figsize=(10.5, 3.3), disk_cache=True, load=load,
+                         save=lambda _key, _result: None, title="PPO / GRPO: clip epsilon and updates per batch")
+
+
+# ----------------------------------------------------------------------------------------------- the lecture's rows
+def race_measurements(runs: dict[str, RaceRun], steps: int = FIGURE_STEPS) -> dict:
+    """Every number the comparison table reports, from the first `steps` steps of one seed's three runs."""
+    runs = {name: run.prefix(steps) for name, run in runs.items()}
+    steps = {name: steps_to_think(run) for name, run in runs.items()}
+    helps = value_helps_step(runs["PPO-8"])
+    timing = {name: seconds_per_step(run) for name, run in runs.items()}
+    return {
+        "value_at_start": runs["PPO-8"].history[0]["value_mean"],
+        **{f"steps_{name}": steps[name] for name in runs},
+        **{f"accuracy_{name}": accuracy_at(run) for name, run in runs.items()},
+        "speedup_ppo_vs_grpo1": steps["GRPO-1"] / steps["PPO-8"] if steps["PPO-8"] else math.nan,
+        "speedup_ppo_vs_grpo8": steps["GRPO-8"] / steps["PPO-8"] if steps["PPO-8"] else math.nan,
+        "value_beats_no_baseline": helps["beats_no_baseline"],
+        "value_beats_group_mean": helps["beats_group_mean"],
+        "training_s_ratio_ppo_grpo8": timing["PPO-8"]["training_cpu_s"] / timing["GRPO-8"]["training_cpu_s"],
+    }
+
+
+def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
+    """The Rows of section 3 from one measurement dict per seed (mean, and std if several seeds)."""
+    def stat(key):
+        values = np.array([m[key] for m in measured], dtype=float)
+        finite = values[np.isfinite(values)]
+        if len(finite) < len(values) or not len(values):
+            return math.nan, None
+        return float(values.mean()), (float(values.std(ddof=1)) if len(values) > 1 else None)
+
+    def row(figure, lecture, key, band=None, unit="", note=""):
+        mean, spread = stat(key)
+        return Row(SECTION, figure, lecture, mean, band, unit, spread, tuple(seeds), note)
+
+    target = f"{THINK_TARGET:.0%}"
+    return [
+        row("PPO value prediction at step 0 (mean, 1st answer token)", 0.0, "value_at_start", (-1e-9, 1e-9),
+            note="zero-initialised head: the baseline does nothing at first"),
+        row(f"steps to {target} think-first share, PPO-8", "fast at first sight", "steps_PPO-8", unit="steps"),
+        row(f"steps to {target} think-first share, GRPO-1", "slower than PPO", "steps_GRPO-1", unit="steps"),
+        row(f"steps to {target} think-first share, GRPO-8", "as fast as PPO", "steps_GRPO-8", unit="steps"),
+        row(f"GRPO-1 steps / PPO-8 steps to {target} think-first", "PPO much faster than GRPO-1",
+            "speedup_ppo_vs_grpo1", MUCH_FASTER, "x", note="band fixed from the wording: >= 1.5x"),
+        row(f"GRPO-8 steps / PPO-8 steps to {target} think-first", "gap disappears with 8 updates",
+            "speedup_ppo_vs_grpo8", SAME_SPEED, "x", note="band fixed from the wording: within 1.5x"),
+        row(f"accuracy at step {ACCURACY_STEP}, PPO-8", None, "accuracy_PPO-8", unit="%"),
+        row(f"accuracy at step {ACCURACY_STEP}, GRPO-1", None, "accuracy_GRPO-1", unit="%"),
+        row(f"accuracy at step {ACCURACY_STEP}, GRPO-8", None, "accuracy_GRPO-8", unit="%"),
+        row("first step at which the value baseline beats no baseline", "only after training the value model",
+            "value_beats_no_baseline"),
+        row("first step at which the value baseline beats the leave-one-out mean",
+            "only after training the value model", "value_beats_group_mean"),
+        row("training CPU time per step, PPO-8 / GRPO-8", "PPO costs more (a value model to train)",
+            "training_s_ratio_ppo_grpo8", (1.0, math.inf), "x", note="median CPU seconds per step"),
+    ]
+
+
+def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+    """Section 3's statements next to our measurement: three runs of 30 steps per seed (read from the notebook's
+    200-step runs when they are cached; about 1-2 minutes per seed on a quiet laptop otherwise)."""
+    steps = FAST_STEPS if fast else FIGURE_STEPS
+    measured = [race_measurements(run_race(steps, seed, progress=False)) for seed in seeds]
+    return rows_from(measured, tuple(seeds))

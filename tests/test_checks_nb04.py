@@ -1,0 +1,115 @@
+"""Checker of notebook 04's clip-fraction exercise: stub, reference, the written solution and realistic mistakes."""
+import textwrap
+
+import pytest
+import torch
+
+from rlvr.checks import Outcome
+from rlvr.checks import nb04
+
+
+def stub(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    raise NotImplementedError
+
+
+def from_solution_text(solution: str):
+    """The exercise's displayed solution, compiled into a function."""
+    body = textwrap.indent(solution.strip(), "    ")
+    namespace = {"torch": torch}
+    exec(f"def clip_fraction(logps, old_logps, advantages, response_mask, clip_eps=0.2):\n{body}\n", namespace)
+    return namespace["clip_fraction"]
+
+
+def both_sides(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    """Counts every ratio outside the band, whatever the advantage's sign."""
+    ratio = torch.exp(logps - old_logps)
+    outside = (ratio - 1).abs() > clip_eps
+    return float((outside & response_mask).sum() / response_mask.sum())
+
+
+def upper_side_only(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    """Only counts ratios above 1 + eps (forgets negative advantages)."""
+    ratio = torch.exp(logps - old_logps)
+    clipped = (advantages > 0) & (ratio > 1 + clip_eps)
+    return float((clipped & response_mask).sum() / response_mask.sum())
+
+
+def no_mask(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    """Averages over padding too."""
+    ratio = torch.exp(logps - old_logps)
+    clipped = ((advantages > 0) & (ratio > 1 + clip_eps)) | ((advantages < 0) & (ratio < 1 - clip_eps))
+    return float(clipped.float().mean())
+
+
+def per_answer_mean(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    """Averages within each answer first, then over answers."""
+    ratio = torch.exp(logps - old_logps)
+    clipped = (((advantages > 0) & (ratio > 1 + clip_eps)) | ((advantages < 0) & (ratio < 1 - clip_eps))).float()
+    mask = response_mask.float()
+    return float(((clipped * mask).sum(dim=1) / mask.sum(dim=1)).mean())
+
+
+def log_ratio_band(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    """Compares the LOG ratio with eps instead of the ratio with 1 +- eps."""
+    log_ratio = logps - old_logps
+    clipped = ((advantages > 0) & (log_ratio > clip_eps)) | ((advantages < 0) & (log_ratio < -clip_eps))
+    return float((clipped & response_mask).sum() / response_mask.sum())
+
+
+def ignores_zero_advantage(logps, old_logps, advantages, response_mask, clip_eps=0.2):
+    """Treats A = 0 like a positive advantage (>= instead of >)."""
+    ratio = torch.exp(logps - old_logps)
+    clipped = ((advantages >= 0) & (ratio > 1 + clip_eps)) | ((advantages < 0) & (ratio < 1 - clip_eps))
+    return float((clipped & response_mask).sum() / response_mask.sum())
+
+
+def test_stub_is_not_attempted():
+    assert nb04.clip_fraction.check(stub).outcome is Outcome.NOT_ATTEMPTED
+
+
+def test_reference_and_written_solution_are_correct():
+    assert nb04.clip_fraction.check(nb04._clip_fraction).outcome is Outcome.CORRECT
+    assert nb04.clip_fraction.check(from_solution_text(nb04.clip_fraction._solution)).outcome is Outcome.CORRECT
+
+
+def test_returning_a_scalar_tensor_is_fine():
+    def as_tensor(*args, **kwargs):
+        return torch.tensor(nb04._clip_fraction(*args, **kwargs))
+    assert nb04.clip_fraction.check(as_tensor).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("wrong, case_words", [
+    (both_sides, "advantage +1"),
+    (upper_side_only, "advantage -1"),
+    (no_mask, "padding"),
+    (per_answer_mean, "padding"),
+    (log_ratio_band, "advantage +1"),
+    (ignores_zero_advantage, "advantage 0"),
+])
+def test_realistic_mistakes_are_incorrect_and_name_the_case(wrong, case_words):
+    result = nb04.clip_fraction.check(wrong)
+    assert result.outcome is Outcome.INCORRECT
+    assert case_words in result.message
+
+
+def test_incorrect_message_does_not_reveal_the_expected_value():
+    result = nb04.clip_fraction.check(both_sides)
+    expected = nb04._clip_fraction(*nb04.clip_fraction.cases[0].args)
+    assert repr(expected) not in result.message and f"{expected:.4f}" not in result.message
+
+
+def test_reference_agrees_with_a_hand_count():
+    # ratios 0.5, 0.75, 0.81, 1.1, 1.21, 1.5 with eps 0.2: A > 0 clips 1.21 and 1.5; A < 0 clips 0.5 and 0.75;
+    # A = 0 clips nothing; eps 0.05 with A > 0 clips 1.1, 1.21 and 1.5
+    case_pos, case_neg, case_zero, case_narrow = nb04.clip_fraction.cases[:4]
+    assert nb04._clip_fraction(*case_pos.args) == pytest.approx(2 / 6)
+    assert nb04._clip_fraction(*case_neg.args) == pytest.approx(2 / 6)
+    assert nb04._clip_fraction(*case_zero.args) == 0.0
+    assert nb04._clip_fraction(*case_narrow.args) == pytest.approx(3 / 6)
+    # padding case: answer 1 (4 tokens, A = +1) clips 1.5 only; answer 2 (1 token, ratio 1.5, A = -1) clips nothing
+    assert nb04._clip_fraction(*nb04.clip_fraction.cases[4].args) == pytest.approx(1 / 5)
+
+
+def test_free_answer_has_hint_and_solution():
+    assert "clip" in str(nb04.no_clip_prediction.hint()).lower()
+    assert "measure" in str(nb04.no_clip_prediction.solution()).lower()

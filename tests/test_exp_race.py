@@ -1,0 +1,215 @@
+"""Notebook 04's experiment module: diagnostics against hand computations, the instrumented loop against train_rl,
+the curve readers, the cost accounting and the panel (with a fake trainer)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr.experiments import race
+from rlvr.model import TinyTransformer
+from rlvr.objectives import gae, shaped_rewards
+from rlvr.train import RLConfig, train_rl
+from rlvr.widgets import config_key
+
+TINY = dict(steps=2, prompts_per_step=4, group_size=4)
+
+
+@pytest.fixture(scope="module")
+def policy():
+    torch.manual_seed(0)
+    return TinyTransformer().eval()
+
+
+# ----------------------------------------------------------------------------- diagnostics by hand
+def test_baseline_diagnostics_match_a_loop():
+    scores = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0])  # two groups of 3
+    mask = torch.tensor([[1, 1, 0], [1, 0, 0], [1, 1, 1], [1, 1, 0], [1, 0, 0], [1, 1, 1]], dtype=torch.bool)
+    values = torch.tensor([[0.5, 0.2, 9.0], [0.1, 9.0, 9.0], [0.3, 0.3, 0.3], [0.0, 1.0, 9.0], [0.7, 9.0, 9.0],
+                           [1.0, 1.0, 1.0]])
+    advantages, returns = gae(shaped_rewards(scores, torch.zeros(6, 3), mask, 0.0), values, mask)
+    got = race.baseline_diagnostics(returns, advantages, mask, group_size=3)
+    tokens = [(i, t) for i in range(6) for t in range(3) if mask[i, t]]
+    def others_mean(i):
+        group = range(3 * (i // 3), 3 * (i // 3) + 3)
+        return np.mean([float(scores[j]) for j in group if j != i])
+    want_value = np.mean([float(scores[i] - values[i, t]) ** 2 for i, t in tokens])
+    want_none = np.mean([float(scores[i]) ** 2 for i, t in tokens])
+    want_loo = np.mean([(float(scores[i]) - others_mean(i)) ** 2 for i, t in tokens])
+    assert got["adv_sq_value"] == pytest.approx(want_value, rel=1e-6)
+    assert got["adv_sq_none"] == pytest.approx(want_none, rel=1e-6)
+    assert got["adv_sq_loo"] == pytest.approx(want_loo, rel=1e-6)
+    assert math.isnan(race.baseline_diagnostics(returns, advantages, mask, group_size=1)["adv_sq_loo"])
+
+
+def test_ratio_diagnostics_count_both_sides_and_skip_padding():
+    ratios = torch.tensor([[0.5, 0.9, 1.1, 1.5, 100.0]])
+    mask = torch.tensor([[True, True, True, True, False]])
+    outside, abs_log = race.ratio_diagnostics(ratios.log(), torch.zeros(1, 5), mask, clip_eps=0.2)
+    assert outside == pytest.approx(2 / 4)
+    assert abs_log == pytest.approx(np.mean(np.abs(np.log([0.5, 0.9, 1.1, 1.5]))), rel=1e-5)
+    assert race.ratio_diagnostics(ratios.log(), torch.zeros(1, 5), mask, clip_eps=1e6)[0] == 0.0
+
+
+# ----------------------------------------------------------------------------- the instrumented loop
+@pytest.mark.parametrize("algo, epochs", [("ppo", 2), ("grpo", 2)])
+def test_race_loop_reproduces_train_rl_and_adds_diagnostics(policy, algo, epochs):
+    cfg = RLConfig(algo=algo, epochs_per_batch=epochs, **TINY)
+    plain = train_rl(cfg, policy=policy, progress=False)
+    seen = []
+    ours = race.train_race(cfg, progress=False, policy=policy, on_step=lambda s, n, h: seen.append((s, n, len(h))))
+    assert seen == [(1, 2, 1), (2, 2, 2)]
+    for a, b in zip(plain.history, ours.history):
+        for key in a:
+            if not key.endswith("_s"):
+                assert a[key] == b[key] or (a[key] != a[key] and b[key] != b[key]), key
+        assert len(b["ratio_outside_per_update"]) == epochs == len(b["abs_log_ratio_per_update"])
+        assert b["ratio_outside_per_update"][0] == 0.0  # the first update is on-policy: ratio exactly 1
+    if algo == "ppo":
+        first = ours.history[0]
+        assert first["value_mean"] == 0.0
+        assert first["adv_sq_value"] == pytest.approx(first["adv_sq_none"])  # value 0: the baseline does nothing
+    assert ours.timing["total_s"] == pytest.approx(ours.timing["sampling_s"] + ours.timing["training_s"])
+    assert all(h["sampling_cpu_s"] > 0 and h["training_cpu_s"] > 0 for h in ours.history)
+
+
+def test_clip_fraction_never_exceeds_ratio_outside_band():
+    from rlvr.sft import warm_up
+    cfg = RLConfig(algo="grpo", epochs_per_batch=3, lr=1e-2, **TINY)
+    run = race.train_race(cfg, progress=False, policy=warm_up().model)  # warm-up: some answers are right
+    clipped, outside = run.per_update("clip_fraction_per_update"), run.per_update("ratio_outside_per_update")
+    assert clipped.shape == outside.shape == (2, 3)
+    assert (clipped <= outside + 1e-7).all()  # clipped tokens are a subset of the tokens outside the band
+    assert outside[:, 1:].max() > 0  # lr 1e-2 moves the ratio
+
+
+# ----------------------------------------------------------------------------- configurations
+def test_configs_share_cache_keys_with_the_package_defaults():
+    assert race.race_config("PPO-8", steps=200) == RLConfig(algo="ppo")
+    assert race.race_config("GRPO-1", steps=200) == RLConfig(algo="grpo")
+    assert race.race_config("GRPO-8", steps=200).epochs == 8
+    assert race.panel_config("grpo", 1e-4, 0.35, 1, steps=200) == RLConfig(algo="grpo")  # 1 update: eps irrelevant
+    assert race.panel_config("ppo", 1e-4, 0.2, 8, steps=200) == RLConfig(algo="ppo")
+    assert race.panel_config("grpo", 1e-4, 0.2, 8, steps=200) == race.race_config("GRPO-8", steps=200)
+    assert race.panel_config("grpo", 1e-3, 0.2, 8, steps=200).lr == 1e-3
+    assert race.race_config("GRPO-8", steps=5, clip_eps=race.NO_CLIP_EPS).clip_eps == 1e6
+
+
+def test_values_from_key_inverts_config_key():
+    values = {"algo": "ppo", "lr": 3e-4, "epsilon": 0.35, "updates": 3}
+    assert race.values_from_key(config_key(values)) == values
+
+
+# ----------------------------------------------------------------------------- reading curves
+def test_smooth_is_a_centred_moving_average():
+    x = np.array([0.0, 1, 2, 3, 10])
+    assert race.smooth(x, 3) == pytest.approx([0.5, 1, 2, 5, 6.5])
+
+
+def test_first_crossings():
+    x = np.array([0.0, 0, 0, 1, 1, 1, 1])
+    assert race.first_step_at_least(x, 0.5, window=1) == 3
+    assert race.first_step_at_least(x, 0.5, window=3) == 3  # smoothed: [0, 0, 1/3, 2/3, 1, 1, 1]
+    assert math.isnan(race.first_step_at_least(x, 2.0))
+    assert race.first_step_below(np.array([1.0, 1, 0, 0]), np.array([1.0, 0.5, 0.5, 0.5]), window=1) == 2
+
+
+def fake_run(cot, seconds=(1.0, 0.5), **extra):
+    """A RaceRun with a given think-first curve, constant CPU step times (wall-clock 3x that) and extra keys."""
+    history = [{"cot_fraction": c, "accuracy": c / 2, "sampling_s": 3 * seconds[0], "training_s": 3 * seconds[1],
+                "sampling_cpu_s": seconds[0], "training_cpu_s": seconds[1], **{k: v[i] for k, v in extra.items()}}
+               for i, c in enumerate(cot)]
+    return race.RaceRun(RLConfig(steps=len(cot)), history)
+
+
+def test_wall_clock_and_seconds_to_think():
+    run = fake_run([0.0] * 3 + [0.9] * 7)
+    assert run.clock("cpu") == pytest.approx([1.0 + 1.5 * i for i in range(10)])
+    assert run.wall_clock() == pytest.approx([3.0 + 4.5 * i for i in range(10)])
+    assert race.steps_to_think(run) == 5  # centred means of 5: 0.54 at step 3, 0.72 at step 4, 0.9 at step 5
+    assert race.seconds_to(run) == pytest.approx(run.clock("cpu")[5])
+    assert race.seconds_to(run, clock="wall") == pytest.approx(run.wall_clock()[5])
+    assert race.steps_to(run, "accuracy", 0.4) == 5 and math.isnan(race.seconds_to(run, "accuracy", 0.5))
+
+
+def test_measurements_and_rows():
+    ppo = fake_run([0.0, 1, 1, 1, 1, 1], seconds=(1.0, 2.0), value_mean=[0.0] * 6,
+                   adv_sq_value=[0.5, 0.5, 0.1, 0.1, 0.1, 0.1], adv_sq_none=[0.5] * 6, adv_sq_loo=[0.2] * 6)
+    grpo1 = fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1))
+    grpo8 = fake_run([0.0, 0, 1, 1, 1, 1], seconds=(1.0, 1.0))
+    m = race.race_measurements({"PPO-8": ppo, "GRPO-1": grpo1, "GRPO-8": grpo8})
+    assert m["speedup_ppo_vs_grpo1"] == pytest.approx(m["steps_GRPO-1"] / m["steps_PPO-8"])
+    assert m["training_s_ratio_ppo_grpo8"] == pytest.approx(2.0)
+    rows = race.rows_from([m, {**m, "steps_PPO-8": m["steps_PPO-8"] + 2}], seeds=(0, 1))
+    by_figure = {r.figure: r for r in rows}
+    assert by_figure["PPO value prediction at step 0 (mean, 1st answer token)"].agrees is True
+    row = next(r for r in rows if r.figure.endswith("think-first share, PPO-8"))
+    assert row.measured == pytest.approx(m["steps_PPO-8"] + 1) and row.spread == pytest.approx(math.sqrt(2))
+    assert all(r.section == "3" for r in rows)
+
+
+# ----------------------------------------------------------------------------- costs
+def test_memory_accounting_reproduces_the_lectures_7b_numbers():
+    n = 7e9
+    assert race.memory_gb(trained=2 * n, frozen=2 * n) == pytest.approx(252)  # policy + value, ref + reward
+    assert race.memory_gb(trained=n, frozen=2 * n) == pytest.approx(140)  # no value model
+    assert race.memory_gb(trained=n, frozen=n) == pytest.approx(126)  # and a verifier instead of a reward model
+
+
+def test_value_model_doubles_the_trained_parameters(policy):
+    from rlvr.model import ValueModel
+    n = policy.num_parameters()
+    value = sum(p.numel() for p in ValueModel(policy).parameters())
+    assert race.trained_parameters("ppo", n, policy.cfg.d_model) == n + value
+    assert race.trained_parameters("grpo", n, policy.cfg.d_model) == n
+    assert "PPO" in race.cost_table(n, policy.cfg.d_model)
+
+
+# ----------------------------------------------------------------------------- plots and the panel
+def test_plots_draw(tmp_path):
+    from rlvr.widgets import new_figure
+    ppo = fake_run([0.2, 0.5, 0.9], value_mean=[0, 0.1, 0.2], value_loss=[0.2, 0.1, 0.05], reward=[0.2, 0.3, 0.4],
+                   adv_sq_value=[0.2, 0.1, 0.1], adv_sq_none=[0.2] * 3, adv_sq_loo=[0.15] * 3,
+                   clip_fraction=[0.0, 0.1, 0.1], clip_fraction_per_update=[[0, 0.1]] * 3,
+                   ratio_outside_per_update=[[0, 0.2]] * 3, abs_log_ratio_per_update=[[0, 0.05]] * 3)
+    ppo.config = RLConfig(algo="ppo", steps=3, epochs_per_batch=2)
+    runs = {"PPO-8": ppo, "GRPO-1": fake_run([0.2, 0.3, 0.4])}
+    for draw, arg in ((race.plot_race, runs), (race.plot_value, ppo), (race.plot_clipping, runs),
+                      (race.plot_no_clip, {"a": ppo, "b": ppo})):
+        fig = new_figure()
+        draw(fig, arg)
+        fig.savefig(tmp_path / "x.png")
+
+
+def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
+    calls = []
+
+    def fake_race_run(cfg, on_step=None, progress=True):
+        calls.append(cfg)
+        run = fake_run([0.5] * cfg.steps, clip_fraction=[0.1] * cfg.steps)
+        if on_step is not None:
+            on_step(cfg.steps, cfg.steps, run.history)
+        return run
+
+    monkeypatch.setattr(race, "race_run", fake_race_run)
+    monkeypatch.setattr(race, "cached_run", lambda cfg: None)
+    default = fake_run([0.4] * 3, clip_fraction=[0.0] * 3)
+    panel = race.epsilon_panel(default_result=default, steps=3)
+    assert panel.error is None and len(panel.results) == 1
+    panel.controls["epsilon"].value = 0.5
+    panel.controls["updates"].value = 4
+    panel.controls["lr"].value = 1e-3
+    assert panel.click_run() is not None and panel.error is None
+    assert calls[-1].clip_eps == 0.5 and calls[-1].epochs == 4 and calls[-1].steps == 3 and calls[-1].lr == 1e-3
+    assert len(panel.shown_results()) == 2
+
+
+def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
+    full = fake_run([min(1.0, i / 20) for i in range(200)])
+    monkeypatch.setattr(race, "cached_run", lambda cfg: full if cfg.steps == race.STEPS else None)
+    monkeypatch.setattr(race, "load_or_create", lambda *args, **kwargs: pytest.fail("should not train"))
+    short = race.race_run(RLConfig(steps=30))
+    assert short.history == full.history[:30] and short.config.steps == 30
+    assert short.timing["total_cpu_s"] == pytest.approx(30 * 1.5)
+    assert short.timing["total_s"] == pytest.approx(30 * 4.5)
+    assert race.steps_to_think(short) == race.steps_to_think(full) == 16
