@@ -825,6 +825,25 @@ def rows_from(measurements: list[dict], seeds=(0,), fast: bool = False) -> list[
             + pass_rows([x["warm_pass"] for x in m], [x["grpo_pass"] for x in m], sizes["pass_prompts"], seeds))
 
 
+def exercise_rows() -> list[Row]:
+    """Exercises 3 and 6 of the lecture, computed with the package's references (bands: the lecture's rounding)."""
+    import torch
+
+    from ..objectives import dr_grpo_advantages, grpo_advantages, pass_at_k
+    rewards = torch.tensor([1.0, 0, 0, 0, 0, 0, 0, 0])
+    grpo = grpo_advantages(rewards, 8, eps=0.0, std="population")  # [8]
+    dr = dr_grpo_advantages(rewards, 8)  # [8]
+    rows = [Row("Ex. 3", f"{name} advantage, rewards [1,0,...,0], {which} answer", lecture, float(adv[i]),
+                (lecture - 0.005, lecture + 0.005))
+            for name, adv, values in (("GRPO (population std)", grpo, (2.65, -0.38)), ("Dr. GRPO", dr, (0.875, -0.125)))
+            for (which, i), lecture in zip((("right", 0), ("a wrong", 1)), values)]
+    n = 10_000  # samples per prompt, so that c / n = p exactly
+    for p, lecture in ((0.1, 0.81), (0.9, 1.0)):
+        rows.append(Row("Ex. 6", f"pass@16 at single-sample accuracy p = {p}", lecture,
+                        pass_at_k(n, round(p * n), 16), (lecture - 0.005, lecture + 0.005), "%"))
+    return rows
+
+
 def figures(seeds=(0,), fast: bool = False) -> list[Row]:
-    """Sections 5.1-5.3: every number of the lecture that notebook 03 reproduces, next to ours."""
-    return rows_from([measure(seed, fast) for seed in seeds], seeds, fast)
+    """Sections 5.1-5.3 and Exercises 3 and 6: every number of the lecture that notebook 03 reproduces, with ours."""
+    return rows_from([measure(seed, fast) for seed in seeds], seeds, fast) + exercise_rows()
