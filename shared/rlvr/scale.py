@@ -24,9 +24,9 @@ import torch
 from .cache import load_or_create
 from .config import pick
 from .evaluate import answer_metrics, held_out_prompts
-from .sft import SFTConfig, lr_at
+from .sft import SFTConfig, train_sft
 from .task import (DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, PAD, PAD_ID, STOI, STOP_ID, VOCAB_SIZE, decode,
-                   prompt_text, prompt_tokens, sample_prompts, score_batch, teacher_batch, verify)
+                   prompt_text, prompt_tokens, sample_prompts, score_batch, verify)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything here is built in code: never reach for the hub
 INSTALL_HINT = "the TRL bridge needs the optional extra: pip install -e '.[scale]'"
@@ -213,27 +213,12 @@ def sft_loss(model, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: tor
 
 
 def train_warm_up(cfg: ScaleWarmUpConfig, log_every: int = 0):
-    """Train a fresh GPT-2 on the noisy teacher with our recipe (AdamW, warm-up + cosine); returns (model, losses)."""
-    sft = cfg.sft
-    model = build_model(cfg.shape, sft.seed)
-    rng = np.random.default_rng(sft.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=sft.lr, betas=(0.9, 0.98), weight_decay=0.0)
-    model.train()
-    losses = []
-    for step in range(sft.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, sft)
-        prompts = sample_prompts(sft.batch_size, rng)  # [B, 10]
-        responses, mask = teacher_batch(prompts, sft.teacher_error_rate, rng, sft.think_fraction)  # [B, 15]
-        loss = sft_loss(model, prompt_tokens(prompts), responses, mask)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        if log_every and (step + 1) % log_every == 0:
-            print(f"  warm-up step {step + 1}/{sft.steps}: loss {losses[-1]:.3f}", flush=True)
-    model.eval()
-    return model, losses
+    """Train a fresh GPT-2 on the noisy teacher with our warm-up loop (`rlvr.sft.train_sft`); returns (model, losses)."""
+    def log(step: int, total: int, loss: float) -> None:
+        if log_every and step % log_every == 0:
+            print(f"  warm-up step {step}/{total}: loss {loss:.3f}", flush=True)
+
+    return train_sft(cfg.sft, on_step=log, model=build_model(cfg.shape, cfg.sft.seed), loss_fn=sft_loss)
 
 
 def warm_up(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0, *,

@@ -59,12 +59,14 @@ def sft_loss(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.
     return -(logps * response_mask).sum() / response_mask.sum()
 
 
-def train_sft(cfg: SFTConfig = SFTConfig(), on_step: Callable[[int, int, float], None] | None = None) -> tuple[
-        TinyTransformer, list[float]]:
-    """Train a fresh model on the noisy teacher; returns (model, loss per step). Deterministic given cfg.seed."""
+def train_sft(cfg: SFTConfig = SFTConfig(), on_step: Callable[[int, int, float], None] | None = None,
+              model: torch.nn.Module | None = None, loss_fn: Callable = sft_loss) -> tuple[TinyTransformer, list[float]]:
+    """Train a fresh model (ours by default; another one with its own loss_fn(model, prompt_ids, responses, mask))
+    on the noisy teacher; returns (model, loss per step). Deterministic given cfg.seed."""
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
-    model = TinyTransformer(cfg.model)
+    model = TinyTransformer(cfg.model) if model is None else model
+    model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=0.0)
     losses = []
     for step in range(cfg.steps):
@@ -72,7 +74,7 @@ def train_sft(cfg: SFTConfig = SFTConfig(), on_step: Callable[[int, int, float],
             group["lr"] = lr_at(step, cfg)
         prompts = sample_prompts(cfg.batch_size, rng)  # [B, 10]
         responses, mask = teacher_batch(prompts, cfg.teacher_error_rate, rng, cfg.think_fraction)  # [B, 15]
-        loss = sft_loss(model, prompt_tokens(prompts), responses, mask)
+        loss = loss_fn(model, prompt_tokens(prompts), responses, mask)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
