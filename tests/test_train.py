@@ -94,3 +94,16 @@ def test_run_caches_results(monkeypatch, tmp_path, policy):
     assert first.history[-1]["accuracy"] == second.history[-1]["accuracy"]
     for x, y in zip(first.policy.state_dict().values(), second.policy.state_dict().values()):
         assert torch.equal(x, y)
+
+
+def test_ppo_kl_reward_uses_the_policy_not_the_sampling_temperature(policy):
+    """At the first step the policy equals the reference, so its KL is 0 even when sampling at temperature 0.5."""
+    from rlvr.model import response_logps
+    from rlvr.objectives import gae, shaped_rewards
+    trainer = Trainer(RLConfig(algo="ppo", beta=1.0, temperature=0.5, **TINY), policy)
+    rollout, _, _, rewards = trainer.rollout(step=0)
+    ref_logps = response_logps(trainer.ref, rollout.prompt_ids, rollout.responses).detach()
+    advantages, _ = trainer.advantages(rollout, rewards, ref_logps)
+    zero_kl = shaped_rewards(rewards, torch.zeros_like(ref_logps), rollout.response_mask, 1.0)
+    expected, _ = gae(zero_kl, torch.zeros_like(ref_logps), rollout.response_mask)  # the value model starts at 0
+    assert torch.allclose(advantages, expected, atol=1e-5)

@@ -134,7 +134,11 @@ class Trainer:
             return compute_advantages(rewards, cfg.group_size, kind, cfg.advantage_eps, cfg.std), {}
         with torch.no_grad():
             values = self.value(rollout.prompt_ids, rollout.responses)  # [B, T]
-        kl = rollout.logps - ref_logps if ref_logps is not None else torch.zeros_like(rollout.logps)  # [B, T]
+            kl = torch.zeros_like(rollout.logps)  # [B, T]
+            if ref_logps is not None:  # KL of the policy itself (temperature 1), not of the sampling distribution
+                logps = rollout.logps if cfg.temperature == 1.0 else response_logps(
+                    self.policy, rollout.prompt_ids, rollout.responses)  # [B, T]
+                kl = logps - ref_logps
         token_rewards = shaped_rewards(rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]
         adv, returns = gae(token_rewards, values, rollout.response_mask, cfg.gamma, cfg.lam)  # [B, T]
         self._returns = returns
