@@ -34,6 +34,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 TOKEN = "rlvr-browser-test"
 RUN_ALL_TIMEOUT_S = 240
 LATENCIES_MS: list[float] = []
+ACTIVE = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (JupyterLab keeps other tabs hidden)
 
 
 def notebooks() -> list[Path]:
@@ -157,41 +158,58 @@ def image_src(panel) -> str:
     return panel.locator("img").first.get_attribute("src") or ""
 
 
-def move_slider(page, panel, slider) -> float | None:
-    """Press End (or Home) on a slider handle; return ms until the plot image changed, or None if it did not."""
-    handle = slider.locator(".noUi-handle").first
-    before_src, before_png = image_src(panel), panel.locator("img").first.screenshot()
-    handle.focus()
-    key = "Home" if slider.evaluate("e => !!e.querySelector('.noUi-handle[aria-valuenow]') && "
-                                    "e.querySelector('.noUi-handle').getAttribute('aria-valuenow') === "
-                                    "e.querySelector('.noUi-handle').getAttribute('aria-valuemax')") else "End"
+def press_and_time(page, panel, slider, key: str) -> float | None:
+    """Press a key on a slider handle; return ms until the plot image changed, or None if it did not."""
+    image = panel.locator("img").first
+    before_src, before_png = image_src(panel), image.screenshot()
+    slider.locator(".noUi-handle").first.focus()
     start = time.perf_counter()
     page.keyboard.press(key)
     try:
-        page.wait_for_function("([el, old]) => el.src !== old", arg=[panel.locator("img").first.element_handle(),
-                                                                     before_src], polling="raf", timeout=10_000)
+        page.wait_for_function("([el, old]) => el.src !== old", arg=[image.element_handle(), before_src],
+                               polling="raf", timeout=10_000)
     except Exception:
         return None
     elapsed = 1000 * (time.perf_counter() - start)
     page.wait_for_timeout(200)
-    return elapsed if panel.locator("img").first.screenshot() != before_png else None
+    return elapsed if image.screenshot() != before_png else None
+
+
+def move_slider(page, panel, slider) -> float | None:
+    """Move a slider to one end, else to the other (a value past a cap may draw the same picture); ms or None."""
+    for key in ("End", "Home"):
+        latency = press_and_time(page, panel, slider, key)
+        if latency is not None:
+            return latency
+    return None
 
 
 def click_one_run(page) -> None:
-    """Click the first training panel's Run button: its progress bar must move and the run must finish."""
-    panel = page.locator(".rlvr-training").first
+    """Move the first training panel to a configuration not run yet, click Run: the bar must move and finish."""
+    panel = page.locator(f"{ACTIVE} .rlvr-training").first
+    slider = panel.locator(".widget-slider")
+    if slider.count():
+        slider.first.locator(".noUi-handle").first.focus()
+        page.keyboard.press("End")
+        page.wait_for_timeout(500)
+        if "not run yet" not in panel.inner_text():
+            page.keyboard.press("Home")
+            page.wait_for_timeout(500)
     button = panel.locator("button:has-text('Run')").first
+    bar = panel.locator(".progress-bar").first
     button.click()
-    bar = panel.locator(".progress-bar, .widget-progress .progress-bar").first
-    page.wait_for_function("el => parseFloat(el.style.width || '0') > 0", arg=bar.element_handle(), timeout=60_000)
-    page.wait_for_function("el => !el.disabled", arg=button.element_handle(), timeout=180_000)
+    page.wait_for_function("el => el.innerText.includes('step ') || el.innerText.includes('done in')",
+                           arg=panel.element_handle(), timeout=60_000)
+    page.wait_for_function("el => el.innerText.includes('done in')", arg=panel.element_handle(), timeout=300_000)
     assert "⚠" not in panel.inner_text(), f"the run reported an error: {panel.inner_text()[:300]}"
+    assert bar.evaluate("el => el.style.width") in ("100%", ""), "the progress bar did not reach its end"
 
 
 @pytest.mark.parametrize("notebook", notebooks(), ids=lambda p: p.stem)
 def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
     page = browser_context.new_page()
-    page.goto(f"{server}/lab/tree/{notebook.name}?token={TOKEN}")
+    # a workspace of its own per notebook, so no other notebook's tab (and panels) is open in the page
+    page.goto(f"{server}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={TOKEN}")
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
     page.wait_for_selector(".jp-CodeCell", timeout=90_000)
     page.wait_for_timeout(2000)  # let the kernel connect before Run All
@@ -205,7 +223,7 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
     assert expected, f"{notebook.name}: no slider panel was displayed"
     page.wait_for_timeout(1000)
     assert "Error displaying widget" not in page.content(), "a widget failed to render (model not found?)"
-    rendered = page.locator(".rlvr-panel")
+    rendered = page.locator(f"{ACTIVE} .rlvr-panel")
     assert rendered.count() == len(expected), f"{len(expected)} panels displayed, {rendered.count()} rendered"
     for i, (kind, n_controls) in enumerate(expected):
         panel = rendered.nth(i)
@@ -213,7 +231,7 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
         assert panel.locator("img").count() >= 1, f"panel {i} ({kind}) shows no plot"
         assert panel.locator(".widget-inline-hbox, .widget-checkbox, .widget-dropdown").count() >= n_controls
 
-    for panel in page.locator(".rlvr-analytic").all():
+    for panel in page.locator(f"{ACTIVE} .rlvr-analytic").all():
         panel.scroll_into_view_if_needed()
         for slider in panel.locator(".widget-slider").all():
             latency = move_slider(page, panel, slider)
@@ -224,8 +242,8 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}.png"), full_page=True)
 
-    if page.locator(".rlvr-training").count():
-        page.locator(".rlvr-training").first.scroll_into_view_if_needed()
+    if page.locator(f"{ACTIVE} .rlvr-training").count():
+        page.locator(f"{ACTIVE} .rlvr-training").first.scroll_into_view_if_needed()
         click_one_run(page)
         page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}-after-run.png"), full_page=True)
     page.close()
