@@ -78,12 +78,18 @@ def workdir():
 def server(workdir):
     """JupyterLab on a free localhost port with a token, kernels in fast mode; stopped when done, pass or fail."""
     port = free_port()
-    env = {**os.environ, "RLVR_FAST": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    settings = workdir.parent / f"{workdir.name}-lab-settings"  # outside root_dir: not listed in the file browser
+    notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True, exist_ok=True)
+    notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))  # no news toast
+    env = {**os.environ, "RLVR_FAST": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+           "JUPYTERLAB_SETTINGS_DIR": str(settings)}
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
            f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False",
            "--allow-root",
            "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True"]
-    log = open(workdir / "jupyter.log", "w")
+    SCREENSHOTS.parent.mkdir(parents=True, exist_ok=True)
+    log = open(SCREENSHOTS.parent / "jupyter-browser-test.log", "w")  # the server's log, kept for debugging
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -96,6 +102,7 @@ def server(workdir):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+        shutil.rmtree(settings, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -184,27 +191,54 @@ def move_slider(page, panel, slider) -> float | None:
     return None
 
 
+def settle(page, panel) -> str:
+    """Wait until the kernel has handled a slider move (its indicator is idle again); the panel's text."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector(f"{ACTIVE} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.wait_for_timeout(300)
+    return panel.inner_text()
+
+
+def press_on(page, slider, key: str) -> bool:
+    """Press a key on a slider's handle; True if its value (the readout) changed."""
+    readout = slider.locator(".widget-readout").first
+    before = readout.inner_text()
+    slider.locator(".noUi-handle").first.focus()
+    page.keyboard.press(key)
+    page.wait_for_timeout(100)
+    return readout.inner_text() != before
+
+
+def move_to_a_configuration_not_run(page, panel) -> None:
+    """Move one slider of a training panel one notch from its default (cheapest change first) until the panel
+    says 'not run yet' (the panel looks in memory and on disk); fail if every neighbour is already cached."""
+    for slider in reversed(panel.locator(".widget-slider").all()):  # the last control is the cheapest to change
+        for there, back in (("ArrowLeft", "ArrowRight"), ("ArrowRight", "ArrowLeft")):
+            if not press_on(page, slider, there):  # already at that end
+                continue
+            if "not run yet" in settle(page, panel):
+                return
+            press_on(page, slider, back)
+            settle(page, panel)
+    raise AssertionError(f"every one-notch neighbour of the default is already cached: {panel.inner_text()[:300]!r}")
+
+
 def click_one_run(page) -> None:
     """Move the first training panel to a configuration not run yet, click Run: the bar must move and finish."""
     panel = page.locator(f"{ACTIVE} .rlvr-training").first
-    for key in ("Home", "End"):  # every slider at its low end (the cheapest runs): a corner no cell has run
-        for slider in panel.locator(".widget-slider").all():
-            slider.locator(".noUi-handle").first.focus()
-            page.keyboard.press(key)
-            page.wait_for_timeout(300)
-        if "not run yet" in panel.inner_text():
-            break
-    assert "not run yet" in panel.inner_text(), "both corners are already cached: nothing left to train"
+    move_to_a_configuration_not_run(page, panel)
     button = panel.locator("button:has-text('Run')").first
     bar = panel.locator(".progress-bar").first
     button.click()
     try:
-        page.wait_for_function("el => ['done in', '⚠'].some(t => el.innerText.includes(t))",
+        # 'trained N run(s)' is the status line written after the run is stored and the final plot drawn
+        page.wait_for_function("el => ['trained ', '⚠', 'no training needed'].some(t => el.innerText.includes(t))",
                                arg=panel.element_handle(), timeout=300_000)
+        page.wait_for_timeout(1000)
     except Exception as error:
         raise AssertionError(f"the run did not finish; the panel shows: {panel.inner_text()[:400]!r}") from error
     assert "⚠" not in panel.inner_text(), f"the run reported an error: {panel.inner_text()[:300]}"
-    assert "no training needed" not in panel.inner_text(), "the run was read from a cache, not trained"
+    assert "no training needed" not in panel.inner_text(), "the panel said 'not run yet' but read the run from a cache"
     assert bar.evaluate("el => el.style.width") in ("100%", ""), "the progress bar did not reach its end"
 
 

@@ -301,6 +301,25 @@ def test_disk_cache_hooks_load_before_training_and_save_after():
     assert fresh.click_run() == store["lr=0.5,steps=10"] and len(run.calls) == 1
 
 
+def test_slider_move_to_a_saved_configuration_shows_it_as_cached_before_any_run():
+    store = {"lr=0.9,steps=10": [9.0]}
+    run = FakeTraining()
+    panel = training_panel(run, disk_cache=True, load=store.get, save=store.__setitem__)
+    assert "not run yet" in panel.status.value
+    panel.controls["lr"].value = 0.9
+    assert "cached result" in panel.status.value and panel.results["lr=0.9, steps=10"] == [9.0]
+    assert panel.click_run() == [9.0] and len(run.calls) == 1, "only the default is trained"
+
+
+def test_unreadable_saved_run_counts_as_not_run():
+    def load(key):
+        raise EOFError("truncated file")
+    panel = training_panel(FakeTraining(), disk_cache=True, load=load, save=lambda key, result: None)
+    panel.controls["lr"].value = 0.9
+    assert "not run yet" in panel.status.value
+    assert panel.click_run() == [0.9 * s for s in range(1, 11)]
+
+
 def test_disk_cache_needs_both_hooks():
     with pytest.raises(ValueError):
         training_panel(disk_cache=True, load=lambda key: None)

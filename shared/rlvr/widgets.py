@@ -377,7 +377,7 @@ class TrainingPanel(Panel):
             return False
         try:
             result = self.load(config_key(values))
-        except (KeyError, FileNotFoundError):
+        except Exception:  # not saved (KeyError), or unreadable: Run trains it again
             return False
         if result is None:
             return False
@@ -404,11 +404,12 @@ class TrainingPanel(Panel):
             self.report_failure(exc, "plot failed")
 
     def show_current(self, note: str | None = None) -> None:
-        """After a slider move: show the cached run for these values instantly, or say it is not run yet."""
+        """After a slider move: show the run for these values (from memory or disk) instantly, or say it is not run yet."""
         if self.running:
             return
         self.error = None
-        cached = config_key(self.values) in self.cache
+        values = self.values
+        cached = config_key(values) in self.cache or self.try_disk(values)
         self.status.value = grey_html(note or ("cached result" if cached else "not run yet: press Run"))
         self.draw()
 
