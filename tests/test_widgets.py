@@ -320,6 +320,19 @@ def test_unreadable_saved_run_counts_as_not_run():
     assert panel.click_run() == [0.9 * s for s in range(1, 11)]
 
 
+def test_training_panel_set_moves_several_controls_with_one_refresh_and_never_trains():
+    run, plot = FakeTraining(), RecordingPlot()
+    panel = training_panel(run, plot)
+    panel.click_run()
+    draws = len(plot.calls)
+    assert panel.set(lr=0.9, steps=5) is False and len(plot.calls) == draws + 1 and len(run.calls) == 1
+    assert "not run yet" in panel.status.value
+    panel.click_run()
+    assert panel.reset() is True and "cached result" in panel.status.value
+    with pytest.raises(KeyError, match="unknown control"):
+        panel.set(learning_rate=0.1)
+
+
 def test_disk_cache_needs_both_hooks():
     with pytest.raises(ValueError):
         training_panel(disk_cache=True, load=lambda key: None)

@@ -209,15 +209,16 @@ class Trainer:
 
 
 def train_rl(cfg: RLConfig = RLConfig(), policy: TinyTransformer | None = None, on_step: OnStep | None = None,
-             progress: bool = True) -> RunResult:
+             progress: bool = True, trainer_cls: type[Trainer] = Trainer) -> RunResult:
     """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
 
     Args:
         on_step: called after every step as on_step(step, total, history) (live plots, progress bars).
         progress: show a tqdm progress bar.
+        trainer_cls: a Trainer subclass that records more per step (same seeds, same numbers).
     """
     torch.manual_seed(cfg.seed)
-    trainer = Trainer(cfg, policy)
+    trainer = trainer_cls(cfg, policy)
     history: list[dict] = []
     bar = _progress_bar(cfg, progress)
     for step in range(cfg.steps):

@@ -218,11 +218,38 @@ class Panel:
         self.status = widgets.HTML()
         self.error: str | None = None
         self.last_traceback: str | None = None
+        self._holding = False  # set() is changing several controls: refresh once at the end
 
     @property
     def values(self) -> dict:
         """Current value of every control, by name."""
         return {name: control.value for name, control in self.controls.items()}
+
+    def refresh(self) -> bool:
+        """Show the panel for the current values (each panel kind says how); True if it could."""
+        raise NotImplementedError
+
+    def _on_change(self, change) -> None:
+        """Slider callback: refresh unless set() is changing several controls at once."""
+        if not self._holding:
+            self.refresh()
+
+    def set(self, **values) -> bool:
+        """Change controls from code (the same path as a slider move, one refresh); returns refresh()'s answer."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise KeyError(f"unknown control(s) {sorted(unknown)}; this panel has {list(self.controls)}")
+        self._holding = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._holding = False
+        return self.refresh()
+
+    def reset(self) -> bool:
+        """Move every control back to its default value."""
+        return self.set(**self.defaults)
 
     def png(self) -> bytes:
         """The PNG the panel is showing now (after a failed draw: the last good one)."""
@@ -263,7 +290,6 @@ class AnalyticPanel(Panel):
         self.draw_fn = draw
         self.draw_count = 0
         self.last_draw_seconds: float | None = None
-        self._holding = False
         if continuous_update is not None:
             set_continuous_update(self.controls, continuous_update)
         self.view = panel_layout([controls_box(self.controls), self.status, self.image], title)
@@ -272,27 +298,9 @@ class AnalyticPanel(Panel):
             control.observe(self._on_change, names="value")
         self.redraw()
 
-    def _on_change(self, change) -> None:
-        """Slider callback: redraw unless set() is changing several controls at once."""
-        if not self._holding:
-            self.redraw()
-
-    def set(self, **values) -> bool:
-        """Change controls from code (same path as a slider move, one redraw); True if the draw worked."""
-        unknown = set(values) - set(self.controls)
-        if unknown:
-            raise KeyError(f"unknown control(s) {sorted(unknown)}; this panel has {list(self.controls)}")
-        self._holding = True
-        try:
-            for name, value in values.items():
-                self.controls[name].value = value
-        finally:
-            self._holding = False
+    def refresh(self) -> bool:
+        """Redraw at the current values; True if the draw worked."""
         return self.redraw()
-
-    def reset(self) -> bool:
-        """Move every control back to its default value."""
-        return self.set(**self.defaults)
 
     def redraw(self) -> bool:
         """Draw at the current values and show it; on failure show a red line and keep the last image."""
@@ -348,7 +356,7 @@ class TrainingPanel(Panel):
         self.view.add_class("rlvr-panel").add_class("rlvr-training")  # found by the browser test
         self.button.on_click(lambda _button: self.click_run())
         for control in self.controls.values():
-            control.observe(lambda _change: self.show_current(), names="value")
+            control.observe(self._on_change, names="value")
         if default_result is not None:
             self.store(self.defaults, default_result)
         else:
@@ -402,6 +410,11 @@ class TrainingPanel(Panel):
             self.show_png()
         except Exception as exc:
             self.report_failure(exc, "plot failed")
+
+    def refresh(self) -> bool:
+        """After a slider move or set(): show the run for these values; True if one is shown (never trains)."""
+        self.show_current()
+        return config_key(self.values) in self.cache
 
     def show_current(self, note: str | None = None) -> None:
         """After a slider move: show the run for these values (from memory or disk) instantly, or say it is not run yet."""

@@ -299,6 +299,25 @@ class Case:
         return compare(got, want, self.atol, self.rtol), ""
 
 
+def random_group_cases(**kwargs) -> list[Case]:
+    """Two seeded cases of group rewards the lecture's examples do not cover: 5 groups of 8 rewards in {0, 1}
+    (a 1 with chance 0.4, seed 0) and 3 groups of 5 rewards uniform in [0, 1) (seed 1); kwargs go to every call."""
+    suffix = "".join(f", {key}={value}" for key, value in kwargs.items())
+    return [
+        Case(f"5 groups of 8 random 0/1 rewards (seed 0), group_size=8{suffix}",
+             args=(seeded_rewards(5, 8, 0, binary=True), 8), kwargs=dict(kwargs)),
+        Case(f"3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5{suffix}",
+             args=(seeded_rewards(3, 5, 1, binary=False), 5), kwargs=dict(kwargs)),
+    ]
+
+
+def seeded_rewards(n_groups: int, group_size: int, seed: int, binary: bool) -> torch.Tensor:
+    """Seeded rewards [n_groups * group_size]: 0/1 (a 1 with chance 0.4) or uniform in [0, 1)."""
+    generator = torch.Generator().manual_seed(seed)
+    rewards = torch.rand(n_groups * group_size, generator=generator)  # [n_groups * group_size]
+    return (rewards < 0.4).float() if binary else rewards
+
+
 def _projection_weights(shape: torch.Size) -> torch.Tensor:
     """Fixed random weights used to turn a non-scalar output into a scalar before backward."""
     generator = torch.Generator().manual_seed(0)

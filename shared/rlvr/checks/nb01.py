@@ -12,14 +12,8 @@ from __future__ import annotations
 import torch
 
 from rlvr.checks import Case, Exercise, FreeAnswer
+from rlvr.checks.core import random_group_cases
 from rlvr.objectives import mean_baseline_advantages, rloo_advantages
-
-
-def _random_rewards(n_groups: int, group_size: int, seed: int, binary: bool) -> torch.Tensor:
-    """Seeded rewards [n_groups * group_size]: 0/1 or uniform in [0, 1)."""
-    generator = torch.Generator().manual_seed(seed)
-    rewards = torch.rand(n_groups * group_size, generator=generator)
-    return (rewards < 0.4).float() if binary else rewards
 
 
 def _cases() -> list[Case]:
@@ -34,9 +28,7 @@ def _cases() -> list[Case]:
              args=(torch.ones(6), 3)),
         Case("every reward shifted by +5: [6, 5, 5, 5, 6, 6], group_size=3 (a baseline removes the shift)",
              args=(torch.tensor([6.0, 5, 5, 5, 6, 6]), 3)),
-        Case("5 groups of 8 random 0/1 rewards (seed 0), group_size=8", args=(_random_rewards(5, 8, 0, True), 8)),
-        Case("3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5",
-             args=(_random_rewards(3, 5, 1, False), 5)),
+        *random_group_cases(),
     ]
 
 

@@ -14,6 +14,7 @@ import torch
 
 from rlvr import objectives
 from rlvr.checks import Case, Exercise, FreeAnswer
+from rlvr.checks.core import random_group_cases
 
 ONE_RIGHT = [1.0, 0, 0, 0, 0, 0, 0, 0]  # the lecture's Exercise 3 group
 
@@ -26,13 +27,6 @@ def _reference_grpo(rewards: torch.Tensor, group_size: int, eps: float = 0.0) ->
 def _reference_dr_grpo(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     """Dr. GRPO advantages: the group mean subtracted, nothing divided."""
     return objectives.dr_grpo_advantages(rewards, group_size)
-
-
-def _random_rewards(n_groups: int, group_size: int, seed: int, binary: bool) -> torch.Tensor:
-    """Seeded rewards [n_groups * group_size]: 0/1 (chance 0.4 of a 1) or uniform in [0, 1)."""
-    generator = torch.Generator().manual_seed(seed)
-    rewards = torch.rand(n_groups * group_size, generator=generator)
-    return (rewards < 0.4).float() if binary else rewards
 
 
 def _grpo_cases() -> list[Case]:
@@ -48,10 +42,7 @@ def _grpo_cases() -> list[Case]:
              args=(torch.tensor(ONE_RIGHT), 8), kwargs={"eps": 1e-4}),
         Case("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4, eps=1e-4 (std 0: advantages 0, not NaN)",
              args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4), kwargs={"eps": 1e-4}),
-        Case("5 groups of 8 random 0/1 rewards (seed 0), group_size=8, eps=1e-4",
-             args=(_random_rewards(5, 8, 0, True), 8), kwargs={"eps": 1e-4}),
-        Case("3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5, eps=1e-4",
-             args=(_random_rewards(3, 5, 1, False), 5), kwargs={"eps": 1e-4}),
+        *random_group_cases(eps=1e-4),
     ]
 
 
@@ -63,9 +54,7 @@ def _dr_grpo_cases() -> list[Case]:
              args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4)),
         Case("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4 (advantages 0)",
              args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4)),
-        Case("5 groups of 8 random 0/1 rewards (seed 0), group_size=8", args=(_random_rewards(5, 8, 0, True), 8)),
-        Case("3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5",
-             args=(_random_rewards(3, 5, 1, False), 5)),
+        *random_group_cases(),
     ]
 
 

@@ -23,7 +23,7 @@ from rlvr.cache import cache_path, load_or_create, try_load
 from rlvr.config import pick
 from rlvr.experiments.common import Row
 from rlvr.objectives import masked_mean
-from rlvr.train import RLConfig, Trainer
+from rlvr.train import RLConfig, Trainer, train_rl
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
 
 STEPS = 200  # RL steps of every run (full size)
@@ -185,19 +185,8 @@ def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) 
         on_step: called after every step as on_step(step, total, history).
         policy: start from this model instead of the cached warm-up model (tests).
     """
-    torch.manual_seed(cfg.seed)
-    trainer = RaceTrainer(cfg, policy)
-    history: list[dict] = []
-    bar = progress_bar(cfg) if progress else None
-    for step in range(cfg.steps):
-        history.append(trainer.step(step))
-        if bar is not None:
-            bar.update(1)
-        if on_step is not None:
-            on_step(step + 1, cfg.steps, history)
-    if bar is not None:
-        bar.close()
-    return RaceRun(cfg, history, timing_of(history))
+    result = train_rl(cfg, policy, on_step, progress, trainer_cls=RaceTrainer)
+    return RaceRun(cfg, result.history, timing_of(result.history))
 
 
 def timing_of(history: list[dict]) -> dict:
@@ -207,12 +196,6 @@ def timing_of(history: list[dict]) -> dict:
     timing["total_s"] = timing["sampling_s"] + timing["training_s"]
     timing["total_cpu_s"] = timing["sampling_cpu_s"] + timing["training_cpu_s"]
     return timing
-
-
-def progress_bar(cfg: RLConfig):
-    """A tqdm bar (notebook-aware) labelled with the algorithm and the number of updates."""
-    from tqdm.auto import tqdm
-    return tqdm(total=cfg.steps, desc=f"{cfg.algo} x{cfg.epochs} updates", leave=False)
 
 
 def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RaceRun:
