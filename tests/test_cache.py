@@ -2,6 +2,7 @@
 import multiprocessing as mp
 from pathlib import Path
 
+import pytest
 import torch
 
 from rlvr.cache import cache_key, cache_path, load_or_create, save_atomic, try_load
@@ -82,6 +83,7 @@ def test_concurrent_writers_never_leave_a_broken_file(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch notes the foreign pickle before refusing it
 def test_weights_only_load_refuses_pickled_code(tmp_path):
     import pickle
 
