@@ -224,3 +224,19 @@ def test_figures_fast_has_every_lecture_number():
     assert lecture == [0.84, 0.001, 0.99, 0.875, 1.0, 1.0, 3.5, 3.5]
     assert all(row.measured is not None and math.isfinite(row.measured) for row in rows)
     assert all(row.band is not None for row in rows)
+
+
+def test_estimator_band_uses_each_seeds_own_standard_error_when_the_seeds_agree_by_luck():
+    from types import SimpleNamespace as NS
+
+    def comparison(scale, scale_se, shift=0.0):
+        stats = {kind: NS(scale=scale, scale_se=scale_se) for kind in ("mean", "rloo", "none")}
+        return NS(stats=stats, group_size=8, shift=shift, n_groups=20_000)
+
+    close = [comparison(0.98 + 0.001 * i, 0.045) for i in range(3)]  # spread 0.001, each seed's s.e. 0.045
+    rows = b.estimator_rows(close, [comparison(0.98, 0.045, 5.0)] * 3, seeds=(0, 1, 2))
+    low, high = rows[1].band  # RLOO, lecture value 1
+    assert high - low == pytest.approx(2 * 3 * 0.045 / 3 ** 0.5)
+    spread_out = [comparison(0.9 + 0.1 * i, 0.001) for i in range(3)]  # spread 0.1 dominates
+    low, high = b.estimator_rows(spread_out, spread_out, seeds=(0, 1, 2))[1].band
+    assert high - low == pytest.approx(2 * 3 * 0.1 / 3 ** 0.5)

@@ -771,7 +771,10 @@ def estimator_rows(comparisons: list[EstimatorComparison], shifted: list[Estimat
 
     def row(section, figure, lecture, kind, items, note):
         scales = [c.stats[kind].scale for c in items]
-        se = items[0].stats[kind].scale_se if len(items) == 1 else _std(scales) / math.sqrt(len(items))
+        # s.e. of the mean over seeds: from each seed's own s.e. (thousands of groups), or from the spread of the
+        # seeds if that is larger (a spread of 2-3 values alone can come out far too small)
+        within = float(np.mean([c.stats[kind].scale_se for c in items])) / math.sqrt(len(items))
+        se = max(within, _std(scales) / math.sqrt(len(items))) if len(items) > 1 else within
         return Row(section, figure, lecture, _mean(scales), (lecture - 3 * se, lecture + 3 * se), "", _std(scales),
                    tuple(seeds), f"{items[0].n_groups:,} groups per seed; band = lecture ± 3 SE; {note}")
 
