@@ -303,3 +303,10 @@ def test_run_exercise7_presses_run_for_each_setting_and_restores_the_slider(monk
     thinking.run_exercise7(panel)
     assert seen == list(thinking.EXERCISE7["group_size"])
     assert panel.controls["group_size"].value == 8 and len(panel.results) == 3
+
+
+def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_of_a_free_yes():
+    coin_flip = thinking._row("5.1", "greedy think-first share", 0.65, [0.5, 0.2, 1.0], 0.01, 0.005, seeds=(0, 1, 2))
+    assert coin_flip.band is None and coin_flip.agrees is None and "no band" in coin_flip.note
+    steady = thinking._row("5.1", "T=1 think-first share", 0.5, [0.49, 0.50, 0.51], 0.01, 0.005, seeds=(0, 1, 2))
+    assert steady.band == pytest.approx((0.47, 0.53)) and steady.agrees is True

@@ -698,8 +698,12 @@ def _row(section: str, figure: str, lecture: float, values: list[float], se: flo
     spread = float(np.std(values, ddof=1)) if len(values) > 1 else None
     half = max(3 * (spread if spread else se), precision)
     source = "3 std over seeds" if spread else "3 SE of the held-out estimate"
-    return Row(section, figure, lecture, measured, (lecture - half, lecture + half), unit, spread, tuple(seeds),
-               f"band = lecture ± max({source}, {precision:g}){'; ' + note if note else ''}")
+    band = (lecture - half, lecture + half)
+    text = f"band = lecture ± max({source}, {precision:g})"
+    if unit == "%" and band[0] <= 0 and band[1] >= 1:  # every share would agree: no comparison is possible
+        band, text = None, f"no band: {source} spans every share from 0% to 100%"
+    return Row(section, figure, lecture, measured, band, unit, spread, tuple(seeds),
+               f"{text}{'; ' + note if note else ''}")
 
 
 def teacher_rows(teachers: list[dict], seeds=(0,)) -> list[Row]:
