@@ -242,7 +242,8 @@ def _progress_bar(cfg: RLConfig, enabled: bool):
     if not enabled:
         return None
     from tqdm.auto import tqdm
-    return tqdm(total=cfg.steps, desc=f"{cfg.algo} G={cfg.group_size}", leave=False)
+    updates = f", {cfg.epochs} updates per batch" if cfg.epochs > 1 else ""
+    return tqdm(total=cfg.steps, desc=f"{cfg.algo} G={cfg.group_size}{updates}", leave=False)
 
 
 def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: bool = True,
