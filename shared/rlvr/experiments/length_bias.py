@@ -85,11 +85,13 @@ def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, c
         ax_w.plot(lengths, np.abs(dr), color=color, ls="--", label=f"Dr. GRPO, {name}")
         ax_total.plot(lengths, grpo * lengths, color=color)
         ax_total.plot(lengths, dr * lengths, color=color, ls="--")
+        capped = length > max_len  # no answer is longer than L_max: the generation cap
         length = min(length, max_len)
         w_grpo, w_dr = adv / length, adv / max_len
         ax_w.plot([length, length], [abs(w_grpo), abs(w_dr)], "o", color=color, ms=6)
         ax_total.plot([length, length], [adv, w_dr * length], "o", color=color, ms=6)
-        lines.append(f"{name}, {length} tokens: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
+        cap_note = " (capped at L_max)" if capped else ""
+        lines.append(f"{name}, {length} tokens{cap_note}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
     ax_w.set(xscale="log", yscale="log", xlabel="answer length |o_i| (tokens)",
              ylabel="|weight on each token's log-prob|", title="per-token weight (dots: the two answers)")
     ax_w.legend(fontsize=7, loc="upper right")
