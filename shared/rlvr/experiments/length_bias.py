@@ -90,8 +90,9 @@ def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, c
         w_grpo, w_dr = adv / length, adv / max_len
         ax_w.plot([length, length], [abs(w_grpo), abs(w_dr)], "o", color=color, ms=6)
         ax_total.plot([length, length], [adv, w_dr * length], "o", color=color, ms=6)
-        cap_note = " (capped at L_max)" if capped else ""
-        lines.append(f"{name}, {length} tokens{cap_note}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
+        lines.append(f"{name}, {length} tokens{'*' if capped else ''}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
+        if capped:
+            lines.append("  * set longer than L_max, capped at L_max")
     ax_w.set(xscale="log", yscale="log", xlabel="answer length |o_i| (tokens)",
              ylabel="|weight on each token's log-prob|", title="per-token weight (dots: the two answers)")
     ax_w.legend(fontsize=7, loc="upper right")
