@@ -38,6 +38,7 @@ import warnings
 from typing import Any, Callable
 
 import ipywidgets as widgets
+import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -139,7 +140,10 @@ def fresh_axes(fig: Figure, nrows=1, ncols=1, **subplot_kw):
     fig.clear()
     if fig.get_layout_engine() is None:
         fig.subplots_adjust(**MARGINS)
-    return fig.subplots(nrows, ncols, **subplot_kw)
+    # titles at a fixed height: matplotlib otherwise measures every tick label to lift titles over a top x-axis,
+    # which none of our plots has (same image, ~7% faster redraws: benchmarks/bench_panels.py)
+    with matplotlib.rc_context({"axes.titley": 1.0}):
+        return fig.subplots(nrows, ncols, **subplot_kw)
 
 
 def figure_png(fig: Figure) -> bytes:
