@@ -3,7 +3,8 @@
 For each student notebook (a copy, so nothing is written back into the repository): open it in JupyterLab, run all
 cells in fast mode, then check that no cell errored, that every panel the kernel displayed is rendered with all its
 sliders, that moving each analytic slider changes its plot (and how long that takes), and that one Run button starts
-a run whose progress bar appears and finishes. Screenshots go to build/screenshots/.
+a run whose progress bar appears and finishes. Screenshots go to build/screenshots/. The kernels use a private
+checkpoint cache holding only the default warm-up model, so a rerun finds the same untrained configurations.
 
 Run with:  python -m pytest -m browser -o addopts="" -s
 """
@@ -74,6 +75,20 @@ def workdir():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def private_cache(workdir: Path) -> Path:
+    """The kernels' checkpoint cache: empty but for the default warm-up model (copied from the user's cache when it
+    is there), so every run a panel offers is untrained however often the test has run on this machine."""
+    from rlvr.cache import cache_path
+    from rlvr.sft import SFTConfig
+    folder = workdir.parent / f"{workdir.name}-cache"
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        warm_up = cache_path("sft", SFTConfig().to_dict())
+        if warm_up.exists():
+            shutil.copy(warm_up, folder / warm_up.name)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def server(workdir):
     """JupyterLab on a free localhost port with a token, kernels in fast mode; stopped when done, pass or fail."""
@@ -83,7 +98,7 @@ def server(workdir):
     notification.parent.mkdir(parents=True, exist_ok=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))  # no news toast
     env = {**os.environ, "RLVR_FAST": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-           "JUPYTERLAB_SETTINGS_DIR": str(settings)}
+           "JUPYTERLAB_SETTINGS_DIR": str(settings), "RLVR_CACHE_DIR": str(private_cache(workdir))}
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
            f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False",
            "--allow-root",
@@ -103,6 +118,7 @@ def server(workdir):
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
         shutil.rmtree(settings, ignore_errors=True)
+        shutil.rmtree(private_cache(workdir), ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
