@@ -81,11 +81,10 @@ def private_cache(workdir: Path) -> Path:
     from rlvr.cache import cache_path
     from rlvr.sft import SFTConfig
     folder = workdir.parent / f"{workdir.name}-cache"
-    if not folder.exists():
-        folder.mkdir(parents=True)
-        warm_up = cache_path("sft", SFTConfig().to_dict())
-        if warm_up.exists():
-            shutil.copy(warm_up, folder / warm_up.name)
+    folder.mkdir(parents=True)
+    warm_up = cache_path("sft", SFTConfig().to_dict())
+    if warm_up.exists():
+        shutil.copy(warm_up, folder / warm_up.name)
     return folder
 
 
@@ -97,8 +96,9 @@ def server(workdir):
     notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notification.parent.mkdir(parents=True, exist_ok=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))  # no news toast
+    cache = private_cache(workdir)
     env = {**os.environ, "RLVR_FAST": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-           "JUPYTERLAB_SETTINGS_DIR": str(settings), "RLVR_CACHE_DIR": str(private_cache(workdir))}
+           "JUPYTERLAB_SETTINGS_DIR": str(settings), "RLVR_CACHE_DIR": str(cache)}
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
            f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False",
            "--allow-root",
@@ -118,7 +118,7 @@ def server(workdir):
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
         shutil.rmtree(settings, ignore_errors=True)
-        shutil.rmtree(private_cache(workdir), ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -204,8 +204,6 @@ def test_panel_edges(make):
     assert exercise_panel_edges(panel, max_seconds=None) == []
 
 
-
-
 def test_token_weight_panel_says_when_an_answer_is_longer_than_l_max():
     panel = lb.token_weight_panel()
     panel.set(correct_length=1500, max_len=1000)

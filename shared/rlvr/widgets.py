@@ -223,6 +223,8 @@ class Panel:
         self.error: str | None = None
         self.last_traceback: str | None = None
         self._holding = False  # set() is changing several controls: refresh once at the end
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
 
     @property
     def values(self) -> dict:
@@ -298,8 +300,6 @@ class AnalyticPanel(Panel):
             set_continuous_update(self.controls, continuous_update)
         self.view = panel_layout([controls_box(self.controls), self.status, self.image], title)
         self.view.add_class("rlvr-panel").add_class("rlvr-analytic")  # found by the browser test
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
         self.redraw()
 
     def refresh(self) -> bool:
@@ -359,8 +359,6 @@ class TrainingPanel(Panel):
         self.view = panel_layout([controls_box(self.controls), run_row, self.status, self.image], title)
         self.view.add_class("rlvr-panel").add_class("rlvr-training")  # found by the browser test
         self.button.on_click(lambda _button: self.click_run())
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
         if default_result is not None:
             self.store(self.defaults, default_result)
         else:
@@ -417,18 +415,19 @@ class TrainingPanel(Panel):
 
     def refresh(self) -> bool:
         """After a slider move or set(): show the run for these values; True if one is shown (never trains)."""
-        self.show_current()
-        return config_key(self.values) in self.cache
+        return self.show_current()
 
-    def show_current(self, note: str | None = None) -> None:
-        """After a slider move: show the run for these values (from memory or disk) instantly, or say it is not run yet."""
-        if self.running:
-            return
-        self.error = None
+    def show_current(self, note: str | None = None) -> bool:
+        """Show the run for the current values (from memory or disk) instantly, or say it is not run yet; True if
+        a run is shown. During a run it changes nothing (the live plot owns the figure)."""
         values = self.values
+        if self.running:
+            return config_key(values) in self.cache
+        self.error = None
         cached = config_key(values) in self.cache or self.try_disk(values)
         self.status.value = grey_html(note or ("cached result" if cached else "not run yet: press Run"))
         self.draw()
+        return cached
 
     def click_run(self) -> Any:
         """The Run button: train at the current values (default first if missing); return the result or None."""
