@@ -34,7 +34,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
                  "--disable-component-update", "--disable-sync"]
 TOKEN = "rlvr-browser-test"
 RUN_ALL_TIMEOUT_S = 240
-LATENCIES_MS: list[float] = []
+LATENCIES_MS: list[tuple[float, float]] = []  # (in the page, seen by Playwright)
 ACTIVE = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (JupyterLab keeps other tabs hidden)
 
 
@@ -176,30 +176,44 @@ def displayed_panels(nb: dict) -> list[tuple[str, int]]:
     return panels
 
 
-def image_src(panel) -> str:
-    """The src of the panel's plot image."""
-    return panel.locator("img").first.get_attribute("src") or ""
+# Times a slider move inside the page: from the keydown event to the first frame after the new image is decoded
+# (what a user sees). Playwright's own round trips (sending the key press, polling for the change) stay out of it.
+WATCH_IMAGE_JS = """(img) => {
+  const probe = {down: null, shown: null, src: img.src};
+  window.__rlvrProbe = probe;
+  document.addEventListener('keydown', () => { if (probe.down === null) probe.down = performance.now(); },
+                            {capture: true, once: true});
+  const observer = new MutationObserver(() => {
+    if (img.src === probe.src) return;
+    observer.disconnect();
+    img.decode().catch(() => null).then(() => requestAnimationFrame(() => { probe.shown = performance.now(); }));
+  });
+  observer.observe(img, {attributes: true, attributeFilter: ['src']});
+}"""
 
 
-def press_and_time(page, panel, slider, key: str) -> float | None:
-    """Press a key on a slider handle; return ms until the plot image changed, or None if it did not."""
+def press_and_time(page, panel, slider, key: str) -> tuple[float, float] | None:
+    """Press a key on a slider handle; (ms in the page, ms seen by Playwright) until the new plot is shown, or None
+    if the plot did not change."""
     image = panel.locator("img").first
-    before_src, before_png = image_src(panel), image.screenshot()
+    before_png = image.screenshot()
     slider.locator(".noUi-handle").first.focus()
+    image.evaluate(WATCH_IMAGE_JS)
     start = time.perf_counter()
     page.keyboard.press(key)
     try:
-        page.wait_for_function("([el, old]) => el.src !== old", arg=[image.element_handle(), before_src],
-                               polling="raf", timeout=10_000)
+        page.wait_for_function("() => window.__rlvrProbe.shown !== null", polling="raf", timeout=10_000)
     except Exception:
         return None
-    elapsed = 1000 * (time.perf_counter() - start)
+    outside = 1000 * (time.perf_counter() - start)
+    inside = page.evaluate("() => window.__rlvrProbe.shown - window.__rlvrProbe.down")
     page.wait_for_timeout(200)
-    return elapsed if image.screenshot() != before_png else None
+    return (inside, outside) if image.screenshot() != before_png else None
 
 
-def move_slider(page, panel, slider) -> float | None:
-    """Move a slider to one end, else to the other (a value past a cap may draw the same picture); ms or None."""
+def move_slider(page, panel, slider) -> tuple[float, float] | None:
+    """Move a slider to one end, else to the other (a value past a cap may draw the same picture); see
+    press_and_time."""
     for key in ("End", "Home"):
         latency = press_and_time(page, panel, slider, key)
         if latency is not None:
@@ -291,7 +305,8 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
             label = slider.inner_text().split("\n")[0]
             assert latency is not None, f"{notebook.name}: moving slider '{label}' did not change its plot"
             LATENCIES_MS.append(latency)
-            print(f"  {notebook.stem}: slider '{label}' -> plot updated in {latency:.0f} ms")
+            print(f"  {notebook.stem}: slider '{label}' -> new plot shown after {latency[0]:.0f} ms "
+                  f"(Playwright: {latency[1]:.0f} ms)")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}.png"), full_page=True)
 
@@ -305,5 +320,7 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
 def test_report_slider_latency():
     """Print the time from a slider change to the updated plot (goal: under 200 ms); fails only if none ran."""
     assert LATENCIES_MS, "no analytic slider was moved"
-    print(f"\nslider -> updated plot over {len(LATENCIES_MS)} moves: median {statistics.median(LATENCIES_MS):.0f} ms, "
-          f"max {max(LATENCIES_MS):.0f} ms (goal < 200 ms)")
+    inside, outside = zip(*LATENCIES_MS)
+    print(f"\nslider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
+          f"max {max(inside):.0f} ms in the page (goal < 200 ms); as Playwright sees it (adds its round trips): "
+          f"median {statistics.median(outside):.0f} ms, max {max(outside):.0f} ms")

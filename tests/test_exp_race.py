@@ -181,6 +181,15 @@ def test_plots_draw(tmp_path):
         fig.savefig(tmp_path / "x.png")
 
 
+def test_panel_plot_redrawn_on_its_reused_axes_looks_like_a_new_one():
+    from rlvr.widgets import redraw_differences
+    default, other = fake_run([0.2, 0.5, 0.9], clip_fraction=[0.0, 0.1, 0.1]), fake_run([0.1, 0.2, 0.6])
+    live = fake_run([0.1, 0.3]).history
+    calls = [({"GRPO-8 (default)": default}, None), ({"GRPO-8 (default)": default}, live),
+             ({"GRPO-8 (default)": default, "PPO-8": other}, None)]
+    assert redraw_differences(race.plot_panel, calls, (11, 3.4)) == []
+
+
 def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
     calls = []
 

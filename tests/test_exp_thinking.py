@@ -215,6 +215,23 @@ def test_training_curve_figures_draw_single_and_overlaid_runs():
     thinking.draw_thinking_budget(fig, {"a": {b: 0.1 for b in range(11)}})
 
 
+def test_training_plots_redrawn_on_their_reused_axes_look_like_new_ones():
+    from rlvr.widgets import redraw_differences
+    one, two = fake_panel_run(), fake_panel_run(group_size=2)
+    two.history = fake_history(steps=4, seed=1)
+    for knob in ("group_size", "beta", "teacher_error_rate"):
+        calls = [({"G (default)": one}, fake_history(steps=2)), ({"G (default)": one, "other": two}, None),
+                 ({"G (default)": one}, None)]
+        assert redraw_differences(lambda fig, r, live: thinking.plot_knob_panel(fig, r, live, knob), calls,
+                                  (11, 3.4)) == [], knob
+    calls = [(fake_history(),), ({"GRPO": fake_history(), "RFT": fake_history(seed=1)},), (fake_history(seed=2),)]
+    assert redraw_differences(thinking.draw_training_curves, calls, (11, 6)) == []
+    report = {"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": fake_metrics(0.5, 0.4, 1.0, 8.0),
+              "losses": [2.0, 1.0, 0.7, 0.5], "teacher_error_rate": 0.1}
+    calls = [({"0.1 (default)": report}, [2.0, 1.5]), ({"0.1 (default)": report, "0.3": report}, None)]
+    assert redraw_differences(thinking.plot_teacher_panel, calls, (11, 3.4)) == []
+
+
 def test_teacher_panel_trains_through_warm_up_with_progress(monkeypatch):
     calls = []
 

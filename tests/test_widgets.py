@@ -160,6 +160,69 @@ def test_exercise_reports_slow_panels():
     assert any(p.startswith("slow") for p in problems)
 
 
+def test_exercise_reports_a_redraw_that_keeps_what_the_last_draw_left():
+    def draw_piling_up(fig, scale, shift):
+        ax = fig.axes[0] if fig.axes else fig.subplots()  # never emptied: every redraw adds a line
+        ax.plot(X, np.tanh(scale * X) + shift)
+    problems = w.exercise_panel_edges(two_slider_panel(draw_piling_up), max_seconds=None)
+    assert problems and all("differs from a draw on a new figure" in p for p in problems)
+
+
+# ----------------------------------------------------------------------------- axes reused between draws
+
+def draw_everything(fig, log: bool, n_bars: int, legend: bool, note: str):
+    """A draw that uses what our panels use: scales, tick labels, bars, legends, grids, figure texts, titles."""
+    ax_a, ax_b = w.fresh_axes(fig, 1, 2)
+    ax_a.plot(X, np.exp(X) if log else X, label="curve")
+    if log:
+        ax_a.set_yscale("log")
+        ax_a.set_ylim(1e-2, 1e3)  # autoscaling off on this axis: the next draw must turn it on again
+        ax_a.grid(alpha=0.3)
+    ax_a.set(xlabel="x", ylabel="log y" if log else "y", title=f"log={log}")
+    bars = ax_b.bar(range(n_bars), np.arange(1, n_bars + 1), label="bars")
+    ax_b.set_xticks(range(n_bars), [f"b{i}" for i in range(n_bars)])
+    ax_b.text(0, 1, note)
+    if legend:
+        ax_a.legend()
+        ax_b.legend(handles=[bars])
+    fig.suptitle(note)
+    fig.text(0.01, 0.01, note)
+
+
+@pytest.mark.parametrize("order", [[(True, 5, True, "a"), (False, 2, False, "b")],
+                                   [(False, 2, False, "b"), (True, 5, True, "a"), (False, 3, True, "")]])
+def test_reused_axes_draw_the_same_picture_as_new_ones(order):
+    fig = w.new_figure()
+    for values in order:
+        draw_everything(fig, *values)
+        fresh = w.new_figure()
+        draw_everything(fresh, *values)
+        assert w.figure_png(fig) == w.figure_png(fresh), f"left over from the last draw at {values}"
+
+
+def test_same_grid_reuses_the_axes_emptied_and_another_grid_makes_new_ones():
+    fig = w.new_figure()
+    first = w.fresh_axes(fig, 1, 2)
+    first[0].plot([0, 1], [0, 1], label="x")
+    first[0].legend()
+    first[0].set_title("t")
+    again = w.fresh_axes(fig, 1, 2)
+    assert list(again) == list(first) and fig.axes == list(first)
+    assert not again[0].lines and again[0].get_legend() is None and again[0].get_title() == ""
+    other = w.fresh_axes(fig, 2, 1)
+    assert not set(other) & set(first) and len(fig.axes) == 2
+
+
+def test_axes_with_categories_or_extra_axes_are_made_new():
+    fig = w.new_figure()
+    ax = w.fresh_axes(fig)
+    ax.barh(["a", "b"], [1, 2])  # a category axis: its categories cannot be emptied
+    assert w.fresh_axes(fig) is not ax
+    ax = w.fresh_axes(fig)
+    ax.twinx()
+    assert w.fresh_axes(fig) is not ax and len(fig.axes) == 1
+
+
 # ----------------------------------------------------------------------------- training panel
 
 class FakeTraining:

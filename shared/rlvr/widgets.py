@@ -12,6 +12,10 @@ How the panels work, and why:
   `display(fig)` took 71 ms and 188 ms. The Image widget also needs no Output-widget capture (so
   `panel.set()` from another cell and training loops update it too), never flickers, and works when
   pyplot was never imported (display() of a pyplot-free Figure shows only its text repr).
+* Reuse. A draw function starts with `fresh_axes(fig, ...)`; when the grid is the same as last time it gets the
+  figure's own axes back, emptied, with their tick objects, which matplotlib would otherwise re-create on every
+  draw (25-40% of a redraw). `exercise_panel_edges` and `redraw_differences` check that a redraw draws exactly
+  the picture a new figure would (nothing left over). The bandit panels go further and keep their artists.
 * Static fallback. `_repr_mimebundle_` returns the widget view PLUS `image/png` of the figure as it is when
   the panel is displayed (at the default values in a fresh run). A live JupyterLab shows only the widget.
   A saved notebook reopened in JupyterLab (widgets gone) shows the PNG. nbconvert's HTML exporter shows
@@ -39,6 +43,7 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 import matplotlib
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -136,20 +141,76 @@ def new_figure(figsize=DEFAULT_FIGSIZE) -> Figure:
 
 
 def fresh_axes(fig: Figure, nrows=1, ncols=1, **subplot_kw):
-    """Clear `fig` and return new axes with margins that fit titles and axis labels (first line of a draw)."""
+    """Empty axes for a draw (its first line): the figure's own axes, emptied, when the last draw asked for the same
+    grid; otherwise the figure is cleared and new axes are made with margins that fit titles and axis labels.
+
+    Reusing the axes keeps their tick objects: re-creating ticks was 25-40% of a panel's redraw time.
+    """
+    grid = (nrows, ncols, repr(sorted(subplot_kw.items())))
+    axes = getattr(fig, "_rlvr_axes", None)
+    if axes is not None and fig._rlvr_grid == grid and fig.axes == list(np.ravel(axes)) and not has_units(fig):
+        empty_figure(fig)
+        return axes
     fig.clear()
     if fig.get_layout_engine() is None:
         fig.subplots_adjust(**MARGINS)
     # titles at a fixed height: matplotlib otherwise measures every tick label to lift titles over a top x-axis,
     # which none of our plots has (same image, ~7% faster redraws: benchmarks/bench_panels.py)
     with matplotlib.rc_context({"axes.titley": 1.0}):
-        return fig.subplots(nrows, ncols, **subplot_kw)
+        axes = fig.subplots(nrows, ncols, **subplot_kw)
+    fig._rlvr_axes, fig._rlvr_grid = axes, grid
+    return axes
+
+
+def has_units(fig: Figure) -> bool:
+    """True if an axis of `fig` has units, e.g. the categories of barh(names, ...): they cannot be emptied."""
+    return any(axis.units is not None for ax in fig.axes for axis in (ax.xaxis, ax.yaxis))
+
+
+def empty_figure(fig: Figure) -> None:
+    """Remove what a draw added (artists, legends, titles, labels, figure texts) and undo its axis settings
+    (scales, limits, tick locators), keeping the axes and their tick objects."""
+    for text in list(fig.texts):
+        text.remove()
+    for legend in list(fig.legends):
+        legend.remove()
+    if fig.get_suptitle():
+        fig.suptitle("")
+    if fig.get_layout_engine() is None:
+        fig.subplots_adjust(**MARGINS)
+    for ax in fig.axes:
+        empty_axes(ax)
+
+
+def empty_axes(ax) -> None:
+    """One axes as a new one would be, except that its tick objects are kept (see empty_figure)."""
+    for container in list(ax.containers):  # bar groups (legend entries), with their patches
+        container.remove()
+    for artist in [*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images, *ax.artists, *ax.tables]:
+        artist.remove()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    for loc in ("left", "center", "right"):
+        ax.set_title("", loc=loc)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.set_xscale("linear")  # also the default tick locators and formatters
+    ax.set_yscale("linear")
+    ax.grid(False)
+    ax.set_visible(True)
+    ax.set_prop_cycle(None)
+    ax.set_autoscale_on(True)
+    ax.relim()
+    ax.margins(matplotlib.rcParams["axes.xmargin"], matplotlib.rcParams["axes.ymargin"])
 
 
 def figure_png(fig: Figure) -> bytes:
-    """The figure rendered as PNG bytes (zlib level 1: a third less encoding time than the default, 2% larger)."""
+    """The figure rendered as PNG bytes, made for speed (benchmarks/bench_panels.py): zlib level 1 (a third less
+    encoding time than the default, 2% larger) and text without font hinting (~15% less rendering time; glyphs a
+    little softer)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
+    with matplotlib.rc_context({"text.hinting": "no_hinting"}):
+        fig.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
     return buffer.getvalue()
 
 
@@ -520,7 +581,8 @@ def exercise_panel_edges(panel: AnalyticPanel, max_seconds: float | None = None,
                          require_change: bool = True) -> list[str]:
     """Drive every control of an AnalyticPanel to its edges and middle; return the problems found (empty = fine).
 
-    A problem is: a draw that raises, a warning during a draw (NaN/inf, log of 0, ...), a control whose
+    A problem is: a draw that raises, a warning during a draw (NaN/inf, log of 0, ...), a redraw that differs from
+    a draw of the same values on a new figure (something of the previous draw was left over), a control whose
     lowest and highest value give the same picture (require_change), or (only when max_seconds is given, e.g. in a
     benchmark; tests never time) a median redraw slower than max_seconds.
     """
@@ -556,7 +618,37 @@ def try_values(panel: AnalyticPanel, values: dict, problems: list, seconds: list
     for warning in caught:
         if not issubclass(warning.category, (DeprecationWarning, PendingDeprecationWarning)):
             problems.append(f"{label}: {warning.category.__name__}: {warning.message}")
+    try:
+        fresh = fresh_png(panel, values)
+    except Exception as exc:
+        problems.append(f"{label}: a draw on a new figure raised {one_line_error(exc)}")
+        return None
+    if panel.png() != fresh:
+        problems.append(f"{label}: the redraw differs from a draw on a new figure (left over from the last draw?)")
     return panel.png()
+
+
+def redraw_differences(draw: Callable, calls: list[tuple], figsize=DEFAULT_FIGSIZE) -> list[int]:
+    """Draw draw(fig, *args) for each args of `calls` in turn on one figure, as a panel or a live plot redraws;
+    return the indices of the calls whose picture differs from the same call on a new figure (left-over state)."""
+    figure = new_figure(figsize)
+    differ = []
+    for index, args in enumerate(calls):
+        draw(figure, *args)
+        fresh = new_figure(figsize)
+        draw(fresh, *args)
+        if figure_png(figure) != figure_png(fresh):
+            differ.append(index)
+    return differ
+
+
+def fresh_png(panel: AnalyticPanel, values: dict) -> bytes:
+    """What the panel's draw function makes of `values` on a new figure of the same size."""
+    figure = new_figure(tuple(panel.figure.get_size_inches()))
+    with warnings.catch_warnings():  # the panel's own draw has reported them
+        warnings.simplefilter("ignore")
+        panel.draw_fn(figure, **values)
+    return figure_png(figure)
 
 
 def edge_values(control) -> list:

@@ -419,7 +419,8 @@ def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=
         ax.legend(fontsize=7, loc="upper right")
     names = [f"{i + 1}: {int(n)} {'right' if c else 'wrong'}"
              for i, (n, c) in enumerate(zip(lengths.tolist(), correct.tolist()))]
-    ax_bar.barh(names[::-1], rewards[::-1], color=colors[::-1])
+    ax_bar.barh(range(len(names)), rewards[::-1], color=colors[::-1])
+    ax_bar.set_yticks(range(len(names)), names[::-1])
     for y, r in enumerate(rewards[::-1]):
         ax_bar.text(r, y, f" {r:+.3g} ", va="center", ha="left" if r >= 0 else "right", fontsize=8)
     ax_bar.set(xlim=(-0.8, 0.8), title="each answer's length reward")

@@ -544,10 +544,10 @@ def draw_gaussian_kl(fig, mu: float, x: torch.Tensor) -> None:
     ax_f.set_ylim(-3, 8)
     ax_f.set_xlim(LOG_R_GRID[0], LOG_R_GRID[-1])
     ax_f.axhline(0, color="k", lw=0.5)
-    twin = ax_f.twinx()
     density, edges = np.histogram(log_r, bins=np.linspace(-5, 5, 81), density=True)
-    twin.stairs(density, edges, fill=True, color="#9e9e9e", alpha=0.35)
-    twin.set_yticks([])
+    low, high = ax_f.get_ylim()  # the histogram fills the height of the axes (its scale is not shown)
+    ax_f.stairs(low + (high - low) * density / (1.05 * density.max()), edges, baseline=low, fill=True,
+                color="#9e9e9e", alpha=0.35, zorder=0)
     ax_f.set_xlabel(r"log r = log $\pi_{ref}$ - log $\pi$ of a sample")
     ax_f.set_title("estimators (grey: where samples fall)", fontsize=9)
     ax_f.legend(fontsize=8, loc="upper center")
