@@ -1,6 +1,7 @@
 """Run-wide settings: fast mode, cache folder, and the package version the notebooks expect."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -49,3 +50,16 @@ def configure_threads() -> int:
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return threads
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread inside the block, or the decorated function (`@one_thread()`): tiny tensors gain nothing
+    from a second thread, which only adds overhead and stalls when the other core is busy (a browser, a notebook)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -20,7 +20,6 @@ of groups with no signal, a best-of-n toy for over-optimising a learned reward, 
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import torch
 from matplotlib.collections import LineCollection
 from matplotlib.ticker import MaxNLocator
 
+from rlvr.config import one_thread
 from rlvr.experiments.common import Row
 from rlvr.objectives import compute_advantages
 
@@ -61,17 +61,6 @@ SHIFT_RUNS = 1000  # independent runs trained at once (one batched tensor)
 # section 4.1
 HARD_P = 0.02  # "a very hard prompt": 2% of its answers are right
 AMPLIFICATION = 3.5  # the lecture's factor
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run torch on one thread inside the block: these tensors are tiny, and threads only add overhead."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def as_tensor(values, dtype=torch.float32) -> torch.Tensor:

@@ -15,13 +15,13 @@ training loop runs. `figures()` returns the lecture's numbers next to ours.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from rlvr.config import one_thread
 from rlvr.experiments.common import Row
 from rlvr.model import response_logps, sample
 from rlvr.objectives import (aggregate_loss, compute_advantages, gae, kl_k1, kl_k2, kl_k3, masked_mean,
@@ -59,20 +59,6 @@ SETUPS = {  # set-up -> {model: trained?}
 }
 LECTURE_GB = {"PPO": 252.0, "no value model": 140.0, "rule-based verifier": 126.0}
 MODEL_COLORS = {"policy": "#1565c0", "value model": "#6a1b9a", "reference": "#90caf9", "reward model": "#ce93d8"}
-
-
-def one_thread(fn):
-    """Run `fn` with torch on one thread: these models are tiny, and a second thread only adds overhead (and
-    stalls badly when the cores are busy)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            torch.set_num_threads(before)
-    return wrapper
 
 
 # ============================================================================================== clipped objective
@@ -172,7 +158,7 @@ def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE)
 
 
 # ---------------------------------------------------------------------------------------------- one update vs many
-@one_thread
+@one_thread()
 def one_update_gradient_gap(model, n_prompts: int = 8, group_size: int = 4, seed: int = 0) -> dict:
     """Gradients of PPO's clipped loss at ratio 1 and of the plain policy-gradient loss, on one sampled batch.
 
@@ -208,7 +194,7 @@ class ReuseResult:
     clip_fraction: np.ndarray  # [U] share of tokens whose clipped term is the smaller one (gradient 0)
 
 
-@one_thread
+@one_thread()
 def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLIP_EPS, n_prompts: int = 16,
                 group_size: int = 8, seed: int = 0) -> ReuseResult:
     """Sample one batch, then take `updates` Adam steps on PPO's clipped loss with it (GRPO advantages).
@@ -266,7 +252,7 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
 
 
 # ============================================================================================== PPO for LMs
-@one_thread
+@one_thread()
 def trained_policy(seed: int = 0, fast: bool = False):
     """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
     from rlvr.sft import warm_up
@@ -294,7 +280,7 @@ class AnswerExample:
         return kl_k1(self.logps, self.ref_logps)
 
 
-@one_thread
+@one_thread()
 def candidate_answers(policy, ref, n: int, seed: int = 0) -> dict:
     """Sample n answers from the policy and score them; log-probs under policy and reference."""
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
@@ -331,7 +317,7 @@ def pick_examples(candidates: dict) -> dict[str, int]:
     return chosen
 
 
-@one_thread
+@one_thread()
 @torch.no_grad()
 def monte_carlo_values(policy, ref, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: torch.Tensor,
                        prompts: np.ndarray, n: int, seed: int = 0) -> tuple[torch.Tensor, dict]:
@@ -509,7 +495,7 @@ def estimator_stats(values: torch.Tensor, true_kl: float) -> dict:
             "rel_std": std / true_kl, "rel_std_se": std_se / true_kl, "std_se": std_se, "n": n}
 
 
-@one_thread
+@one_thread()
 def schulman_table(n: int = SCHULMAN_SAMPLES, seed: int = 0, mus=SCHULMAN_MUS) -> dict:
     """Schulman's table by Monte Carlo: {(mu, estimator): estimator_stats} from n samples of N(0, 1) per mu."""
     generator = torch.Generator().manual_seed(seed)
@@ -527,7 +513,7 @@ KL_PANEL_SAMPLES = 50_000
 LOG_R_GRID = np.linspace(-5, 5, 301)
 
 
-@one_thread
+@one_thread()
 def draw_gaussian_kl(fig, mu: float, x: torch.Tensor) -> None:
     """Estimators against log r with the samples' spread; relative bias and std bars (sampled, exact ticks)."""
     from rlvr.widgets import fresh_axes
@@ -599,7 +585,7 @@ def mu_for_kl(true_kl: float) -> float:
     return math.sqrt(2 * true_kl)
 
 
-@one_thread
+@one_thread()
 @torch.no_grad()
 def policy_kl_samples(policy, ref, n: int = 2000, seed: int = 0, batch: int = 1000) -> dict:
     """Per-answer KL estimates of KL(policy || reference) from n answers sampled from the policy.
