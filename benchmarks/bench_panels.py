@@ -4,8 +4,8 @@ way from the key press to the new image in the browser). Goal: a slider move sho
 Usage: python benchmarks/bench_panels.py [--repeats 3]
 For every argument-free `*_panel()` of rlvr.experiments.* that builds an AnalyticPanel, each control visits its
 edge and middle values `--repeats` times. Columns: the panel's redraw (draw function + PNG, on the panel's figure,
-whose axes are reused), the same values drawn on a new figure each time (what every redraw cost before axes were
-reused), and the split of the panel's redraw into the draw function and rendering + PNG encoding.
+whose axes are reused), the same values drawn on a new figure each time (nothing reused), and the split of the
+panel's redraw into the draw function and rendering + PNG encoding.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import statistics
 import time
 
 import rlvr.experiments
-from rlvr.widgets import AnalyticPanel, edge_values, figure_png, new_figure
+from rlvr.widgets import AnalyticPanel, edge_values, figure_png, fresh_png
 
 
 def analytic_panels():
@@ -53,15 +53,9 @@ def panel_times(panel: AnalyticPanel, repeats: int) -> dict[str, list[float]]:
                 times["draw"].append(timed(lambda: panel.draw_fn(panel.figure, **values)))
                 times["render"].append(timed(lambda: figure_png(panel.figure)))
                 times["redraw"].append(times["draw"][-1] + times["render"][-1])
-                times["new figure"].append(timed(lambda: figure_png(draw_on(new_figure(size), panel, values))))
+                times["new figure"].append(timed(lambda: fresh_png(panel.draw_fn, size, **values)))
     panel.set(**defaults)
     return times
-
-
-def draw_on(figure, panel: AnalyticPanel, values: dict):
-    """Draw the panel's picture for `values` on `figure`; return the figure."""
-    panel.draw_fn(figure, **values)
-    return figure
 
 
 def main() -> None:

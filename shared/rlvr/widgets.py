@@ -619,7 +619,7 @@ def try_values(panel: AnalyticPanel, values: dict, problems: list, seconds: list
         if not issubclass(warning.category, (DeprecationWarning, PendingDeprecationWarning)):
             problems.append(f"{label}: {warning.category.__name__}: {warning.message}")
     try:
-        fresh = fresh_png(panel, values)
+        fresh = fresh_png(panel.draw_fn, tuple(panel.figure.get_size_inches()), **values)
     except Exception as exc:
         problems.append(f"{label}: a draw on a new figure raised {one_line_error(exc)}")
         return None
@@ -635,19 +635,18 @@ def redraw_differences(draw: Callable, calls: list[tuple], figsize=DEFAULT_FIGSI
     differ = []
     for index, args in enumerate(calls):
         draw(figure, *args)
-        fresh = new_figure(figsize)
-        draw(fresh, *args)
-        if figure_png(figure) != figure_png(fresh):
+        if figure_png(figure) != fresh_png(draw, figsize, *args):
             differ.append(index)
     return differ
 
 
-def fresh_png(panel: AnalyticPanel, values: dict) -> bytes:
-    """What the panel's draw function makes of `values` on a new figure of the same size."""
-    figure = new_figure(tuple(panel.figure.get_size_inches()))
-    with warnings.catch_warnings():  # the panel's own draw has reported them
+def fresh_png(draw: Callable, figsize, *args, **kwargs) -> bytes:
+    """The PNG of draw(fig, *args, **kwargs) on a new figure of `figsize`; its warnings are silenced (the redraw it
+    is compared with has reported them)."""
+    figure = new_figure(figsize)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        panel.draw_fn(figure, **values)
+        draw(figure, *args, **kwargs)
     return figure_png(figure)
 
 
