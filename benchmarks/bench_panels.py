@@ -16,6 +16,8 @@ import pkgutil
 import statistics
 import time
 
+import matplotlib
+
 import rlvr.experiments
 from rlvr.widgets import AnalyticPanel, edge_values, figure_png, fresh_png
 
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="visits of every edge value (default 3)")
     args = parser.parse_args()
     ms = lambda values: 1000 * statistics.median(values)  # noqa: E731
+    print(f"matplotlib {matplotlib.__version__}")
     print(f"{'panel':<36} {'redraw':>7} {'max':>6} {'new figure':>11}   {'draw fn':>7} {'render+PNG':>10}  (median ms)")
     everything = {"redraw": [], "new figure": []}
     for label, panel in analytic_panels():

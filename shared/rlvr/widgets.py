@@ -53,6 +53,9 @@ DEFAULT_FIGSIZE = (7.0, 3.5)
 DPI = 100
 MARGINS = {"left": 0.1, "right": 0.97, "bottom": 0.16, "top": 0.9, "wspace": 0.3, "hspace": 0.45}
 SLOW_DRAW_SECONDS = 0.2
+# titles at a fixed height: matplotlib otherwise measures every tick label on each draw to lift titles over a top
+# x-axis, which none of our plots has (same image, faster redraws: benchmarks/bench_panels.py)
+FIXED_TITLES = {"axes.titley": 1.0}
 STYLE = {"description_width": "initial"}
 ERROR_COLOR = "#c62828"
 NOTE_COLOR = "#666666"
@@ -154,9 +157,7 @@ def fresh_axes(fig: Figure, nrows=1, ncols=1, **subplot_kw):
     fig.clear()
     if fig.get_layout_engine() is None:
         fig.subplots_adjust(**MARGINS)
-    # titles at a fixed height: matplotlib otherwise measures every tick label to lift titles over a top x-axis,
-    # which none of our plots has (same image, ~7% faster redraws: benchmarks/bench_panels.py)
-    with matplotlib.rc_context({"axes.titley": 1.0}):
+    with matplotlib.rc_context(FIXED_TITLES):
         axes = fig.subplots(nrows, ncols, **subplot_kw)
     fig._rlvr_axes, fig._rlvr_grid = axes, grid
     return axes

@@ -228,10 +228,13 @@ def figure_layout(fig, name: str, build) -> dict:
     A panel redraws the same plot at new slider values; updating the data of existing artists instead of
     rebuilding the axes saves about a third of the redraw time.
     """
+    import matplotlib
+    from rlvr.widgets import FIXED_TITLES
     state = getattr(fig, "_rlvr_layout", None)
     if state is None or state["name"] != name or any(ax not in fig.axes for ax in state["axes"]):
         fig.clear()
-        state = {"name": name, **build(fig)}
+        with matplotlib.rc_context(FIXED_TITLES):
+            state = {"name": name, **build(fig)}
         fig._rlvr_layout = state
     return state
 
