@@ -13,7 +13,10 @@ import time
 import torch
 
 from rlvr.sft import warm_up
+from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN
 from rlvr.train import RLConfig, train_rl
+
+TRAINED_TOKENS = PROMPT_LEN + MAX_NEW_TOKENS - 1  # a full padded sequence in the training forward / backward
 
 
 def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
@@ -26,14 +29,30 @@ def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
     return 2 * n ** 3 * repeats / (time.perf_counter() - start) / 1e9
 
 
+def model_shape_gflops(model, rows: int, repeats: int = 20) -> float:
+    """GFLOP/s of the model's own matmuls at a training batch (rows = answers x tokens), run back to back with
+    nothing else: what even a perfectly fused implementation could reach on these shapes."""
+    shapes = [(m.in_features, m.out_features) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    shapes.append((model.cfg.d_model, model.cfg.vocab_size))  # tied output projection
+    pairs = [(torch.randn(rows, k), torch.randn(k, n)) for k, n in shapes]
+    flops = sum(2 * rows * k * n for k, n in shapes)
+    for a, b in pairs:
+        a @ b
+    start = time.perf_counter()
+    for _ in range(repeats):
+        for a, b in pairs:
+            a @ b
+    return flops * repeats / (time.perf_counter() - start) / 1e9
+
+
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
     """Approximate FLOPs of a run: 2 * params per sampled token (+ the prompt once), 6 * params per trained token."""
     params = model.num_parameters()
     answers = cfg.prompts_per_step * cfg.group_size
     flops = 0.0
     for h in history:
-        sampled = answers * (11 + h["mean_length"])  # prefill + decoded tokens
-        trained = answers * (11 + 15) * cfg.epochs  # full padded sequences in the training forward / backward
+        sampled = answers * (PROMPT_LEN + h["mean_length"])  # prefill + decoded tokens
+        trained = answers * TRAINED_TOKENS * cfg.epochs
         flops += 2 * params * sampled + 6 * params * trained
     return flops
 
@@ -56,12 +75,16 @@ def main() -> None:
         flops.append(run_flops(model, result.history, cfg))
     total = statistics.median(totals)
     peak = matmul_gflops()
+    shaped = model_shape_gflops(model, cfg.prompts_per_step * cfg.group_size * TRAINED_TOKENS)
+    work = statistics.median(flops) / 1e9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "
           f"(all: {', '.join(f'{t:.1f}' for t in totals)}); target <= 6 s for grpo")
     print(f"  sampling {statistics.median(samplings):.1f} s | training {statistics.median(trainings):.1f} s")
     print(f"  ~{statistics.median(flops) / total / 1e9:.1f} GFLOP/s reached; a 1024x1024 matmul reaches "
           f"{peak:.0f} GFLOP/s here")
+    print(f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "
+          f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, >= {work / peak:.1f} s at the large-matmul rate")
 
 
 if __name__ == "__main__":
