@@ -46,12 +46,13 @@ def model_shape_gflops(model, rows: int, repeats: int = 20) -> float:
 
 
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
-    """Approximate FLOPs of a run: 2 * params per sampled token (+ the prompt once), 6 * params per trained token."""
+    """Approximate FLOPs of a run: 2 * params per sampled token (each prompt once, its group shares it), 6 * params
+    per trained token."""
     params = model.num_parameters()
     answers = cfg.prompts_per_step * cfg.group_size
     flops = 0.0
     for h in history:
-        sampled = answers * (PROMPT_LEN + h["mean_length"])  # prefill + decoded tokens
+        sampled = cfg.prompts_per_step * PROMPT_LEN + answers * h["mean_length"]  # one prefill per prompt + decoding
         trained = answers * TRAINED_TOKENS * cfg.epochs
         flops += 2 * params * sampled + 6 * params * trained
     return flops

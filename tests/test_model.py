@@ -77,6 +77,33 @@ def test_negative_temperature_refused(model, prompts):
         sample(model, prompts, temperature=-1.0)
 
 
+@pytest.mark.parametrize("group_size", [1, 2, 8])
+def test_shared_prompt_prefill_gives_the_numbers_of_repeated_prompts(model, prompts, group_size):
+    shared = sample(model, prompts[:8], generator=torch.Generator().manual_seed(3), samples_per_prompt=group_size)
+    repeated = sample(model, prompts[:8].repeat_interleave(group_size, dim=0),
+                      generator=torch.Generator().manual_seed(3))
+    for name in ("prompt_ids", "responses", "logps", "response_mask"):
+        assert torch.equal(getattr(shared, name), getattr(repeated, name)), name
+    assert shared.responses.shape[0] == 8 * group_size
+
+
+def test_kv_cache_repeat_interleave_maps_row_i_to_a_group():
+    from rlvr.model import KVCache
+    cache = KVCache(ModelConfig(), batch=3)
+    cache.k.copy_(torch.arange(3.0).view(1, 3, 1, 1, 1).expand_as(cache.k))
+    cache.v.copy_(-cache.k)
+    cache.length = 7
+    group = cache.repeat_interleave(4)
+    assert group.k[0, :, 0, 0, 0].tolist() == [0.0] * 4 + [1.0] * 4 + [2.0] * 4
+    assert torch.equal(group.v, -group.k) and group.length == 7
+    assert cache.k.shape[1] == 3  # the original is left as it was
+
+
+def test_samples_per_prompt_below_one_refused(model, prompts):
+    with pytest.raises(ValueError, match="samples_per_prompt"):
+        sample(model, prompts, samples_per_prompt=0)
+
+
 def test_response_mask_stops_after_first_stop_token():
     r = torch.tensor([[13, 1, STOP_ID, PAD_ID], [1, 2, 3, 4], [STOP_ID, STOP_ID, 1, 1]])
     assert response_mask(r).tolist() == [[True, True, True, False], [True] * 4, [True, False, False, False]]

@@ -1,6 +1,7 @@
 """The RL loop at tiny size: every algorithm runs, metrics are valid, losses finite, runs are deterministic."""
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -107,3 +108,14 @@ def test_ppo_kl_reward_uses_the_policy_not_the_sampling_temperature(policy):
     zero_kl = shaped_rewards(rewards, torch.zeros_like(ref_logps), rollout.response_mask, 1.0)
     expected, _ = gae(zero_kl, torch.zeros_like(ref_logps), rollout.response_mask)  # the value model starts at 0
     assert torch.allclose(advantages, expected, atol=1e-5)
+
+
+def test_scores_of_several_answers_per_prompt_match_repeated_prompts(policy):
+    from rlvr.evaluate import held_out_prompts, sample_scores
+    prompts = held_out_prompts(30)
+    shared = sample_scores(policy, prompts, seed=2, batch_size=40, samples_per_prompt=4)
+    repeated = sample_scores(policy, np.repeat(prompts, 4, axis=0), seed=2, batch_size=40)
+    assert shared.keys() == repeated.keys()
+    for key in shared:
+        assert torch.equal(shared[key], repeated[key]), key
+    assert shared["correct"].shape == (120,)

@@ -1,6 +1,7 @@
 """A tiny causal Transformer (about 70k parameters), batched KV-cached sampling, and response log-probs."""
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 
 import torch
@@ -39,6 +40,14 @@ class KVCache:
         self.k = torch.empty(shape, device=device, dtype=dtype)  # [L, B, H, T, Dh]
         self.v = torch.empty(shape, device=device, dtype=dtype)  # [L, B, H, T, Dh]
         self.length = 0  # positions filled so far
+
+    def repeat_interleave(self, repeats: int) -> "KVCache":
+        """A cache whose row i * repeats + j is row i of this one (j < repeats): a prompt's prefill shared by its
+        group of answers."""
+        out = copy.copy(self)
+        out.k = self.k.repeat_interleave(repeats, dim=1)  # [L, B * repeats, H, T, Dh]
+        out.v = self.v.repeat_interleave(repeats, dim=1)  # [L, B * repeats, H, T, Dh]
+        return out
 
 
 class Attention(nn.Module):
@@ -172,22 +181,34 @@ class Rollout:
 
 @torch.no_grad()
 def sample(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float = 1.0,
-           max_new_tokens: int = MAX_NEW_TOKENS, generator: torch.Generator | None = None) -> Rollout:
+           max_new_tokens: int = MAX_NEW_TOKENS, generator: torch.Generator | None = None,
+           samples_per_prompt: int = 1) -> Rollout:
     """Sample answers for a batch of equal-length prompts with a KV cache; stop at '$' or after max_new_tokens.
 
     Args:
-        prompt_ids: int64 [B, P].
+        prompt_ids: int64 [N, P].
         temperature: 1.0 samples the policy itself; 0 decodes greedily.
         generator: torch.Generator that fixes the samples.
+        samples_per_prompt: G answers per prompt (rows i*G ... i*G+G-1 answer prompt i). Each prompt is run
+            through the model once and its cache shared by its G answers: the same numbers as repeating the prompt
+            G times, with 1/G of the prompt work.
     Returns:
-        Rollout with responses, logps and response_mask of shape [B, T], T <= max_new_tokens.
+        Rollout of B = N * samples_per_prompt answers: prompt_ids [B, P]; responses, logps, response_mask [B, T],
+        T <= max_new_tokens.
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    B, P = prompt_ids.shape
+    if samples_per_prompt < 1:
+        raise ValueError(f"samples_per_prompt must be >= 1, got {samples_per_prompt}")
+    N, P = prompt_ids.shape
     max_new_tokens = min(max_new_tokens, model.cfg.block_size - P)
-    cache = KVCache(model.cfg, B, device=prompt_ids.device)
-    logits = model(prompt_ids, cache)[:, -1]  # [B, V]
+    cache = KVCache(model.cfg, N, device=prompt_ids.device)
+    logits = model(prompt_ids, cache)[:, -1]  # [N, V]
+    if samples_per_prompt > 1:
+        prompt_ids = prompt_ids.repeat_interleave(samples_per_prompt, dim=0)  # [B, P]
+        logits = logits.repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
+        cache = cache.repeat_interleave(samples_per_prompt)
+    B = prompt_ids.shape[0]
     tokens, logps = [], []
     done = torch.zeros(B, dtype=torch.bool, device=prompt_ids.device)  # [B]
     for step in range(max_new_tokens):

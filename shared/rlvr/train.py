@@ -121,8 +121,10 @@ class Trainer:
     def rollout(self, step: int):
         """Sample P x G answers and score them. Returns (rollout, prompts [B, 10], scores dict, rewards [B])."""
         cfg = self.cfg
-        prompts = np.repeat(sample_prompts(cfg.prompts_per_step, self.rng), cfg.group_size, axis=0)  # [B, 10]
-        rollout = sample(self.policy, prompt_tokens(prompts), cfg.temperature, cfg.max_new_tokens, self.generator)
+        prompts = sample_prompts(cfg.prompts_per_step, self.rng)  # [P, 10]
+        rollout = sample(self.policy, prompt_tokens(prompts), cfg.temperature, cfg.max_new_tokens, self.generator,
+                         samples_per_prompt=cfg.group_size)  # B = P x G answers, a group per prompt
+        prompts = np.repeat(prompts, cfg.group_size, axis=0)  # [B, 10]
         scores = score_batch(torch.as_tensor(prompts), rollout.responses)
         return rollout, prompts, scores, _rewards_with_length_bonus(scores, cfg, step)
 

@@ -166,8 +166,9 @@ def one_update_gradient_gap(model, n_prompts: int = 8, group_size: int = 4, seed
         dict with the largest absolute difference over all parameters and the largest gradient entry.
     """
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
-    prompts = np.repeat(sample_prompts(n_prompts, rng), group_size, axis=0)  # [B, 10]
-    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator)
+    prompts = sample_prompts(n_prompts, rng)  # [P, 10]
+    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator, samples_per_prompt=group_size)
+    prompts = np.repeat(prompts, group_size, axis=0)  # [B, 10]
     rewards = score_batch(torch.as_tensor(prompts), rollout.responses)["reward"]  # [B]
     advantages = compute_advantages(rewards, group_size, "grpo")  # [B]
     mask = rollout.response_mask
@@ -205,8 +206,9 @@ def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLI
     policy = copy.deepcopy(model).train()
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
-    prompts = np.repeat(sample_prompts(n_prompts, rng), group_size, axis=0)  # [B, 10]
-    rollout = sample(policy.eval(), prompt_tokens(prompts), 1.0, generator=generator)
+    prompts = sample_prompts(n_prompts, rng)  # [P, 10]
+    rollout = sample(policy.eval(), prompt_tokens(prompts), 1.0, generator=generator, samples_per_prompt=group_size)
+    prompts = np.repeat(prompts, group_size, axis=0)  # [B, 10]
     advantages = compute_advantages(score_batch(torch.as_tensor(prompts), rollout.responses)["reward"], group_size)
     mask, old_logps = rollout.response_mask, None
     quantiles, clip_fraction = [], []
