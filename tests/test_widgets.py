@@ -107,6 +107,35 @@ def test_draw_error_shows_one_red_line_keeps_last_figure_and_recovers():
     assert panel.error is None and w.ERROR_COLOR not in panel.status.value and panel.draw_count == 2
 
 
+def test_remembering_panel_shows_settings_seen_before_without_drawing():
+    controls = {"scale": w.float_slider("scale", 0.1, 3.0, 0.1, 1.0), "shift": w.int_slider("shift", -2, 2, 1, 0)}
+    panel = w.AnalyticPanel(draw_tanh, controls, remember=2)  # draws scale=1.0
+    first = panel.png()
+    panel.set(scale=2.0)
+    second = panel.png()
+    assert panel.set(scale=1.0) is True
+    assert panel.draw_count == 2 and panel.png() == first  # shown again, not drawn
+    panel.set(scale=3.0)  # a third image: the least recently shown one (scale=2.0) is forgotten
+    assert panel.draw_count == 3 and list(panel.remembered) == ["scale=1,shift=0", "scale=3,shift=0"]
+    panel.set(scale=2.0)
+    assert panel.draw_count == 4 and panel.png() == second
+
+
+def test_panel_without_memory_draws_every_time():
+    panel = two_slider_panel()
+    panel.set(scale=2.0)
+    panel.set(scale=1.0)
+    assert panel.draw_count == 3 and not panel.remembered
+
+
+def test_remembering_panel_does_not_remember_a_failed_draw():
+    controls = {"scale": w.float_slider("scale", 0.1, 3.0, 0.1, 1.0), "shift": w.int_slider("shift", -2, 2, 1, 0)}
+    panel = w.AnalyticPanel(draw_failing_at_high_shift, controls, remember=8)
+    assert panel.set(shift=2) is False and panel.set(shift=0) is True
+    assert panel.set(shift=2) is False  # tried again, still failing: the red line is back
+    assert "shift 2 is not allowed" in panel.status.value and list(panel.remembered) == ["scale=1,shift=0"]
+
+
 def test_static_fallback_bundle_has_widget_view_and_png():
     panel = two_slider_panel()
     bundle = panel._repr_mimebundle_()

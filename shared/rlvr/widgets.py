@@ -16,6 +16,9 @@ How the panels work, and why:
   figure's own axes back, emptied, with their tick objects, which matplotlib would otherwise re-create on every
   draw (25-40% of a redraw). `exercise_panel_edges` and `redraw_differences` check that a redraw draws exactly
   the picture a new figure would (nothing left over). The bandit panels go further and keep their artists.
+* Memory. An AnalyticPanel made with `remember=N` keeps the images of its last N control settings: dragging a
+  slider back over values it has shown costs no drawing at all. Only for draw functions that do nothing but draw
+  (a panel that also fills a table, or draws a student's function, must redraw every time).
 * Static fallback. `_repr_mimebundle_` returns the widget view PLUS `image/png` of the figure as it is when
   the panel is displayed (at the default values in a fresh run). A live JupyterLab shows only the widget.
   A saved notebook reopened in JupyterLab (widgets gone) shows the PNG. nbconvert's HTML exporter shows
@@ -39,6 +42,7 @@ import statistics
 import time
 import traceback
 import warnings
+from collections import OrderedDict
 from typing import Any, Callable
 
 import ipywidgets as widgets
@@ -53,6 +57,7 @@ DEFAULT_FIGSIZE = (7.0, 3.5)
 DPI = 100
 MARGINS = {"left": 0.1, "right": 0.97, "bottom": 0.16, "top": 0.9, "wspace": 0.3, "hspace": 0.45}
 SLOW_DRAW_SECONDS = 0.2
+REMEMBERED_IMAGES = 32  # images an AnalyticPanel made with remember=REMEMBERED_IMAGES keeps (~100 kB each)
 # titles at a fixed height: matplotlib otherwise measures every tick label on each draw to lift titles over a top
 # x-axis, which none of our plots has (same image, faster redraws: benchmarks/bench_panels.py)
 FIXED_TITLES = {"axes.titley": 1.0}
@@ -353,11 +358,13 @@ class AnalyticPanel(Panel):
     kind = "AnalyticPanel"
 
     def __init__(self, draw: Callable, controls: dict, figsize=DEFAULT_FIGSIZE,
-                 continuous_update: bool | None = None, title: str | None = None):
+                 continuous_update: bool | None = None, title: str | None = None, remember: int = 0):
         super().__init__(controls, figsize)
         self.draw_fn = draw
         self.draw_count = 0
         self.last_draw_seconds: float | None = None
+        self.remember = remember  # images kept for settings shown before (0 = always draw)
+        self.remembered: OrderedDict[str, bytes] = OrderedDict()  # config_key(values) -> PNG, oldest first
         if continuous_update is not None:
             set_continuous_update(self.controls, continuous_update)
         self.view = panel_layout([controls_box(self.controls), self.status, self.image], title)
@@ -369,21 +376,35 @@ class AnalyticPanel(Panel):
         return self.redraw()
 
     def redraw(self) -> bool:
-        """Draw at the current values and show it; on failure show a red line and keep the last image."""
+        """Draw at the current values and show it (or show the image remembered for them); on failure show a red
+        line and keep the last image."""
         values = self.values
+        key = config_key(values)
         start = time.perf_counter()
-        try:
-            self.draw_fn(self.figure, **values)
-            self.show_png()
-        except Exception as exc:
-            self.report_failure(exc, f"draw failed at {format_values(values)}")
-            return False
+        if key in self.remembered:
+            self.remembered.move_to_end(key)
+            self.image.value = self.remembered[key]
+        else:
+            try:
+                self.draw_fn(self.figure, **values)
+                self.show_png()
+            except Exception as exc:
+                self.report_failure(exc, f"draw failed at {format_values(values)}")
+                return False
+            self.draw_count += 1
+            self.keep_image(key)
         self.last_draw_seconds = time.perf_counter() - start
-        self.draw_count += 1
         self.error = None
         slow = self.last_draw_seconds > SLOW_DRAW_SECONDS
         self.status.value = grey_html(f"slow redraw: {self.last_draw_seconds:.2f} s") if slow else ""
         return True
+
+    def keep_image(self, key: str) -> None:
+        """Remember the image just shown for the settings `key`, forgetting the oldest beyond `remember`."""
+        if self.remember > 0:
+            self.remembered[key] = bytes(self.image.value)
+            while len(self.remembered) > self.remember:
+                self.remembered.popitem(last=False)
 
 
 # ----------------------------------------------------------------------------- training panel

@@ -679,18 +679,19 @@ def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
 
 def std_panel(n_answers: int = 40_000, seed: int = 0):
     """A group-size slider (2-64) over the three 4.1 curves (exact lines, simulated dots)."""
-    from rlvr.widgets import AnalyticPanel, int_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, int_slider
 
     def draw(fig, group_size):
         draw_std_effect(fig, group_size, n_answers, seed)
 
     controls = {"group_size": int_slider("group_size", 2, 64, 1, GROUP_SIZE, description="group size G")}
-    return AnalyticPanel(draw, controls, figsize=(12, 3.9), title="Dividing by the group std")
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(12, 3.9), title="Dividing by the group std")
 
 
 def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
     """Sliders for the reward shift and the learning rate over the no-baseline / RLOO training runs."""
-    from rlvr.widgets import AnalyticPanel, float_slider, log_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, log_slider
 
     def draw(fig, shift, lr):
         results = shift_experiment(shift, runs=runs, lr=lr, seed=seed)
@@ -698,7 +699,7 @@ def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
 
     controls = {"shift": float_slider("shift", 0.0, 10.0, 0.5, SHIFT, description="added to every reward"),
                 "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=4)}
-    return AnalyticPanel(draw, controls, figsize=(10, 3.6), continuous_update=False,
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES, figsize=(10, 3.6), continuous_update=False,
                          title=f"{runs} runs of {SHIFT_STEPS} steps, G = {GROUP_SIZE}")
 
 

@@ -118,7 +118,7 @@ def plain_log_ticks(*axes) -> None:
 
 def token_weight_panel():
     """Sliders: the advantages and lengths of one correct and one wrong answer, L_max (defaults: Exercise 4)."""
-    from rlvr.widgets import AnalyticPanel, float_slider, int_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
     controls = {
         "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description="A of the correct answer"),
         "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description="A of the wrong answer"),
@@ -126,7 +126,7 @@ def token_weight_panel():
         "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description="wrong answer's length"),
         "max_len": int_slider("max_len", 100, 2000, 100, 1000, description="L_max (Dr. GRPO)"),
     }
-    return AnalyticPanel(draw_token_weights, controls, figsize=(9, 3.8),
+    return AnalyticPanel(draw_token_weights, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8),
                          title="GRPO (solid) vs Dr. GRPO (dashed): per-token weight and total push")
 
 
@@ -366,11 +366,11 @@ def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, op
 
 def toy_panel():
     """Sliders: probability of a correct answer, group size G, optimizer; retrains both losses on release."""
-    from rlvr.widgets import AnalyticPanel, choice_slider, float_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, float_slider
     controls = {"p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
                 "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
                 "optimizer": choice_slider(["sgd", "adam"], OPTIMIZER, description="optimizer")}
-    return AnalyticPanel(draw_toy, controls, figsize=(9, 3.8), continuous_update=False,
+    return AnalyticPanel(draw_toy, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8), continuous_update=False,
                          title="The toy model trained with the GRPO loss and with the Dr. GRPO loss")
 
 
@@ -383,11 +383,11 @@ def draw_toy_kimi(fig, weight: float = KIMI_WEIGHT, start: int = 150, p_correct:
 
 def toy_kimi_panel():
     """Sliders: weight of the length reward, the step it switches on, P(correct)."""
-    from rlvr.widgets import AnalyticPanel, float_slider, int_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
     controls = {"weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description="length reward weight"),
                 "start": int_slider("start", 0, STEPS, 10, 150, description="switched on at step"),
                 "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)")}
-    return AnalyticPanel(draw_toy_kimi, controls, figsize=(9, 3.6), continuous_update=False,
+    return AnalyticPanel(draw_toy_kimi, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.6), continuous_update=False,
                          title="Kimi's length reward in the toy model")
 
 
@@ -430,12 +430,13 @@ def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=
 
 def kimi_group_panel():
     """Four answers: a length slider and a 'correct' box each (defaults: Exercise 5)."""
-    from rlvr.widgets import AnalyticPanel, checkbox, int_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, checkbox, int_slider
     controls = {}
     for i, (length, right) in enumerate(((200, True), (400, True), (600, False), (1000, False)), start=1):
         controls[f"len_{i}"] = int_slider(f"len_{i}", 10, 1500, 10, length, description=f"length of answer {i}")
         controls[f"correct_{i}"] = checkbox(f"correct_{i}", right, description=f"answer {i} correct")
-    return AnalyticPanel(draw_kimi_group, controls, figsize=(9, 3.4), title="Kimi k1.5's length reward in one group")
+    return AnalyticPanel(draw_kimi_group, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(9, 3.4), title="Kimi k1.5's length reward in one group")
 
 
 # ----------------------------------------------------------------------------------------------- arithmetic task

@@ -151,10 +151,11 @@ def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXE
 
 def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
     """Sliders for eps (0.05-0.5) and the advantage (-3 to 3) over the clipped objective and its gradient."""
-    from rlvr.widgets import AnalyticPanel, float_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
     controls = {"epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
                 "advantage": float_slider("advantage", -3.0, 3.0, 0.25, advantage, description="advantage A")}
-    return AnalyticPanel(draw_clip, controls, figsize=(10, 3.8), title="PPO's clipped objective")
+    return AnalyticPanel(draw_clip, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(10, 3.8), title="PPO's clipped objective")
 
 
 # ---------------------------------------------------------------------------------------------- one update vs many
@@ -445,7 +446,7 @@ def draw_shaping(fig, examples: list[AnswerExample], answer: str, beta: float, l
 def shaping_panel(examples: list[AnswerExample], beta: float = 0.1):
     """Controls: the answer, beta (0-1), GAE lambda, the KL clamp and the critic; the three rows redraw."""
     import ipywidgets
-    from rlvr.widgets import STYLE, AnalyticPanel, checkbox, float_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, STYLE, AnalyticPanel, checkbox, float_slider
 
     def draw(fig, answer, beta, lam, clamp_kl, critic):
         draw_shaping(fig, examples, answer, beta, lam, clamp_kl, critic)
@@ -460,7 +461,8 @@ def shaping_panel(examples: list[AnswerExample], beta: float = 0.1):
         "critic": ipywidgets.Dropdown(options=list(CRITICS), value=CRITICS[0], description="value model",
                                       style=STYLE, layout=ipywidgets.Layout(width="300px")),
     }
-    return AnalyticPanel(draw, controls, figsize=(10, 7), title="Reward shaping and GAE on one sampled answer")
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(10, 7), title="Reward shaping and GAE on one sampled answer")
 
 
 # ============================================================================================== KL estimators
@@ -563,14 +565,15 @@ def draw_gaussian_kl(fig, mu: float, x: torch.Tensor) -> None:
 
 def kl_panel(n_samples: int = KL_PANEL_SAMPLES, seed: int = 0, mu: float = 1.0):
     """A slider moves the reference N(mu, 1) away from the policy N(0, 1) (mu 0.05-2.5); bars redraw."""
-    from rlvr.widgets import AnalyticPanel, float_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
     x = torch.randn(n_samples, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)  # [N]
 
     def draw(fig, mu):
         draw_gaussian_kl(fig, mu, x)
 
     controls = {"mu": float_slider("mu", 0.05, 2.5, 0.05, mu, description="reference mean mu")}
-    return AnalyticPanel(draw, controls, figsize=(11, 3.6), title="Three KL estimators from samples of the policy")
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(11, 3.6), title="Three KL estimators from samples of the policy")
 
 
 def gaussian_crossover_kl(tol: float = 1e-12) -> float:
@@ -686,13 +689,14 @@ def draw_memory(fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED,
 
 def memory_panel():
     """Sliders: parameters (0.5B-70B), bytes per trained parameter, bytes per frozen parameter."""
-    from rlvr.widgets import AnalyticPanel, choice_slider, int_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, int_slider
     controls = {"billions": choice_slider([0.5, 1.5, 3.0, 7.0, 14.0, 32.0, 70.0], 7.0, description="parameters (B)"),
                 "bytes_trained": int_slider("bytes_trained", 2, 20, 1, BYTES_TRAINED,
                                             description="bytes / trained parameter"),
                 "bytes_frozen": choice_slider([1, 2, 4], BYTES_FROZEN, description="bytes / frozen parameter")}
     fig_kw = {"figsize": (10, 3.6)}
-    return AnalyticPanel(draw_memory, controls, title="What the models of PPO and GRPO weigh", **fig_kw)
+    return AnalyticPanel(draw_memory, controls, remember=REMEMBERED_IMAGES,
+                         title="What the models of PPO and GRPO weigh", **fig_kw)
 
 
 # ============================================================================================== the lecture's figures
