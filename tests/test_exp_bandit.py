@@ -218,6 +218,17 @@ def test_panel_edges_draw_without_problems(name):
     assert w.exercise_panel_edges(panel) == []
 
 
+def test_estimator_panel_back_at_a_setting_redraws_the_same_plot_and_table():
+    panel = b.estimator_panel(n_groups=2_000)
+    panel.set(group_size=16)
+    first = (panel.png(), panel.table.value)
+    panel.set(group_size=4)
+    assert panel.table.value != first[1]
+    draws = panel.draw_count
+    panel.set(group_size=16)
+    assert (panel.png(), panel.table.value) == first and panel.draw_count == draws + 1  # redrawn: the table too
+
+
 def test_figures_fast_has_every_lecture_number():
     rows = b.figures(fast=True)
     lecture = [row.lecture for row in rows]

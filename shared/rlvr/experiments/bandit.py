@@ -660,12 +660,16 @@ def draw_estimators(fig, comparison: EstimatorComparison) -> None:
 def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
     """Sliders for the group size G (2-64) and a constant added to every reward; plot and table redraw."""
     import ipywidgets
-    from rlvr.widgets import AnalyticPanel, float_slider, int_slider
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
 
     table = ipywidgets.HTML()
 
+    @functools.lru_cache(maxsize=REMEMBERED_IMAGES)  # the panel redraws every time (it fills the table too)
+    def comparison_at(group_size, shift):
+        return compare_estimators(group_size, shift, n_groups, seed=seed)
+
     def draw(fig, group_size, shift):
-        comparison = compare_estimators(group_size, shift, n_groups, seed=seed)
+        comparison = comparison_at(group_size, shift)
         draw_estimators(fig, comparison)
         table.value = comparison.to_html()
 
