@@ -2,9 +2,10 @@
 
 For each student notebook (a copy, so nothing is written back into the repository): open it in JupyterLab, run all
 cells in fast mode, then check that no cell errored, that every panel the kernel displayed is rendered with all its
-sliders, that moving each analytic slider changes its plot (and how long that takes), and that one Run button starts
-a run whose progress bar appears and finishes. Screenshots go to build/screenshots/. The kernels use a private
-checkpoint cache holding only the default warm-up model, so a rerun finds the same untrained configurations.
+sliders, that moving each analytic slider changes its plot (and how long that takes, also on the way back to a value
+shown before), and that one Run button starts a run whose progress bar appears and finishes. Screenshots go to
+build/screenshots/. The kernels use a private checkpoint cache holding only the default warm-up model, so a rerun
+finds the same untrained configurations.
 
 Run with:  python -m pytest -m browser -o addopts="" -s
 """
@@ -35,6 +36,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 TOKEN = "rlvr-browser-test"
 RUN_ALL_TIMEOUT_S = 240
 LATENCIES_MS: list[tuple[float, float]] = []  # (in the page, seen by Playwright)
+BACK_LATENCIES_MS: list[tuple[float, float]] = []  # the same, moving back to a value the panel has shown before
 ACTIVE = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (JupyterLab keeps other tabs hidden)
 
 
@@ -211,14 +213,26 @@ def press_and_time(page, panel, slider, key: str) -> tuple[float, float] | None:
     return (inside, outside) if image.screenshot() != before_png else None
 
 
-def move_slider(page, panel, slider) -> tuple[float, float] | None:
-    """Move a slider to one end, else to the other (a value past a cap may draw the same picture); see
-    press_and_time."""
+def move_slider(page, panel, slider) -> tuple[tuple[float, float] | None, str]:
+    """Move a slider to one end, else to the other (a value past a cap may draw the same picture); returns
+    (press_and_time's answer, the key pressed last)."""
     for key in ("End", "Home"):
         latency = press_and_time(page, panel, slider, key)
         if latency is not None:
-            return latency
-    return None
+            return latency, key
+    return None, key
+
+
+def move_away_and_back(page, panel, slider, key: str) -> tuple[float, float] | None:
+    """From the end `key` moved the slider to, go to the other end and back; press_and_time of the way back (a
+    setting the panel has shown before), or None if the other end draws the same picture."""
+    other = {"End": "Home", "Home": "End"}[key]
+    if press_and_time(page, panel, slider, other) is None:  # the same picture both ends: just go back
+        slider.locator(".noUi-handle").first.focus()
+        page.keyboard.press(key)
+        settle(page, panel)
+        return None
+    return press_and_time(page, panel, slider, key)
 
 
 def settle(page, panel) -> str:
@@ -301,12 +315,15 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
     for panel in page.locator(f"{ACTIVE} .rlvr-analytic").all():
         panel.scroll_into_view_if_needed()
         for slider in panel.locator(".widget-slider").all():
-            latency = move_slider(page, panel, slider)
+            latency, key = move_slider(page, panel, slider)
             label = slider.inner_text().split("\n")[0]
             assert latency is not None, f"{notebook.name}: moving slider '{label}' did not change its plot"
             LATENCIES_MS.append(latency)
+            back = move_away_and_back(page, panel, slider, key)
+            if back is not None:
+                BACK_LATENCIES_MS.append(back)
             print(f"  {notebook.stem}: slider '{label}' -> new plot shown after {latency[0]:.0f} ms "
-                  f"(Playwright: {latency[1]:.0f} ms)")
+                  f"(Playwright: {latency[1]:.0f} ms)" + (f"; back at that value: {back[0]:.0f} ms" if back else ""))
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}.png"), full_page=True)
 
@@ -324,3 +341,7 @@ def test_report_slider_latency():
     print(f"\nslider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
           f"max {max(inside):.0f} ms in the page (goal < 200 ms); as Playwright sees it (adds its round trips): "
           f"median {statistics.median(outside):.0f} ms, max {max(outside):.0f} ms")
+    if BACK_LATENCIES_MS:
+        back = [inside for inside, _ in BACK_LATENCIES_MS]
+        print(f"back at a value shown before (panels remember their last images), over {len(back)} moves: "
+              f"median {statistics.median(back):.0f} ms, max {max(back):.0f} ms in the page")
