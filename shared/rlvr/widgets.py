@@ -329,7 +329,7 @@ class Panel:
         return bytes(self.image.value)
 
     def show_png(self) -> None:
-        """Render the figure and show it (the one place that updates the visible image)."""
+        """Render the figure and show it (an AnalyticPanel may instead show an image it remembers)."""
         self.image.value = figure_png(self.figure)
 
     def report_failure(self, exc: BaseException, where: str) -> None:
@@ -363,6 +363,8 @@ class AnalyticPanel(Panel):
         self.draw_fn = draw
         self.draw_count = 0
         self.last_draw_seconds: float | None = None
+        if remember < 0:
+            raise ValueError(f"remember must be >= 0 (0 = always draw), got {remember}")
         self.remember = remember  # images kept for settings shown before (0 = always draw)
         self.remembered: OrderedDict[str, bytes] = OrderedDict()  # config_key(values) -> PNG, oldest first
         if continuous_update is not None:
