@@ -19,30 +19,29 @@ from rlvr.train import RLConfig, train_rl
 TRAINED_TOKENS = PROMPT_LEN + MAX_NEW_TOKENS - 1  # a full padded sequence in the training forward / backward
 
 
-def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
-    """GFLOP/s of a large float32 matmul: a practical peak for this machine."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a @ b
-    return 2 * n ** 3 * repeats / (time.perf_counter() - start) / 1e9
-
-
-def model_shape_gflops(model, rows: int, repeats: int = 20) -> float:
-    """GFLOP/s of the model's own matmuls at a training batch (rows = answers x tokens), run back to back with
-    nothing else: what even a perfectly fused implementation could reach on these shapes."""
-    shapes = [(m.in_features, m.out_features) for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    shapes.append((model.cfg.d_model, model.cfg.vocab_size))  # tied output projection
-    pairs = [(torch.randn(rows, k), torch.randn(k, n)) for k, n in shapes]
-    flops = sum(2 * rows * k * n for k, n in shapes)
+def matmuls_gflops(shapes: list[tuple[int, int, int]], repeats: int = 20) -> float:
+    """GFLOP/s of float32 matmuls [m, k] @ [k, n], one per (m, k, n) in `shapes`, run back to back."""
+    pairs = [(torch.randn(m, k), torch.randn(k, n)) for m, k, n in shapes]
     for a, b in pairs:
         a @ b
     start = time.perf_counter()
     for _ in range(repeats):
         for a, b in pairs:
             a @ b
-    return flops * repeats / (time.perf_counter() - start) / 1e9
+    return sum(2 * m * k * n for m, k, n in shapes) * repeats / (time.perf_counter() - start) / 1e9
+
+
+def matmul_gflops(n: int = 1024) -> float:
+    """GFLOP/s of a large float32 matmul: a practical peak for this machine."""
+    return matmuls_gflops([(n, n, n)])
+
+
+def model_shape_gflops(model, rows: int) -> float:
+    """GFLOP/s of the model's own matmuls at a training batch (rows = answers x tokens), run back to back with
+    nothing else: what even a perfectly fused implementation could reach on these shapes."""
+    shapes = [(rows, m.in_features, m.out_features) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    shapes.append((rows, model.cfg.d_model, model.cfg.vocab_size))  # tied output projection
+    return matmuls_gflops(shapes)
 
 
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
@@ -82,7 +81,7 @@ def main() -> None:
     print(f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "
           f"(all: {', '.join(f'{t:.1f}' for t in totals)}); target <= 6 s for grpo")
     print(f"  sampling {statistics.median(samplings):.1f} s | training {statistics.median(trainings):.1f} s")
-    print(f"  ~{statistics.median(flops) / total / 1e9:.1f} GFLOP/s reached; a 1024x1024 matmul reaches "
+    print(f"  ~{work / total:.1f} GFLOP/s reached; a 1024x1024 matmul reaches "
           f"{peak:.0f} GFLOP/s here")
     print(f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "
           f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, >= {work / peak:.1f} s at the large-matmul rate")

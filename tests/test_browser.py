@@ -228,8 +228,7 @@ def move_away_and_back(page, panel, slider, key: str) -> tuple[float, float] | N
     setting the panel has shown before), or None if the other end draws the same picture."""
     other = {"End": "Home", "Home": "End"}[key]
     if press_and_time(page, panel, slider, other) is None:  # the same picture both ends: just go back
-        slider.locator(".noUi-handle").first.focus()
-        page.keyboard.press(key)
+        press_on(page, slider, key)
         settle(page, panel)
         return None
     return press_and_time(page, panel, slider, key)

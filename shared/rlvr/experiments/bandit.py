@@ -24,6 +24,7 @@ import functools
 import math
 from dataclasses import dataclass
 
+import matplotlib
 import numpy as np
 import torch
 from matplotlib.collections import LineCollection
@@ -228,7 +229,6 @@ def figure_layout(fig, name: str, build) -> dict:
     A panel redraws the same plot at new slider values; updating the data of existing artists instead of
     rebuilding the axes saves about a third of the redraw time.
     """
-    import matplotlib
     from rlvr.widgets import FIXED_TITLES
     state = getattr(fig, "_rlvr_layout", None)
     if state is None or state["name"] != name or any(ax not in fig.axes for ax in state["axes"]):
