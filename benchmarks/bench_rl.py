@@ -16,7 +16,8 @@ from rlvr.sft import warm_up
 from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN
 from rlvr.train import RLConfig, train_rl
 
-TRAINED_TOKENS = PROMPT_LEN + MAX_NEW_TOKENS - 1  # a full padded sequence in the training forward / backward
+TRAINED_ANSWER_TOKENS = MAX_NEW_TOKENS - 1  # per answer in the training forward / backward (at most; its prompt is
+# run once for its group)
 
 
 def matmuls_gflops(shapes: list[tuple[int, int, int]], repeats: int = 20) -> float:
@@ -45,14 +46,14 @@ def model_shape_gflops(model, rows: int) -> float:
 
 
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
-    """Approximate FLOPs of a run: 2 * params per sampled token (each prompt once, its group shares it), 6 * params
-    per trained token."""
+    """Approximate FLOPs of a run: 2 * params per sampled token, 6 * params per trained token (in both, each prompt
+    runs once and its group shares it)."""
     params = model.num_parameters()
     answers = cfg.prompts_per_step * cfg.group_size
     flops = 0.0
     for h in history:
         sampled = cfg.prompts_per_step * PROMPT_LEN + answers * h["mean_length"]  # one prefill per prompt + decoding
-        trained = answers * TRAINED_TOKENS * cfg.epochs
+        trained = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * cfg.epochs
         flops += 2 * params * sampled + 6 * params * trained
     return flops
 
@@ -75,7 +76,7 @@ def main() -> None:
         flops.append(run_flops(model, result.history, cfg))
     total = statistics.median(totals)
     peak = matmul_gflops()
-    shaped = model_shape_gflops(model, cfg.prompts_per_step * cfg.group_size * TRAINED_TOKENS)
+    shaped = model_shape_gflops(model, cfg.prompts_per_step * cfg.group_size * TRAINED_ANSWER_TOKENS)
     work = statistics.median(flops) / 1e9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "

@@ -90,13 +90,53 @@ def test_shared_prompt_prefill_gives_the_numbers_of_repeated_prompts(model, prom
 def test_kv_cache_repeat_interleave_maps_row_i_to_a_group():
     from rlvr.model import KVCache
     cache = KVCache(ModelConfig(), batch=3)
-    cache.k.copy_(torch.arange(3.0).view(1, 3, 1, 1, 1).expand_as(cache.k))
-    cache.v.copy_(-cache.k)
+    for k, v in zip(cache.k, cache.v):
+        k.copy_(torch.arange(3.0).view(3, 1, 1, 1).expand_as(k))
+        v.copy_(-k)
     cache.length = 7
     group = cache.repeat_interleave(4)
-    assert group.k[0, :, 0, 0, 0].tolist() == [0.0] * 4 + [1.0] * 4 + [2.0] * 4
-    assert torch.equal(group.v, -group.k) and group.length == 7
-    assert cache.k.shape[1] == 3  # the original is left as it was
+    for k, v in zip(group.k, group.v):
+        assert k[:, 0, 0, 0].tolist() == [0.0] * 4 + [1.0] * 4 + [2.0] * 4
+        assert torch.equal(v, -k)
+    assert group.length == 7
+    assert cache.k[0].shape[0] == 3  # the original is left as it was
+
+
+@pytest.mark.parametrize("group_size", [2, 8])
+def test_shared_prompt_training_forward_matches_the_full_forward(model, prompts, group_size):
+    """Log-probs and their gradients with each prompt run once per group equal those of the full sequences."""
+    rollout = sample(model, prompts[:6], generator=torch.Generator().manual_seed(4), samples_per_prompt=group_size)
+    weights = torch.randn(rollout.responses.shape, generator=torch.Generator().manual_seed(5))  # [B, T]
+
+    def logps_and_grads(g):
+        model.zero_grad(set_to_none=True)
+        logps = response_logps(model, rollout.prompt_ids, rollout.responses, samples_per_prompt=g)  # [B, T]
+        (logps * weights * rollout.response_mask).sum().backward()
+        return logps.detach(), [p.grad.clone() for p in model.parameters()]
+
+    full, full_grads = logps_and_grads(1)
+    shared, shared_grads = logps_and_grads(group_size)
+    model.zero_grad(set_to_none=True)
+    assert torch.allclose(shared, full, atol=1e-5)
+    assert torch.allclose(shared[rollout.response_mask], rollout.logps[rollout.response_mask], atol=1e-5)
+    for a, b in zip(shared_grads, full_grads):
+        assert torch.allclose(a, b, atol=1e-5 * max(1.0, b.abs().max().item()))
+
+
+def test_shared_prompt_forward_refuses_groups_with_different_prompts(model, prompts):
+    responses = torch.randint(0, 10, (8, 5))
+    with pytest.raises(ValueError, match="share one prompt"):
+        response_logps(model, prompts[:8], responses, samples_per_prompt=4)  # 8 different prompts
+    with pytest.raises(ValueError, match="share one prompt"):
+        response_logps(model, prompts[:1].repeat(6, 1), responses[:6], samples_per_prompt=4)  # 6 rows, G = 4
+
+
+def test_value_model_with_a_shared_prompt_matches_the_full_forward(model, prompts):
+    value = ValueModel(model)
+    torch.nn.init.normal_(value.head.weight)  # a head that is not 0, so the hidden states matter
+    group = prompts[:4].repeat_interleave(3, dim=0)  # [12, P]
+    responses = torch.randint(0, 10, (12, 6))
+    assert torch.allclose(value(group, responses, 3), value(group, responses), atol=1e-5)
 
 
 def test_samples_per_prompt_below_one_refused(model, prompts):

@@ -26,6 +26,7 @@ ADVANTAGE_OF = {"reinforce": "none", "grpo": "grpo", "dr_grpo": "dr_grpo"}
 AGGREGATION_OF = {"reinforce": "seq_mean_token_sum_norm", "grpo": "seq_mean_token_mean",
                   "dr_grpo": "seq_mean_token_sum_norm", "ppo": "token_mean"}
 OnStep = Callable[[int, int, list], None]
+CACHE_KIND = "rl-v2"  # bump when the numbers of a run change (v2: each prompt runs once per group in training)
 
 
 @dataclass(frozen=True)
@@ -135,11 +136,11 @@ class Trainer:
             kind = ADVANTAGE_OF.get(cfg.algo, "none")
             return compute_advantages(rewards, cfg.group_size, kind, cfg.advantage_eps, cfg.std), {}
         with torch.no_grad():
-            values = self.value(rollout.prompt_ids, rollout.responses)  # [B, T]
+            values = self.value(rollout.prompt_ids, rollout.responses, cfg.group_size)  # [B, T]
             kl = torch.zeros_like(rollout.logps)  # [B, T]
             if ref_logps is not None:  # KL of the policy itself (temperature 1), not of the sampling distribution
                 logps = rollout.logps if cfg.temperature == 1.0 else response_logps(
-                    self.policy, rollout.prompt_ids, rollout.responses)  # [B, T]
+                    self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size)  # [B, T]
                 kl = logps - ref_logps
         token_rewards = shaped_rewards(rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]
         adv, returns = gae(token_rewards, values, rollout.response_mask, cfg.gamma, cfg.lam)  # [B, T]
@@ -161,7 +162,7 @@ class Trainer:
 
     def value_update(self, rollout) -> float:
         """One regression step of PPO's value model towards the returns. Returns the loss."""
-        values = self.value(rollout.prompt_ids, rollout.responses)  # [B, T]
+        values = self.value(rollout.prompt_ids, rollout.responses, self.cfg.group_size)  # [B, T]
         loss = masked_mean((values - self._returns) ** 2, rollout.response_mask)
         self.value_opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -177,13 +178,15 @@ class Trainer:
         ref_logps = None
         if self.needs_ref:
             with torch.no_grad():
-                ref_logps = response_logps(self.ref, rollout.prompt_ids, rollout.responses)  # [B, T]
+                ref_logps = response_logps(self.ref, rollout.prompt_ids, rollout.responses,
+                                           samples_per_prompt=cfg.group_size)  # [B, T]
         t1 = time.perf_counter()
         self.policy.train()
         advantages, extra = self.advantages(rollout, rewards, ref_logps)
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
         for epoch in range(cfg.epochs):
-            logps = response_logps(self.policy, rollout.prompt_ids, rollout.responses)  # [B, T]
+            logps = response_logps(self.policy, rollout.prompt_ids, rollout.responses,
+                                   samples_per_prompt=cfg.group_size)  # [B, T], each prompt run once per group
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
                 old_logps = logps.detach()
             loss, clip_frac = self.policy_loss(rollout, logps, old_logps, advantages, rewards, ref_logps)
@@ -258,7 +261,7 @@ def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: boo
         result = train_rl(cfg, on_step=on_step, progress=progress)
         return {"history": result.history, "state_dict": result.policy.state_dict(), "timing": result.timing}
 
-    payload, from_cache = load_or_create("rl", cfg.to_dict(), create)
+    payload, from_cache = load_or_create(CACHE_KIND, cfg.to_dict(), create)
     policy = warm_up(cfg.teacher_error_rate, cfg.sft_seed).model
     policy.load_state_dict(payload["state_dict"])
     policy.eval()

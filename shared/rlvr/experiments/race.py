@@ -33,7 +33,7 @@ SMOOTH = 5  # centred moving average (steps) before reading off a crossing
 ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
 FIGURE_STEPS = 30  # the lecture's statements are about the early race: figures() needs only the first 30 steps
 SECTION = "3"
-CACHE_KIND = "race-v2"  # bump when the recorded diagnostics change
+CACHE_KIND = "race-v3"  # bump when the recorded diagnostics or the numbers of a run change
 NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
 
 RACE = {  # label -> RLConfig fields; epochs_per_batch None = the algorithm's default (8 for PPO, 1 for GRPO)
