@@ -273,7 +273,11 @@ def response_logps(model: TinyTransformer, prompt_ids: torch.Tensor, responses: 
     Returns:
         logps [B, T] (and the logits [B, T, V] when return_logits).
     """
-    logits = model.logits(_hidden_before_responses(model, prompt_ids, responses, samples_per_prompt))  # [B, T, V]
+    if samples_per_prompt == 1:  # (logits of every position, then the slice: the warm-up's numbers since day one)
+        seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
+        logits = model(seq)[:, prompt_ids.shape[1] - 1:]  # [B, T, V]
+    else:
+        logits = model.logits(_hidden_before_responses(model, prompt_ids, responses, samples_per_prompt))  # [B, T, V]
     logps = torch.log_softmax(logits, dim=-1).gather(2, responses[..., None]).squeeze(-1)  # [B, T]
     return (logps, logits) if return_logits else logps
 
