@@ -4,6 +4,15 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+
+def finite_mean(x: np.ndarray) -> float:
+    """Mean of the finite entries (NaN, without a warning, when there are none)."""
+    finite = np.asarray(x, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return float(finite.mean()) if len(finite) else math.nan
+
 
 @dataclass
 class Row:

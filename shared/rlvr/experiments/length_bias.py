@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, finite_mean
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
 
 L_CAP = 30  # most thinking tokens a toy answer may write (the answer token comes after them)
@@ -516,7 +516,7 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
 def run_summary(result, last: int = 20) -> dict:
     """Means over the last `last` steps of a run: think-first share, accuracy, mean length."""
     tail = slice(-min(last, len(result.history)), None)
-    return {key: float(np.nanmean(result.curve(key)[tail]))
+    return {key: finite_mean(result.curve(key)[tail])
             for key in ("cot_fraction", "accuracy", "cot_accuracy", "mean_length", "all_same_group_fraction")}
 
 

@@ -21,7 +21,7 @@ import torch
 
 from rlvr.cache import cache_path, load_or_create, try_load
 from rlvr.config import pick
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, finite_mean
 from rlvr.objectives import masked_mean
 from rlvr.train import RLConfig, Trainer, train_rl
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
@@ -239,12 +239,6 @@ def smooth(x: np.ndarray, window: int = SMOOTH) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     half = window // 2
     return np.array([finite_mean(x[max(0, i - half): i + half + 1]) for i in range(len(x))])
-
-
-def finite_mean(x: np.ndarray) -> float:
-    """Mean of the finite entries (NaN, without a warning, when there are none)."""
-    finite = x[np.isfinite(x)]
-    return float(finite.mean()) if len(finite) else math.nan
 
 
 def first_step_at_least(x: np.ndarray, level: float, window: int = SMOOTH) -> float:

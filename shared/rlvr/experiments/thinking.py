@@ -23,7 +23,7 @@ import torch
 from rlvr.cache import cache_path
 from rlvr.config import pick
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, finite_mean
 from rlvr.model import TinyTransformer, response_logps, sample
 from rlvr.sft import SFTConfig, warm_up, warm_up_report
 from rlvr.task import (CLOSE_ID, DEFAULT_TEACHER_ERROR_RATE, HASH_ID, N_DIGITS, OPEN_ID, PAD_ID, answer_digits,
@@ -183,8 +183,7 @@ def held_out(policy: TinyTransformer, n_prompts: int | None = None, seed: int = 
 
 def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: int = LATE_STEPS) -> float:
     """Mean of one metric over the last `last` steps of a run."""
-    values = np.array([h.get(key, np.nan) for h in history[-last:]], dtype=float)
-    return float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+    return finite_mean(np.array([h.get(key, np.nan) for h in history[-last:]], dtype=float))
 
 
 @torch.no_grad()
