@@ -212,3 +212,21 @@ def test_token_weight_panel_says_when_an_answer_is_longer_than_l_max():
     panel.set(correct_length=900)
     texts = [t.get_text() for ax in panel.figure.axes for t in ax.texts]
     assert not any("capped" in t for t in texts)
+
+
+def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing():
+    from rlvr.experiments.race import RaceRun
+    from rlvr.train import RLConfig
+    steps = [{"cot_fraction": 0.0, "accuracy": 0.0, "cot_accuracy": math.nan, "mean_length": 1.0,
+              "all_same_group_fraction": 1.0}] * 5
+    thinking = [{"cot_fraction": 1.0, "accuracy": 0.5, "cot_accuracy": 0.5, "mean_length": 15.0,
+                 "all_same_group_fraction": 0.25}] * 5
+    runs = {"collapsed": RaceRun(RLConfig(), steps), "thinking": RaceRun(RLConfig(), thinking)}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lines = lb.summary_text(runs, last=3).splitlines()
+    assert lines[0].startswith("last 3 steps")
+    collapsed, thinks = lines[1].split(), lines[2].split()
+    assert collapsed[1:] == ["0.0%", "0.0%", "—", "1.0", "100.0%"]
+    assert thinks[1:] == ["100.0%", "50.0%", "50.0%", "15.0", "25.0%"]

@@ -289,8 +289,26 @@ def to_html(nb: nbformat.NotebookNode) -> str:
     return body
 
 
+def to_text(nb: nbformat.NotebookNode) -> str:
+    """A plain-text view of an executed notebook: each cell's source, then its printed and displayed text (Markdown
+    tables included), so the numbers the prose quotes can be compared (grep) with what the cells measured."""
+    parts = []
+    for index, cell in enumerate(nb.cells):
+        parts.append(f"===== cell {index} [{cell.cell_type}] =====\n{cell.source}\n")
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if output.get("output_type") == "stream":
+                parts.append(f"--- {output.get('name', 'stdout')}:\n{output.get('text', '')}")
+            elif output.get("output_type") == "error":
+                parts.append(f"--- error: {output.get('ename')}: {output.get('evalue')}\n")
+            elif "text/markdown" in data or "text/plain" in data:
+                parts.append(f"--- result:\n{data.get('text/markdown') or data.get('text/plain')}\n")
+    return "\n".join(parts)
+
+
 def render(paths: list[Path], out_dir: Path, timeout: float, fast: bool = False) -> int:
-    """Execute each notebook and write `out_dir/<folder>/<name>.html`; return the number of failures."""
+    """Execute each notebook and write `out_dir/<folder>/<name>.html` (and `.txt`, see `to_text`); return the number
+    of failures."""
     failures = 0
     for number, path in enumerate(paths, start=1):
         target = Path(out_dir) / path.parent.name / f"{path.stem}.html"
@@ -305,7 +323,8 @@ def render(paths: list[Path], out_dir: Path, timeout: float, fast: bool = False)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(to_html(nb), encoding="utf-8")
-        print(f"    done in {time.perf_counter() - start:.0f} s -> {target}", flush=True)
+        target.with_suffix(".txt").write_text(to_text(nb), encoding="utf-8")
+        print(f"    done in {time.perf_counter() - start:.0f} s -> {target} (and .txt)", flush=True)
     return failures
 
 
@@ -379,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("generate", _cmd_generate, "write notebooks/NN_*.ipynb from solutions/NN_*.ipynb"),
         ("check", _cmd_check, "fail if notebooks have outputs or student notebooks are out of date"),
         ("strip", _cmd_strip, "remove outputs, execution counts and widget state in place"),
-        ("render", _cmd_render, "execute notebooks at full size and write HTML under build/"),
+        ("render", _cmd_render, "execute notebooks at full size and write HTML (and a text view) under build/"),
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.set_defaults(handler=handler)

@@ -520,6 +520,19 @@ def run_summary(result, last: int = 20) -> dict:
             for key in ("cot_fraction", "accuracy", "cot_accuracy", "mean_length", "all_same_group_fraction")}
 
 
+def summary_text(runs: dict, last: int = 20) -> str:
+    """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
+    def pct(x: float, width: int) -> str:
+        return f"{x:{width}.1%}" if math.isfinite(x) else f"{'—':>{width}}"
+
+    lines = [f"last {last} steps{'':12s}think-first  accuracy  think-first accuracy  mean length  all-same groups"]
+    for label, result in runs.items():
+        s = run_summary(result, last)
+        lines.append(f"{label:28s} {pct(s['cot_fraction'], 6)}   {pct(s['accuracy'], 6)}   "
+                     f"{pct(s['cot_accuracy'], 12)}   {s['mean_length']:10.1f}   {pct(s['all_same_group_fraction'], 8)}")
+    return "\n".join(lines)
+
+
 # ----------------------------------------------------------------------------------------------- the table
 def toy_final_logits(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
     """Final continue logits {loss: [runs, 2]} over all seeds (N_RUNS runs per seed)."""
