@@ -131,6 +131,17 @@ def test_shared_prompt_forward_refuses_groups_with_different_prompts(model, prom
         response_logps(model, prompts[:1].repeat(6, 1), responses[:6], samples_per_prompt=4)  # 6 rows, G = 4
 
 
+def test_shared_prompt_forward_with_one_token_answers_and_bad_group_sizes(model, prompts):
+    group = prompts[:3].repeat_interleave(4, dim=0)  # [12, P]
+    responses = torch.randint(0, 10, (12, 1))  # every answer one token long (e.g. a bare '$')
+    shared = response_logps(model, group, responses, samples_per_prompt=4)
+    assert shared.shape == (12, 1)
+    assert torch.allclose(shared, response_logps(model, group, responses), atol=1e-5)
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="samples_per_prompt must be >= 1"):
+            response_logps(model, group, responses, samples_per_prompt=bad)
+
+
 def test_value_model_with_a_shared_prompt_matches_the_full_forward(model, prompts):
     value = ValueModel(model)
     torch.nn.init.normal_(value.head.weight)  # a head that is not 0, so the hidden states matter

@@ -273,7 +273,7 @@ def response_logps(model: TinyTransformer, prompt_ids: torch.Tensor, responses: 
     Returns:
         logps [B, T] (and the logits [B, T, V] when return_logits).
     """
-    if samples_per_prompt == 1:  # (logits of every position, then the slice: the warm-up's numbers since day one)
+    if samples_per_prompt == 1:  # logits of every position, then the slice: the warm-up's numbers since day one
         seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
         logits = model(seq)[:, prompt_ids.shape[1] - 1:]  # [B, T, V]
     else:
@@ -286,6 +286,8 @@ def _hidden_before_responses(model: TinyTransformer, prompt_ids: torch.Tensor, r
                              samples_per_prompt: int) -> torch.Tensor:
     """Final hidden state at the position before each response token. [B, P], [B, T] -> [B, T, D]."""
     P = prompt_ids.shape[1]
+    if samples_per_prompt < 1:
+        raise ValueError(f"samples_per_prompt must be >= 1, got {samples_per_prompt}")
     if samples_per_prompt == 1:
         seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
         return model.hidden(seq)[:, P - 1:]  # [B, T, D]
