@@ -230,3 +230,4 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
     collapsed, thinks = lines[1].split(), lines[2].split()
     assert collapsed[1:] == ["0.0%", "0.0%", "—", "1.0", "100.0%"]
     assert thinks[1:] == ["100.0%", "50.0%", "50.0%", "15.0", "25.0%"]
+    assert len({len(line) for line in lines}) == 1  # right-aligned under their headers

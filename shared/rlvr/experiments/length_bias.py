@@ -522,14 +522,19 @@ def run_summary(result, last: int = 20) -> dict:
 
 def summary_text(runs: dict, last: int = 20) -> str:
     """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
-    def pct(x: float, width: int) -> str:
-        return f"{x:{width}.1%}" if math.isfinite(x) else f"{'—':>{width}}"
+    columns = {"cot_fraction": "think-first", "accuracy": "accuracy", "cot_accuracy": "think-first accuracy",
+               "mean_length": "mean length", "all_same_group_fraction": "all-same groups"}
 
-    lines = [f"last {last} steps{'':12s}think-first  accuracy  think-first accuracy  mean length  all-same groups"]
+    def cell(key: str, x: float) -> str:
+        width = len(columns[key])
+        if not math.isfinite(x):
+            return f"{'—':>{width}}"
+        return f"{x:{width}.1f}" if key == "mean_length" else f"{x:{width}.1%}"
+
+    lines = [f"{f'last {last} steps':28s}  " + "  ".join(columns.values())]
     for label, result in runs.items():
-        s = run_summary(result, last)
-        lines.append(f"{label:28s} {pct(s['cot_fraction'], 6)}   {pct(s['accuracy'], 6)}   "
-                     f"{pct(s['cot_accuracy'], 12)}   {s['mean_length']:10.1f}   {pct(s['all_same_group_fraction'], 8)}")
+        summary = run_summary(result, last)
+        lines.append(f"{label:28s}  " + "  ".join(cell(key, summary[key]) for key in columns))
     return "\n".join(lines)
 
 
