@@ -10,10 +10,12 @@ import argparse
 import statistics
 import time
 
+import numpy as np
 import torch
 
+from rlvr.model import sample
 from rlvr.sft import warm_up
-from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN
+from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN, prompt_tokens, sample_prompts
 from rlvr.train import RLConfig, train_rl
 
 TRAINED_ANSWER_TOKENS = MAX_NEW_TOKENS - 1  # per answer in the training forward / backward (at most; its prompt is
@@ -43,6 +45,22 @@ def model_shape_gflops(model, rows: int) -> float:
     shapes = [(rows, m.in_features, m.out_features) for m in model.modules() if isinstance(m, torch.nn.Linear)]
     shapes.append((rows, model.cfg.d_model, model.cfg.vocab_size))  # tied output projection
     return matmuls_gflops(shapes)
+
+
+def decode_step_ms(model, answers: int, repeats: int = 30) -> float:
+    """Median milliseconds per generated token position when sampling `answers` answers (8 per prompt) from `model`.
+
+    With a handful of answers the kernels have almost nothing to do, so this measures the fixed cost of one decode
+    step (Python, dispatch, ~65 small operations): a floor that no batch size gets below.
+    """
+    prompts = prompt_tokens(sample_prompts(max(1, answers // 8), np.random.default_rng(0)))  # [P, PROMPT_LEN]
+    generator = torch.Generator().manual_seed(0)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        rollout = sample(model, prompts, generator=generator, samples_per_prompt=min(8, answers))
+        times.append((time.perf_counter() - start) / rollout.responses.shape[1])
+    return 1e3 * statistics.median(times)
 
 
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
@@ -86,6 +104,9 @@ def main() -> None:
           f"{peak:.0f} GFLOP/s here")
     print(f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "
           f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, >= {work / peak:.1f} s at the large-matmul rate")
+    full, tiny = decode_step_ms(model, cfg.prompts_per_step * cfg.group_size), decode_step_ms(model, 8)
+    print(f"  one decode step: {full:.2f} ms for 256 answers, {tiny:.2f} ms for 8 (the fixed cost of a step): "
+          f"{100 * tiny / full:.0f}% of sampling is per-step overhead that no kernel speedup removes")
 
 
 if __name__ == "__main__":
