@@ -22,7 +22,7 @@ def _random_batch(seed: int = 42, batch: int = 4, length: int = 7, spread: float
     old_logps = -torch.rand(batch, length, generator=g) * 3  # [B, T]
     logps = old_logps + spread * torch.randn(batch, length, generator=g)  # [B, T]
     advantages = torch.randn(batch, 1, generator=g).expand(batch, length).clone()  # [B, T] one value per answer
-    advantages[1] = 0.0  # an all-same group: zero advantage
+    advantages[1] = 0.0  # an all-equal group: zero advantage
     lengths = torch.tensor([7, 2, 5, 3])[:batch]
     response_mask = torch.arange(length)[None, :] < lengths[:, None]  # [B, T]
     return {"logps": logps, "old_logps": old_logps, "advantages": advantages, "response_mask": response_mask}
@@ -37,7 +37,7 @@ def _cases():
              args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.2)),
         Case("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage -1 on every token, eps 0.2",
              args=(_log(ratios), zeros, -torch.ones(1, 6), full, 0.2)),
-        Case("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage 0 on every token (an all-same group), "
+        Case("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage 0 on every token (an all-equal group), "
              "eps 0.2",
              args=(_log(ratios), zeros, torch.zeros(1, 6), full, 0.2)),
         Case("same ratios, advantage +1, eps 0.05 (a narrower band)",

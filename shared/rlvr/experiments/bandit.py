@@ -488,7 +488,7 @@ class CorrectLogitSimulation:
     n_groups: int
     step: dict  # kind -> [P] mean step along the correct answer's logit
     step_se: dict  # kind -> [P] its standard error
-    no_signal: np.ndarray  # [P] share of all-same groups
+    no_signal: np.ndarray  # [P] share of all-equal groups
 
     def amplification(self, reference_p: float = 0.5) -> np.ndarray:
         """(GRPO step / mean-baseline step) at each p, relative to the same ratio at reference_p (must be in p)."""

@@ -523,7 +523,7 @@ def run_summary(result, last: int = 20) -> dict:
 def summary_text(runs: dict, last: int = 20) -> str:
     """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
     columns = {"cot_fraction": "think-first", "accuracy": "accuracy", "cot_accuracy": "think-first accuracy",
-               "mean_length": "mean length", "all_same_group_fraction": "all-same groups"}
+               "mean_length": "mean length", "all_same_group_fraction": "all-equal groups"}
 
     def cell(key: str, x: float) -> str:
         width = len(columns[key])

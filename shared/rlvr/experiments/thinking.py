@@ -362,7 +362,7 @@ def live_curves(every: int | None = None, figsize=(11, 6)) -> LivePlot:
 
 
 def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE) -> None:
-    """GRPO, Dr. GRPO and RFT overlaid: accuracy, think-first share, think-first accuracy, all-same groups."""
+    """GRPO, Dr. GRPO and RFT overlaid: accuracy, think-first share, think-first accuracy, all-equal groups."""
     draw_training_curves(fig, runs, teacher_error_rate,
                          keys=("accuracy", "cot_fraction", "cot_accuracy", "all_same_group_fraction"), ncols=2)
 
@@ -625,9 +625,9 @@ def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int
 
 
 def runs_summary(*panels: TrainingPanel) -> _Markdown:
-    """Every finished run the given panels hold, one line each: held-out metrics and late all-same groups."""
+    """Every finished run the given panels hold, one line each: held-out metrics and late all-equal groups."""
     lines = ["| run | accuracy | think-first share | think-first accuracy | mean length | KL to warm-up "
-             "| all-same groups (last 20 steps) | first step with think share >= 90% |",
+             "| all-equal groups, last 20 steps | steps to 90% thinking |",
              "|---|---|---|---|---|---|---|---|"]
     seen = set()
     for panel in panels:
@@ -745,7 +745,7 @@ def _length_se(metrics: dict, n_prompts: int) -> float:
 
 def grpo_rows(warm_reports: list[dict], grpo_evals: list[dict], histories: list[list[dict]],
               n_prompts: int, seeds=(0,), prompts_per_step: int = RLConfig.prompts_per_step) -> list[Row]:
-    """Section 5.2: think-first share, mean length, think-first accuracy before / after GRPO, late all-same groups."""
+    """Section 5.2: think-first share, mean length, think-first accuracy before / after GRPO, late all-equal groups."""
     before = [r["temperature1"] for r in warm_reports]
     rows = [
         _row("5.2", "warm-up (T=1): mean answer length", LECTURE_WARM_LENGTH, [m["mean_length"] for m in before],
