@@ -513,28 +513,28 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
     axes[0].legend(fontsize=7, loc="lower right")
 
 
+SUMMARY_COLUMNS = {"cot_fraction": "think-first", "accuracy": "accuracy", "cot_accuracy": "think-first accuracy",
+                   "mean_length": "mean length", "all_same_group_fraction": "all-equal groups"}  # metric -> header
+
+
 def run_summary(result, last: int = 20) -> dict:
-    """Means over the last `last` steps of a run: think-first share, accuracy, mean length."""
+    """Means over the last `last` steps of a run of every SUMMARY_COLUMNS metric."""
     tail = slice(-min(last, len(result.history)), None)
-    return {key: finite_mean(result.curve(key)[tail])
-            for key in ("cot_fraction", "accuracy", "cot_accuracy", "mean_length", "all_same_group_fraction")}
+    return {key: finite_mean(result.curve(key)[tail]) for key in SUMMARY_COLUMNS}
 
 
 def summary_text(runs: dict, last: int = 20) -> str:
     """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
-    columns = {"cot_fraction": "think-first", "accuracy": "accuracy", "cot_accuracy": "think-first accuracy",
-               "mean_length": "mean length", "all_same_group_fraction": "all-equal groups"}
-
     def cell(key: str, x: float) -> str:
-        width = len(columns[key])
+        width = len(SUMMARY_COLUMNS[key])
         if not math.isfinite(x):
             return f"{'—':>{width}}"
         return f"{x:{width}.1f}" if key == "mean_length" else f"{x:{width}.1%}"
 
-    lines = [f"{f'last {last} steps':28s}  " + "  ".join(columns.values())]
+    lines = [f"{f'last {last} steps':28s}  " + "  ".join(SUMMARY_COLUMNS.values())]
     for label, result in runs.items():
         summary = run_summary(result, last)
-        lines.append(f"{label:28s}  " + "  ".join(cell(key, summary[key]) for key in columns))
+        lines.append(f"{label:28s}  " + "  ".join(cell(key, summary[key]) for key in SUMMARY_COLUMNS))
     return "\n".join(lines)
 
 
