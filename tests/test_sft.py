@@ -51,3 +51,6 @@ def test_learning_rate_schedule_warms_up_then_decays():
     cfg = SFTConfig()
     assert lr_at(0, cfg) < lr_at(cfg.warmup_steps, cfg)
     assert lr_at(cfg.steps - 1, cfg) < 0.2 * cfg.lr
+    assert lr_at(cfg.steps, cfg) == pytest.approx(cfg.lr * cfg.min_lr_ratio)
+    to_zero = SFTConfig(min_lr_ratio=0.0)
+    assert lr_at(to_zero.steps, to_zero) == pytest.approx(0.0, abs=1e-12)

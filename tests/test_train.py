@@ -97,6 +97,18 @@ def test_run_caches_results(monkeypatch, tmp_path, policy):
         assert torch.equal(x, y)
 
 
+def test_a_different_warm_up_is_a_different_cached_run(monkeypatch, tmp_path, policy):
+    """The cache key holds the warm-up's config: changing a warm-up default must not reuse an old run."""
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    import rlvr.train as train_mod
+    monkeypatch.setattr(train_mod, "warm_up", lambda rate, seed: type("W", (), {"model": policy})())
+    assert not run(RLConfig(**TINY), progress=False).from_cache
+    assert run(RLConfig(**TINY), progress=False).from_cache
+    longer = lambda cfg: SFTConfig(teacher_error_rate=cfg.teacher_error_rate, seed=cfg.sft_seed, steps=7)  # noqa: E731
+    monkeypatch.setattr(train_mod, "warmup_config", longer)
+    assert not run(RLConfig(**TINY), progress=False).from_cache
+
+
 def test_ppo_kl_reward_uses_the_policy_not_the_sampling_temperature(policy):
     """At the first step the policy equals the reference, so its KL is 0 even when sampling at temperature 0.5."""
     from rlvr.model import response_logps

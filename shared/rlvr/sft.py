@@ -24,7 +24,8 @@ class SFTConfig:
     steps: int = 800  # the loss levels off by here on every seed we tried (benchmarks/bench_sft.py prints the curve)
     batch_size: int = 128  # 256 reaches the same final loss (0.52-0.53) in twice the time; 256 x 550 steps stops
     # short of it (think-first accuracy 18-30% instead of 30-34% on seeds 0-2)
-    lr: float = 1e-3  # peak AdamW learning rate, cosine-decayed to lr / 10 (3e-3 stalls on some seeds)
+    lr: float = 1e-3  # peak AdamW learning rate, cosine-decayed to lr * min_lr_ratio (3e-3 stalls on some seeds)
+    min_lr_ratio: float = 0.1  # where the cosine ends, as a fraction of lr
     warmup_steps: int = 30
     think_fraction: float = 0.5  # share of think-first targets in the data
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -46,11 +47,12 @@ class WarmUp:
 
 
 def lr_at(step: int, cfg: SFTConfig) -> float:
-    """Linear warm-up then cosine decay from lr to lr / 10."""
+    """Linear warm-up then cosine decay from lr to lr * min_lr_ratio."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     progress = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
-    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * progress)))
+    floor = cfg.min_lr_ratio
+    return cfg.lr * (floor + (1 - floor) * 0.5 * (1 + np.cos(np.pi * progress)))
 
 
 def sft_loss(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor,

@@ -18,7 +18,7 @@ from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import TinyTransformer, ValueModel, response_logps, sample
 from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
                          kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
-from .sft import warm_up
+from .sft import SFTConfig, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 
 ALGOS = ("reinforce", "grpo", "dr_grpo", "rft", "ppo")
@@ -26,7 +26,7 @@ ADVANTAGE_OF = {"reinforce": "none", "grpo": "grpo", "dr_grpo": "dr_grpo"}
 AGGREGATION_OF = {"reinforce": "seq_mean_token_sum_norm", "grpo": "seq_mean_token_mean",
                   "dr_grpo": "seq_mean_token_sum_norm", "ppo": "token_mean"}
 OnStep = Callable[[int, int, list], None]
-CACHE_KIND = "rl-v2"  # bump when the numbers of a run change (v2: each prompt runs once per group in training)
+CACHE_KIND = "rl-v3"  # bump when the numbers of a run change (v3: the key holds the warm-up's config)
 
 
 @dataclass(frozen=True)
@@ -251,6 +251,16 @@ def _progress_bar(cfg: RLConfig, enabled: bool):
     return tqdm(total=cfg.steps, desc=f"{cfg.algo} G={cfg.group_size}{updates}", leave=False)
 
 
+def warmup_config(cfg: RLConfig) -> SFTConfig:
+    """The warm-up a run starts from (the default warm-up for its teacher error rate and sft_seed)."""
+    return SFTConfig(teacher_error_rate=cfg.teacher_error_rate, seed=cfg.sft_seed)
+
+
+def run_key(cfg: RLConfig) -> dict:
+    """What determines a run's numbers: its RLConfig and the config of the warm-up it starts from."""
+    return {**cfg.to_dict(), "warm_up": warmup_config(cfg).to_dict()}
+
+
 def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: bool = True,
         use_cache: bool = True) -> RunResult:
     """`train_rl` through the checkpoint cache: a configuration already run loads in well under a second."""
@@ -261,7 +271,7 @@ def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: boo
         result = train_rl(cfg, on_step=on_step, progress=progress)
         return {"history": result.history, "state_dict": result.policy.state_dict(), "timing": result.timing}
 
-    payload, from_cache = load_or_create(CACHE_KIND, cfg.to_dict(), create)
+    payload, from_cache = load_or_create(CACHE_KIND, run_key(cfg), create)
     policy = warm_up(cfg.teacher_error_rate, cfg.sft_seed).model
     policy.load_state_dict(payload["state_dict"])
     policy.eval()

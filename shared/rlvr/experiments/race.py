@@ -23,7 +23,7 @@ from rlvr.cache import cache_path, load_or_create, try_load
 from rlvr.config import pick
 from rlvr.experiments.common import Row, finite_mean
 from rlvr.objectives import masked_mean
-from rlvr.train import RLConfig, Trainer, train_rl
+from rlvr.train import RLConfig, Trainer, run_key, train_rl
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
 
 STEPS = 200  # RL steps of every run (full size)
@@ -33,7 +33,7 @@ SMOOTH = 5  # centred moving average (steps) before reading off a crossing
 ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
 FIGURE_STEPS = 30  # the lecture's statements are about the early race: figures() needs only the first 30 steps
 SECTION = "3"
-CACHE_KIND = "race-v3"  # bump when the recorded diagnostics or the numbers of a run change
+CACHE_KIND = "race-v4"  # bump when the recorded diagnostics or the numbers of a run change (v4: warm-up in the key)
 NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
 
 RACE = {  # label -> RLConfig fields; epochs_per_batch None = the algorithm's default (8 for PPO, 1 for GRPO)
@@ -215,7 +215,7 @@ def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RaceRun:
         result = train_race(cfg, on_step=on_step, progress=progress)
         return {"history": result.history, "timing": result.timing}
 
-    payload, from_cache = load_or_create(CACHE_KIND, cfg.to_dict(), create)
+    payload, from_cache = load_or_create(CACHE_KIND, run_key(cfg), create)
     result = RaceRun(cfg, payload["history"], payload["timing"], from_cache)
     if from_cache and on_step is not None:
         on_step(cfg.steps, cfg.steps, result.history)
@@ -224,7 +224,8 @@ def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RaceRun:
 
 def cached_run(cfg: RLConfig) -> RaceRun | None:
     """The cached result of `cfg`, or None if it was never run (never trains)."""
-    obj = try_load(cache_path(CACHE_KIND, cfg.to_dict()), CACHE_KIND, cfg.to_dict(), log=lambda _message: None)
+    key = run_key(cfg)
+    obj = try_load(cache_path(CACHE_KIND, key), CACHE_KIND, key, log=lambda _message: None)
     return None if obj is None else RaceRun(cfg, obj["payload"]["history"], obj["payload"]["timing"], True)
 
 

@@ -29,7 +29,7 @@ from rlvr.sft import SFTConfig, warm_up, warm_up_report
 from rlvr.task import (CLOSE_ID, DEFAULT_TEACHER_ERROR_RATE, HASH_ID, N_DIGITS, OPEN_ID, PAD_ID, answer_digits,
                        chain_text, direct_answer, prompt_text, prompt_tokens, sample_prompts, teacher_chain_digits,
                        think_answer, verify)
-from rlvr.train import CACHE_KIND as RL_CACHE_KIND, RLConfig, RunResult, run, train_rl
+from rlvr.train import CACHE_KIND as RL_CACHE_KIND, RLConfig, RunResult, run_key, run, train_rl
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
 
 # ----------------------------------------------------------------------------------------------- sizes
@@ -523,7 +523,7 @@ def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0)
     """True if this panel setting's RL run (and its warm-up) is in the checkpoint cache (loads in a second)."""
     cfg = rl_config("grpo", steps, seed, **{knob: _knob_value(knob, value)})
     return (warmup_on_disk(cfg.teacher_error_rate, seed)
-            and cache_path(RL_CACHE_KIND, cfg.to_dict()).exists())
+            and cache_path(RL_CACHE_KIND, run_key(cfg)).exists())
 
 
 def _knob_value(knob: str, value):
