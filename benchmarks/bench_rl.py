@@ -1,8 +1,9 @@
 """Speed of the lecture's GRPO run (32 prompts x 8 answers, 200 steps): median of several runs, the sampling /
 training split, and the FLOP/s reached next to what a large matmul reaches on this machine.
 
-Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo]
-The warm-up model is loaded from the cache (trained first if absent); its time is not counted.
+Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo] [--warm-up STEPSxBATCH@LR]
+The warm-up model is loaded from the cache (trained first if absent); its time is not counted. --warm-up starts
+from another warm-up (e.g. 800x128@1e-3, the one before docs/calibration.md) to compare run times.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 import torch
 
 from rlvr.model import sample
-from rlvr.sft import warm_up
+from rlvr.sft import SFTConfig, warm_up
 from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN, prompt_tokens, sample_prompts
 from rlvr.train import RLConfig, train_rl
 
@@ -76,14 +77,25 @@ def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
     return flops
 
 
+def warm_up_config(spec: str | None) -> SFTConfig:
+    """'800x128@1e-3' -> SFTConfig(steps=800, batch_size=128, lr=1e-3); None -> the default warm-up."""
+    if spec is None:
+        return SFTConfig()
+    size, _, lr = spec.partition("@")
+    steps, batch = size.split("x")
+    return SFTConfig(steps=int(steps), batch_size=int(batch), lr=float(lr or SFTConfig.lr))
+
+
 def main() -> None:
     """Measure and print."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--algo", default="grpo")
+    parser.add_argument("--warm-up", default=None, metavar="STEPSxBATCH@LR",
+                        help="start from this warm-up instead of the default one")
     args = parser.parse_args()
-    model = warm_up(0.1, 0).model
+    model = warm_up(0.1, 0, cfg=warm_up_config(args.warm_up)).model
     cfg = RLConfig(algo=args.algo, steps=args.steps)
     totals, samplings, trainings, flops = [], [], [], []
     for seed in range(args.runs):

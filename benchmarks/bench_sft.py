@@ -53,7 +53,7 @@ def main() -> None:
     cfg = SFTConfig()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"warm-up from scratch: {train_s:.1f} s for {cfg.steps} steps of batch {cfg.batch_size} "
-          f"({1000 * train_s / cfg.steps:.0f} ms/step); target <= 30 s")
+          f"({1000 * train_s / cfg.steps:.0f} ms/step); target <= 60 s (docs/calibration.md)")
     print(f"loading from the cache: {1000 * load_s:.0f} ms; target < 1 s")
     print(f"loss levels off (50-step mean within 2% of the final) at step {levels_off_at(warm.losses)}; "
           f"final loss {np.mean(warm.losses[-50:]):.3f}")

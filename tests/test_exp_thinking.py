@@ -327,3 +327,22 @@ def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_
     assert coin_flip.band is None and coin_flip.agrees is None and "no band" in coin_flip.note
     steady = thinking._row("5.1", "T=1 think-first share", 0.5, [0.49, 0.50, 0.51], 0.01, 0.005, seeds=(0, 1, 2))
     assert steady.band == pytest.approx((0.47, 0.53)) and steady.agrees is True
+
+
+def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
+    """A seed whose greedy model never thinks first has no greedy think-first accuracy: the row averages the
+    other seeds (never NaN) and says which seeds it used."""
+    def report(greedy_share):
+        metrics = {"accuracy": 0.2, "cot_fraction": 0.5, "cot_accuracy": 0.35, "direct_accuracy": 0.1,
+                   "malformed_fraction": 0.0}
+        greedy = {"accuracy": 0.1 + 0.9 * greedy_share, "cot_fraction": greedy_share,
+                  "cot_accuracy": 1.0 if greedy_share else None, "direct_accuracy": 0.1, "malformed_fraction": 0.0}
+        return {"temperature1": metrics, "greedy": greedy, "n_prompts": 2000}
+
+    rows = thinking.warmup_rows([report(0.4), report(0.9), report(0.0)], seeds=(0, 1, 2))
+    nan_report = report(0.0)
+    nan_report["greedy"]["cot_accuracy"] = math.nan  # evaluate() reports an empty share as NaN
+    assert thinking.warmup_rows([report(0.4), nan_report], seeds=(0, 1))[4].measured == 1.0
+    (row,) = [r for r in rows if r.figure == "warm-up, greedy: think-first accuracy"]
+    assert row.measured == 1.0 and row.seeds == (0, 1) and "seeds 0, 1 only" in row.note
+    assert all(math.isfinite(r.measured) for r in rows)

@@ -721,11 +721,22 @@ def warmup_rows(reports: list[dict], seeds=(0,)) -> list[Row]:
     rows = []
     for where, lecture, mode in (("temperature1", LECTURE_WARM_T1, "T=1"), ("greedy", LECTURE_WARM_GREEDY, "greedy")):
         for key, value in lecture.items():
-            values = [r[where][key] for r in reports]
-            n = reports[0]["n_prompts"] * _answers_share(reports[0][where], key)
+            # a share of think-first answers is undefined (None or NaN) for a seed whose model never thinks first
+            kept = [(r, s) for r, s in zip(reports, seeds) if _defined(r[where][key])]
+            if not kept:
+                continue
+            values = [r[where][key] for r, _ in kept]
+            n = kept[0][0]["n_prompts"] * _answers_share(kept[0][0][where], key)
+            note = "" if len(kept) == len(reports) else (
+                f"seeds {', '.join(str(s) for _, s in kept)} only: the others never think first {mode}")
             rows.append(_row("5.1", f"warm-up, {mode}: {TRAINING_PANELS.get(key, key)}", value, values,
-                             _binomial_se(values[0], n), 0.005, seeds=seeds))
+                             _binomial_se(values[0], n), 0.005, seeds=tuple(s for _, s in kept), note=note))
     return rows
+
+
+def _defined(value) -> bool:
+    """False for a metric with no answers to measure it on (None or NaN)."""
+    return value is not None and math.isfinite(value)
 
 
 def _answers_share(metrics: dict, key: str) -> float:
