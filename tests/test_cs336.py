@@ -10,7 +10,7 @@ import torch
 from rlvr import cs336, objectives
 from rlvr.cs336 import (compute_entropy, compute_group_normalized_rewards, compute_grpo_clip_loss,
                         compute_naive_policy_gradient_loss, compute_policy_gradient_loss, grpo_microbatch_train_step,
-                        masked_mean, masked_normalize)
+                        masked_mean, masked_normalize, sft_microbatch_train_step)
 
 
 def assert_close(got, expected, rtol=1e-6, atol=1e-7):
@@ -31,6 +31,8 @@ SIGNATURES = {
     "masked_mean": ["tensor", "mask", "dim"],
     "masked_normalize": ["tensor", "mask", "dim", "normalize_constant"],
     "compute_entropy": ["logits"],
+    "sft_microbatch_train_step": ["policy_log_probs", "response_mask", "gradient_accumulation_steps",
+                                  "normalize_constant"],
     "grpo_microbatch_train_step": ["policy_log_probs", "response_mask", "gradient_accumulation_steps", "loss_type",
                                    "raw_rewards", "advantages", "old_log_probs", "cliprange"],
 }
@@ -242,3 +244,100 @@ def test_microbatch_step_reports_clip_fraction():
     ratio = (logps0 - old).exp()
     expected = (((adv > 0) & (ratio > 1.2)) | ((adv < 0) & (ratio < 0.8))).double().mean()
     assert math.isclose(float(meta["clip_fraction"]), float(expected), rel_tol=1e-6) and 0 < expected < 1
+
+
+# ======================================================================================= SFT train step
+SFT_MASK = torch.tensor([[1, 1, 1, 0, 0], [0, 1, 1, 1, 1], [0, 0, 1, 0, 0]], dtype=torch.bool)  # B = 3, T = 5
+
+
+def _sft_step(logps0, mask, steps, constant):
+    """sft_microbatch_train_step on a fresh leaf copy of logps0: (loss, metadata, gradient)."""
+    leaf = logps0.clone().requires_grad_(True)
+    loss, meta = sft_microbatch_train_step(leaf, mask, steps, constant)
+    return loss, meta, leaf.grad
+
+
+def _explicit_sft_loss(logps, mask, steps, constant):
+    """Written-out SFT loss: per answer, sum of -log p over its response tokens / constant; mean over answers; / steps."""
+    per_answer = [-sum(logps[b, t] for t in range(logps.shape[1]) if mask[b, t]) / constant
+                  for b in range(logps.shape[0])]
+    return sum(per_answer) / len(per_answer) / steps
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_sft_step_gradient_is_autograd_of_the_explicit_formula(float_mask):
+    logps0, _, _, _ = _batch(4)
+    mask = SFT_MASK.double() if float_mask else SFT_MASK  # the assignment's masks are bool; 1/0 floats work too
+    loss, _, grad = _sft_step(logps0, mask, 4, 2.5)
+
+    reference = logps0.clone().requires_grad_(True)
+    explicit = _explicit_sft_loss(reference, SFT_MASK, 4, 2.5)
+    (expected_grad,) = torch.autograd.grad(explicit, reference)
+    assert math.isclose(float(loss), float(explicit.detach()), rel_tol=1e-12)
+    assert_close(grad, expected_grad, rtol=1e-12, atol=0)
+    assert_close(grad, -SFT_MASK.double() / (2.5 * 3 * 4), rtol=1e-12, atol=0)  # d/d logp: -1 / (c B steps)
+    assert torch.all(grad[~SFT_MASK] == 0) and torch.all(grad[SFT_MASK] < 0)  # only response tokens get gradient
+
+
+def test_sft_step_divides_by_the_batch_size():
+    """Same tokens per answer, B = 1 vs B = 3 copies: the batch mean leaves the loss unchanged."""
+    logps0, _, _, _ = _batch(5)
+    one, _, _ = _sft_step(logps0[:1], SFT_MASK[:1], 1, 1.0)
+    three, _, grad = _sft_step(logps0[:1].expand(3, 5), SFT_MASK[:1].expand(3, 5), 1, 1.0)
+    assert math.isclose(float(three), float(one), rel_tol=1e-12)
+    assert_close(grad, -SFT_MASK[:1].expand(3, 5).double() / 3, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("steps, constant", [(2, 1.0), (8, 1.0), (1, 0.5), (1, 4.0), (4, 0.5)])
+def test_sft_step_accumulation_steps_and_normalize_constant_scale_exactly(steps, constant):
+    """Powers of two, so the scaled loss and gradient equal the unscaled ones times 1 / (steps * constant) bit for bit."""
+    logps0, _, _, _ = _batch(6)
+    base_loss, _, base_grad = _sft_step(logps0, SFT_MASK, 1, 1.0)
+    loss, _, grad = _sft_step(logps0, SFT_MASK, steps, constant)
+    assert float(loss) == float(base_loss) / (steps * constant) and float(loss) != float(base_loss)
+    assert torch.equal(grad, base_grad / (steps * constant))
+
+
+def test_sft_step_non_power_of_two_scaling():
+    logps0, _, _, _ = _batch(7)
+    base_loss, _, base_grad = _sft_step(logps0, SFT_MASK, 1, 1.0)
+    loss, _, grad = _sft_step(logps0, SFT_MASK, 3, 42.0)
+    assert math.isclose(float(loss), float(base_loss) / 126, rel_tol=1e-12)
+    assert_close(grad, base_grad / 126, rtol=1e-12, atol=0)
+
+
+def test_sft_step_returns_detached_loss_and_metadata_and_accumulates():
+    logps0, _, _, _ = _batch(8)
+    leaf = logps0.clone().requires_grad_(True)
+    loss, meta = sft_microbatch_train_step(leaf, SFT_MASK, 2)
+    once = leaf.grad.clone()
+    assert loss.shape == () and not loss.requires_grad and loss.grad_fn is None
+    assert all(not value.requires_grad for value in meta.values())
+    assert int(meta["num_response_tokens"]) == 8
+    assert math.isclose(float(meta["token_nll"]), float(-logps0[SFT_MASK].mean()), rel_tol=1e-12)
+    loss.mul_(0)  # the caller may do anything with the logged loss without touching the graph or the gradient
+    sft_microbatch_train_step(leaf, SFT_MASK, 2)  # one backward per call; gradients add up like the GRPO step's
+    assert_close(leaf.grad, 2 * once, rtol=1e-12, atol=0)
+
+
+def test_sft_step_matches_the_assignment_snapshot():
+    """The assignment's fixtures (seed 42: log-probs randn(2, 10), mask rand > 0.5, 2 accumulation steps) and its
+    v1.0.1 snapshots tests/_snapshots/test_sft_microbatch_train_step{,_normalize}.npz."""
+    torch.manual_seed(42)
+    logps0 = torch.randn(2, 10)
+    torch.manual_seed(42)
+    mask = torch.rand_like(logps0) > 0.5
+    for constant, expected_loss in [(1.0, -0.60078377), (42.0, -0.01430438)]:
+        loss, _, grad = _sft_step(logps0, mask, 2, constant)
+        assert math.isclose(float(loss), expected_loss, rel_tol=1e-5)
+        assert_close(grad, -mask.float() / (constant * 2 * 2), rtol=1e-6)
+
+
+@pytest.mark.parametrize("logps_shape, mask_shape", [((3, 5), (3, 4)), ((3, 5), (3, 1)), ((3, 5), (5,)),
+                                                      ((15,), (15,)), ((3, 5, 1), (3, 5, 1))])
+def test_sft_step_rejects_shape_mismatches(logps_shape, mask_shape):
+    """Including masks that would broadcast silently ([3, 1], [5]) and inputs that are not [batch, seq]."""
+    leaf = torch.zeros(logps_shape, requires_grad=True)
+    with pytest.raises(ValueError, match="batch, seq"):
+        sft_microbatch_train_step(leaf, torch.ones(mask_shape, dtype=torch.bool), 1)
+    assert leaf.grad is None  # rejected before any backward

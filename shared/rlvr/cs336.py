@@ -1,10 +1,11 @@
-"""Reference versions of the CS336 assignment-5 GRPO functions, under the assignment's names and signatures,
-built on `rlvr.objectives`.
+"""Reference versions of the CS336 assignment-5 SFT and GRPO functions, under the assignment's names and
+signatures, built on `rlvr.objectives`.
 
 Conventions (as in the assignment): B = rollout_batch_size = n_prompts x group_size, T = response tokens;
 reward_fn(response, ground_truth) returns a dict with a "reward" key (also "format_reward", "answer_reward");
 the group std is torch.std (unbiased, divide by G-1) plus advantage_eps; loss_type is one of LOSS_TYPES;
-grpo_microbatch_train_step averages each answer's tokens, then the answers (GRPO's per-sequence mean).
+grpo_microbatch_train_step averages each answer's tokens, then the answers (GRPO's per-sequence mean);
+sft_microbatch_train_step sums each answer's token NLLs (/ normalize_constant), then averages the answers.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from .objectives import masked_normalize as _masked_normalize
 
 __all__ = ["LOSS_TYPES", "compute_group_normalized_rewards", "compute_naive_policy_gradient_loss",
            "compute_grpo_clip_loss", "compute_policy_gradient_loss", "masked_mean", "masked_normalize",
-           "compute_entropy", "grpo_microbatch_train_step"]
+           "compute_entropy", "sft_microbatch_train_step", "grpo_microbatch_train_step"]
 
 LOSS_TYPES = ("no_baseline", "reinforce_with_baseline", "grpo_clip")
 LossType = Literal["no_baseline", "reinforce_with_baseline", "grpo_clip"]
@@ -112,7 +113,29 @@ def compute_entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(log_probs.exp() * log_probs).sum(dim=-1)
 
 
-# ----------------------------------------------------------------------------------------------- train step
+# ----------------------------------------------------------------------------------------------- train steps
+def sft_microbatch_train_step(policy_log_probs: torch.Tensor, response_mask: torch.Tensor,
+                              gradient_accumulation_steps: int, normalize_constant: float = 1.0,
+                              ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """SFT loss of one microbatch, backpropagated once; returns (loss, metadata), both detached.
+
+    policy_log_probs, response_mask [B, T]. loss = masked_normalize(-policy_log_probs, response_mask,
+    normalize_constant=normalize_constant) / B / gradient_accumulation_steps: each answer's summed NLL, averaged over
+    answers. The handout does not mention the 1/B; the reference snapshots (v1.0.1) need it, but have B = 2 =
+    gradient_accumulation_steps, so they cannot tell 1/B apart from a second 1/gradient_accumulation_steps.
+    """
+    if policy_log_probs.dim() != 2 or response_mask.shape != policy_log_probs.shape:
+        raise ValueError(f"policy_log_probs and response_mask must both be [batch, seq]; got "
+                         f"{tuple(policy_log_probs.shape)} and {tuple(response_mask.shape)}")
+    batch_size = policy_log_probs.shape[0]
+    nll = masked_normalize(-policy_log_probs, response_mask, normalize_constant=normalize_constant)  # scalar
+    loss = nll / batch_size / gradient_accumulation_steps
+    loss.backward()
+    metadata = {"num_response_tokens": response_mask.sum().detach(),
+                "token_nll": masked_mean(-policy_log_probs.detach(), response_mask)}
+    return loss.detach(), metadata
+
+
 def grpo_microbatch_train_step(policy_log_probs: torch.Tensor, response_mask: torch.Tensor,
                                gradient_accumulation_steps: int, loss_type: LossType,
                                raw_rewards: torch.Tensor | None = None, advantages: torch.Tensor | None = None,
