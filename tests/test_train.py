@@ -20,12 +20,13 @@ def policy():
 
 @pytest.mark.parametrize("algo", ALGOS)
 def test_every_algorithm_runs_with_valid_metrics(algo, policy):
-    result = train_rl(RLConfig(algo=algo, beta=0.05, **TINY), policy=policy, progress=False)
+    beta = 0.0 if algo == "rft" else 0.05  # RFT has no KL term (RLConfig refuses beta > 0)
+    result = train_rl(RLConfig(algo=algo, beta=beta, **TINY), policy=policy, progress=False)
     assert len(result.history) == 3
     for h in result.history:
         assert 0.0 <= h["accuracy"] <= 1.0 and 0.0 <= h["cot_fraction"] <= 1.0
         assert 0.0 <= h["all_same_group_fraction"] <= 1.0
-        assert math.isfinite(h["loss"]) and math.isfinite(h["kl_to_ref"])
+        assert math.isfinite(h["loss"]) and (math.isfinite(h["kl_to_ref"]) or beta == 0)
         assert h["sampling_s"] > 0 and h["training_s"] > 0
         assert len(h["clip_fraction_per_update"]) == (8 if algo == "ppo" else 1)
     if algo == "ppo":
@@ -72,6 +73,11 @@ def test_config_validation():
         RLConfig(algo="dpo")
     with pytest.raises(ValueError):
         RLConfig(algo="grpo", group_size=1)
+    assert RLConfig(algo="reinforce", group_size=1).group_size == 1  # no baseline needed: a group of one is fine
+    for bad in (dict(steps=0), dict(group_size=0), dict(lr=float("nan")), dict(beta=-1.0), dict(clip_eps=-0.2),
+                dict(teacher_error_rate=1.5), dict(algo="rft", beta=0.05), dict(epochs_per_batch=0)):
+        with pytest.raises(ValueError, match=f"^{list(bad)[-1]} must be .*, got "):
+            RLConfig(**bad)
     assert RLConfig(algo="ppo").epochs == 8 and RLConfig(algo="grpo").epochs == 1
 
 

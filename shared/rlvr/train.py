@@ -18,7 +18,8 @@ from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import TinyTransformer, ValueModel, response_logps, sample
 from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
                          kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
-from .sft import SFTConfig, warm_up
+from .sft import (BOOLEAN, SEED, ConfigError, Rule, SFTConfig, check_fields, integer, number, one_of, optional,
+                  warm_up)
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 
 ALGOS = ("reinforce", "grpo", "dr_grpo", "rft", "ppo")
@@ -33,9 +34,9 @@ CACHE_KIND = "rl-v3"  # bump when the numbers of a run change (v3: the key holds
 class RLConfig:
     """Every knob of a run (and so the cache key of its result)."""
 
-    algo: str = "grpo"  # one of ALGOS
-    steps: int = 200
-    prompts_per_step: int = 32
+    algo: str = "grpo"  # the algorithm, one of ALGOS
+    steps: int = 200  # RL steps (each: sample, score, update)
+    prompts_per_step: int = 32  # prompts sampled per step (P)
     group_size: int = 8  # answers per prompt (G)
     lr: float = 1e-4  # Adam learning rate of the policy
     beta: float = 0.0  # KL weight against the frozen warm-up model (k3 in the loss; PPO: in the reward)
@@ -49,19 +50,22 @@ class RLConfig:
     lam: float = 1.0  # PPO: GAE lambda
     length_reward_weight: float = 0.0  # Kimi k1.5 length reward weight (0 = off)
     length_reward_start: int = 0  # step at which the length reward switches on
-    temperature: float = 1.0
-    max_new_tokens: int = MAX_NEW_TOKENS
+    temperature: float = 1.0  # sampling temperature of the answers (0 = greedy)
+    max_new_tokens: int = MAX_NEW_TOKENS  # longest answer sampled, in tokens
     teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE  # selects the warm-up model to start from
-    sft_seed: int = 0
-    seed: int = 0
+    sft_seed: int = 0  # seed of the warm-up model to start from
+    seed: int = 0  # seed of the RL run (prompts, sampling, updates)
 
     def __post_init__(self):
-        if self.algo not in ALGOS:
-            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
-        if self.group_size < 1 or self.prompts_per_step < 1 or self.steps < 0:
-            raise ValueError("group_size and prompts_per_step must be >= 1 and steps >= 0")
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ConfigError (a ValueError) naming the first field out of its range (RL_RULES, then the pairs)."""
+        check_fields(self, RL_RULES)
         if self.algo in ("grpo", "dr_grpo") and self.group_size < 2:
-            raise ValueError(f"{self.algo} needs group_size >= 2: a group of one has no baseline")
+            raise ConfigError("group_size", self.group_size, f">= 2 for {self.algo} (a group of one has no baseline)")
+        if self.algo == "rft" and self.beta > 0:
+            raise ConfigError("beta", self.beta, "0 for rft (its loss, SFT on the correct answers, has no KL term)")
 
     @property
     def epochs(self) -> int:
@@ -71,6 +75,31 @@ class RLConfig:
     def to_dict(self) -> dict:
         """Plain dict (hashing, JSON)."""
         return asdict(self)
+
+
+RL_RULES: dict[str, Rule] = {  # field -> what it accepts (algo-dependent limits are in RLConfig.validate)
+    "algo": one_of(ALGOS),
+    "steps": integer(1),
+    "prompts_per_step": integer(1),
+    "group_size": integer(1, allowed="an integer >= 1 (>= 2 for grpo and dr_grpo)"),
+    "lr": number(0, ends="(]"),
+    "beta": number(0, allowed="a finite number >= 0 (0 for rft)"),
+    "epochs_per_batch": optional(integer(1)),
+    "clip_eps": number(0, 1, "()"),
+    "advantage_eps": number(0),
+    "std": one_of(("population", "unbiased")),
+    "clamp_kl": BOOLEAN,
+    "value_lr": number(0, ends="(]"),
+    "gamma": number(0, 1),
+    "lam": number(0, 1),
+    "length_reward_weight": number(0),
+    "length_reward_start": integer(0),
+    "temperature": number(0),
+    "max_new_tokens": integer(1, MAX_NEW_TOKENS),
+    "teacher_error_rate": number(0, 1),
+    "sft_seed": SEED,
+    "seed": SEED,
+}
 
 
 @dataclass
