@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import json
 import math
+import re
 import sys
+import typing
 from pathlib import Path
 
 
@@ -41,10 +45,11 @@ def summary_lines(name: str, m: dict) -> list[str]:
 def cmd_sft(args) -> int:
     """Train (or load) the warm-up and report its metrics."""
     from .sft import warm_up, warm_up_report
-    warm = warm_up(args.teacher_error_rate, args.seed)
+    cfg = args.config
+    warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg)
     report = warm_up_report(warm, args.prompts)
     source = "loaded from cache" if warm.from_cache else f"trained in {warm.seconds:.1f} s"
-    print(f"warm-up (teacher error rate {args.teacher_error_rate}, seed {args.seed}): {source}")
+    print(f"warm-up (teacher error rate {cfg.teacher_error_rate}, seed {cfg.seed}): {source}")
     for line in summary_lines("temperature 1", report["temperature1"]) + summary_lines("greedy", report["greedy"]):
         print(line)
     write_json(report, args.json)
@@ -53,11 +58,8 @@ def cmd_sft(args) -> int:
 
 def cmd_train(args) -> int:
     """Run one RL configuration from its warm-up model and report history, final metrics and timing."""
-    from .train import RLConfig, final_metrics, run
-    cfg = RLConfig(algo=args.algo, steps=args.steps, prompts_per_step=args.prompts_per_step,
-                   group_size=args.group_size, lr=args.lr, beta=args.beta, epochs_per_batch=args.epochs_per_batch,
-                   clip_eps=args.clip_eps, teacher_error_rate=args.teacher_error_rate, sft_seed=args.sft_seed,
-                   seed=args.seed)
+    from .train import final_metrics, run
+    cfg = args.config
     result = run(cfg, progress=sys.stderr.isatty(), use_cache=not args.no_cache)
     final = final_metrics(result.policy, args.eval_prompts)
     first = result.history[0] if result.history else {}
@@ -85,31 +87,87 @@ def cmd_notebooks(args) -> int:
     return notebooks_main(args.rest)
 
 
+# ----------------------------------------------------------------------------------------------- options from configs
+SFT_HELP = {  # SFTConfig fields without a comment of their own on their line
+    "seed": "seed of the warm-up (data and initial weights)",
+    "steps": "AdamW steps",
+    "batch_size": "teacher answers per step",
+    "warmup_steps": "steps of linear learning-rate warm-up",
+}
+_FIELD_COMMENT = re.compile(r"^\s+(?P<name>\w+): [^#]*#\s*(?P<comment>.+)$")
+
+
+def field_comments(cls) -> dict[str, str]:
+    """Field name -> the `# comment` on its line in the dataclass's source (the option's help text)."""
+    matches = (_FIELD_COMMENT.match(line) for line in inspect.getsource(cls).splitlines())
+    return {m["name"]: m["comment"].strip() for m in matches if m}
+
+
+def option_kwargs(f: dataclasses.Field, hint, rule, text: str) -> dict | None:
+    """add_argument keywords of one dataclass field (type and default from the dataclass), None if not a scalar."""
+    kinds = {int: int, float: float, str: str, int | None: int}
+    if hint is not bool and hint not in kinds:
+        return None
+    choices = rule.choices if rule is not None else ()
+    allowed = f"; {rule.allowed}" if rule is not None and not choices else ""  # argparse itself lists choices
+    kwargs = {"dest": f.name, "default": f.default, "help": f"{text} (default {f.default}{allowed})".replace("%", "%%")}
+    if hint is bool:
+        return {**kwargs, "action": argparse.BooleanOptionalAction}
+    return {**kwargs, "type": kinds[hint], **({"choices": choices} if choices else {})}
+
+
+def add_config_options(parser: argparse.ArgumentParser, cls, rules: dict, extra_help: dict | None = None) -> None:
+    """One --option per scalar field of the dataclass cls (fields of other types, like SFTConfig.model, are skipped)."""
+    hints, comments = typing.get_type_hints(cls), {**field_comments(cls), **(extra_help or {})}
+    for f in dataclasses.fields(cls):
+        kwargs = option_kwargs(f, hints[f.name], rules.get(f.name), comments.get(f.name, f"{cls.__name__}.{f.name}"))
+        if kwargs is not None:
+            parser.add_argument("--" + f.name.replace("_", "-"), **kwargs)
+    parser.set_defaults(config_class=cls, parser=parser)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (anything else is a usage error, exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def build_config(args: argparse.Namespace):
+    """The validated config of a sub-command from its options; a bad value exits 2 with `error: argument --x: ...`."""
+    cls = args.config_class
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+    try:
+        return cls(**values)
+    except ValueError as err:
+        name = getattr(err, "field", None)
+        args.parser.error(f"argument --{name.replace('_', '-')}: {err}" if name else str(err))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every sub-command."""
+    """The argument parser of every sub-command (the options of sft and train come from SFTConfig and RLConfig)."""
+    from .sft import SFT_RULES, SFTConfig
+    from .train import RL_RULES, RLConfig
     parser = argparse.ArgumentParser(prog="python -m rlvr", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sft = sub.add_parser("sft", help="train (or load) the warm-up model and print its metrics")
-    sft.add_argument("--teacher-error-rate", type=float, default=0.1)
-    sft.add_argument("--seed", type=int, default=0)
-    sft.add_argument("--prompts", type=int, default=2000, help="held-out prompts to evaluate on")
+    sft = sub.add_parser("sft", help="train (or load) the warm-up model and print its metrics",
+                         description="Options other than --teacher-error-rate and --seed give a warm-up that "
+                                     "`train` does not start from (it uses the default SFTConfig).")
+    add_config_options(sft, SFTConfig, SFT_RULES, SFT_HELP)  # skips model: the Transformer's shape stays the default
+    sft.add_argument("--prompts", type=positive_int, default=2000,
+                     help="held-out prompts to evaluate on (default 2000; an integer >= 1)")
     sft.add_argument("--json", help="write the report to this file")
     sft.set_defaults(func=cmd_sft)
 
     tr = sub.add_parser("train", help="run one RL configuration")
-    tr.add_argument("--algo", default="grpo", choices=["reinforce", "grpo", "dr_grpo", "rft", "ppo"])
-    tr.add_argument("--steps", type=int, default=200)
-    tr.add_argument("--prompts-per-step", type=int, default=32)
-    tr.add_argument("--group-size", type=int, default=8)
-    tr.add_argument("--lr", type=float, default=1e-4)
-    tr.add_argument("--beta", type=float, default=0.0)
-    tr.add_argument("--epochs-per-batch", type=int, default=None, help="default: 8 for ppo, 1 otherwise")
-    tr.add_argument("--clip-eps", type=float, default=0.2)
-    tr.add_argument("--teacher-error-rate", type=float, default=0.1)
-    tr.add_argument("--sft-seed", type=int, default=0)
-    tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--eval-prompts", type=int, default=2000)
+    add_config_options(tr, RLConfig, RL_RULES)
+    tr.add_argument("--eval-prompts", type=positive_int, default=2000,
+                    help="held-out prompts of the final metrics (default 2000; an integer >= 1)")
     tr.add_argument("--no-cache", action="store_true", help="train even if this configuration is cached")
     tr.add_argument("--json", help="write config, history, final and timing to this file")
     tr.set_defaults(func=cmd_train)
@@ -122,12 +180,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Parsed options, with args.config built and validated for sft and train (nothing is trained here)."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "config_class", None) is not None:
+        args.config = build_config(args)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m rlvr` and the `rlvr` script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in DELEGATED:  # these parse their own options
         return DELEGATED[argv[0]](argparse.Namespace(rest=argv[1:]))
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     return args.func(args)
 
 
