@@ -152,8 +152,8 @@ perfect_teacher = FreeAnswer(
     ),
     solution=(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
-        "learn: to choose the think-first format. The think-first share rises about as fast as from the noisy "
-        "teacher, and accuracy ends higher because the chains need no repair."
+        "learn: to choose the think-first format. Accuracy rises much sooner and ends higher because the chains need "
+        "no repair, the policy moves less far from its warm-up, and most groups end all right (no signal)."
     ),
 )
 
@@ -165,7 +165,7 @@ kl_penalty = FreeAnswer(
     ),
     solution=(
         "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
-        "is large compared with beta times the KL (about 0.04 x 1.3). A larger beta (0.2) slows learning clearly and "
+        "is large compared with beta times the KL (about 0.04 x 1.4). A larger beta (0.2) costs clearly more accuracy and "
         "lowers the KL we measure more, though not in proportion: with k3 in the loss the expected gradient is that "
         "of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of KL(pi || pi_ref)."
     ),
