@@ -10,7 +10,8 @@ import pytest
 import rlvr.sft
 import rlvr.train
 from rlvr import cli
-from rlvr.sft import SFT_RULES, ConfigError, SFTConfig
+from rlvr.sft import SFT_RULES, SFTConfig
+from rlvr.validation import ConfigError
 from rlvr.task import MAX_NEW_TOKENS
 from rlvr.train import RL_RULES, RLConfig
 

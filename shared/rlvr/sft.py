@@ -1,10 +1,8 @@
 """The supervised warm-up: imitate a noisy teacher (half direct answers, half think-first chains with errors)."""
 from __future__ import annotations
 
-import math
-import numbers
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -15,72 +13,7 @@ from .config import pick
 from .evaluate import evaluate
 from .model import ModelConfig, TinyTransformer, response_logps
 from .task import DEFAULT_TEACHER_ERROR_RATE, prompt_tokens, sample_prompts, teacher_batch
-
-
-# ----------------------------------------------------------------------------------------------- config validation
-@dataclass(frozen=True)
-class Rule:
-    """What one config field accepts: a test, its one-line description and (for strings) the choices."""
-
-    test: Callable[[object], bool]
-    allowed: str
-    choices: tuple = ()
-
-
-class ConfigError(ValueError):
-    """A config field out of its allowed range; .field names it (the CLI reports it as --field)."""
-
-    def __init__(self, field_name: str, value, allowed: str):
-        super().__init__(f"{field_name} must be {allowed}, got {value!r}")
-        self.field = field_name
-
-
-def _is_int(v) -> bool:
-    """An integer that is not a bool (numpy integers count)."""
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_finite(v) -> bool:
-    """A finite real number that is not a bool (ints and numpy floats count)."""
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def integer(low: int, high: int | None = None, allowed: str | None = None) -> Rule:
-    """An integer >= low (and <= high when given)."""
-    text = allowed or (f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]")
-    return Rule(lambda v: _is_int(v) and low <= v and (high is None or v <= high), text)
-
-
-def number(low: float, high: float = math.inf, ends: str = "[]", allowed: str | None = None) -> Rule:
-    """A finite number between low and high; ends ('[]', '(]', '[)', '()') says which ends are allowed."""
-    above = (lambda v: v > low) if ends[0] == "(" else (lambda v: v >= low)
-    below = (lambda v: v < high) if ends[1] == ")" else (lambda v: v <= high)
-    text = allowed or (f"a finite number {'>' if ends[0] == '(' else '>='} {low}" if high == math.inf
-                       else f"a number in {ends[0]}{low}, {high}{ends[1]}")
-    return Rule(lambda v: _is_finite(v) and above(v) and below(v), text)
-
-
-def optional(rule: Rule) -> Rule:
-    """None or what rule accepts."""
-    return Rule(lambda v: v is None or rule.test(v), f"None or {rule.allowed}")
-
-
-def one_of(choices: tuple) -> Rule:
-    """One of the given strings."""
-    return Rule(lambda v: isinstance(v, str) and v in choices, "one of " + ", ".join(choices), tuple(choices))
-
-
-BOOLEAN = Rule(lambda v: isinstance(v, bool), "True or False")
-SEED = integer(0, 2**63 - 1, "an integer in [0, 2**63)")
-
-
-def check_fields(cfg, rules: dict[str, Rule]) -> None:
-    """Raise ConfigError for the first field of the dataclass cfg that breaks its rule."""
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        rule = rules.get(f.name)
-        if rule is not None and not rule.test(value):
-            raise ConfigError(f.name, value, rule.allowed)
+from .validation import SEED, check_fields, integer, number
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import TinyTransformer, ValueModel, response_logps, sample
 from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
                          kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
-from .sft import (BOOLEAN, SEED, ConfigError, Rule, SFTConfig, check_fields, integer, number, one_of, optional,
-                  warm_up)
+from .sft import SFTConfig, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
+from .validation import BOOLEAN, SEED, ConfigError, Rule, check_fields, integer, number, one_of, optional
 
 ALGOS = ("reinforce", "grpo", "dr_grpo", "rft", "ppo")
 ADVANTAGE_OF = {"reinforce": "none", "grpo": "grpo", "dr_grpo": "dr_grpo"}
