@@ -85,7 +85,7 @@ RL_RULES: dict[str, Rule] = {  # field -> what it accepts (algo-dependent limits
     "lr": number(0, ends="(]"),
     "beta": number(0, allowed="a finite number >= 0 (0 for rft)"),
     "epochs_per_batch": optional(integer(1)),
-    "clip_eps": number(0, 1, "()"),
+    "clip_eps": number(0, ends="(]"),  # eps >= 1 is legal: "no clipping" (race.NO_CLIP_EPS) uses 1e6
     "advantage_eps": number(0),
     "std": one_of(("population", "unbiased")),
     "clamp_kl": BOOLEAN,
