@@ -54,3 +54,15 @@ def test_learning_rate_schedule_warms_up_then_decays():
     assert lr_at(cfg.steps, cfg) == pytest.approx(cfg.lr * cfg.min_lr_ratio)
     to_zero = SFTConfig(min_lr_ratio=0.0)
     assert lr_at(to_zero.steps, to_zero) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_warm_up_shows_a_progress_bar_only_while_training(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    cfg = SFTConfig(steps=3, batch_size=8)
+    seen = []
+    trained = warm_up(cfg=cfg, progress=True, on_step=lambda step, total, loss: seen.append(step))
+    bar = capsys.readouterr().err
+    assert not trained.from_cache and "warm-up (teacher error 0.1, seed 0)" in bar and "/3 [" in bar
+    assert seen == [1, 2, 3]  # the caller's on_step still runs
+    loaded = warm_up(cfg=cfg, progress=True)
+    assert loaded.from_cache and "warm-up" not in capsys.readouterr().err

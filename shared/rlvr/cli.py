@@ -46,7 +46,7 @@ def cmd_sft(args) -> int:
     """Train (or load) the warm-up and report its metrics."""
     from .sft import warm_up, warm_up_report
     cfg = args.config
-    warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg)
+    warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg, progress=True)
     report = warm_up_report(warm, args.prompts)
     source = "loaded from cache" if warm.from_cache else f"trained in {warm.seconds:.1f} s"
     print(f"warm-up (teacher error rate {cfg.teacher_error_rate}, seed {cfg.seed}): {source}")

@@ -111,14 +111,43 @@ def train_sft(cfg: SFTConfig = SFTConfig(), on_step: Callable[[int, int, float],
     return model, losses
 
 
+def _progress_bar(cfg: SFTConfig):
+    """A notebook-aware tqdm bar over the warm-up's steps."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=cfg.steps, desc=f"warm-up (teacher error {cfg.teacher_error_rate:g}, seed {cfg.seed})",
+                unit="step", leave=False)
+
+
+def _with_bar(on_step, bar):
+    """on_step(step, total, loss) that also moves `bar` (either may be None)."""
+    if bar is None:
+        return on_step
+
+    def step(done: int, total: int, loss: float) -> None:
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss:.3f}", refresh=False)
+        if on_step is not None:
+            on_step(done, total, loss)
+
+    return step
+
+
 def warm_up(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0, *, cfg: SFTConfig | None = None,
-            on_step: Callable[[int, int, float], None] | None = None, use_cache: bool = True) -> WarmUp:
-    """The warm-up model for this teacher error rate and seed: from the checkpoint cache, else trained and cached."""
+            on_step: Callable[[int, int, float], None] | None = None, use_cache: bool = True,
+            progress: bool = False) -> WarmUp:
+    """The warm-up model for this teacher error rate and seed: from the checkpoint cache, else trained and cached
+    (with a tqdm progress bar when `progress`; loading from the cache shows none)."""
     cfg = replace(cfg or SFTConfig(), teacher_error_rate=float(teacher_error_rate), seed=int(seed))
     start = time.perf_counter()
 
     def create() -> dict:
-        model, losses = train_sft(cfg, on_step)
+        bar = _progress_bar(cfg) if progress else None
+        try:
+            model, losses = train_sft(cfg, _with_bar(on_step, bar))
+        finally:
+            if bar is not None:
+                bar.close()
         return {"state_dict": model.state_dict(), "losses": losses}
 
     if use_cache:

@@ -138,7 +138,7 @@ def warmup_metrics(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed:
     """
     rate = round(float(teacher_error_rate), 4)  # 0.15000000000000002 from a slider is 0.15
     cfg = None if sft_steps is None else SFTConfig(steps=int(sft_steps))
-    warm = warm_up(rate, seed, cfg=cfg, on_step=on_step)
+    warm = warm_up(rate, seed, cfg=cfg, on_step=on_step, progress=on_step is None)  # a panel draws its own progress
     n_prompts = n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS)
     report = warm_up_report(warm, n_prompts)
     return {**report, "losses": warm.losses, "model": warm.model, "teacher_error_rate": rate, "n_prompts": n_prompts}
