@@ -149,8 +149,8 @@ arithmetic_prediction = FreeAnswer(
         "only between formats, so the reward is a format reward. In a group that mixes formats, min_len = 3 and "
         "max_len = 15 (or 16): a correct direct answer gets +0.5, a wrong direct answer min(0, 0.5) = 0, and every "
         "think-first answer, right or wrong, gets -0.5. So it pays for answering directly. Switched on at step 0, "
-        "when half the answers are direct and thinking is right only about a third of the time, this penalty is as "
-        "large as the gain from thinking, and it holds back (or reverses) the move to think-first answers. "
+        "when half the answers are direct and thinking is right less than half the time, this penalty outweighs the "
+        "gain from thinking, and it holds back (or reverses) the move to think-first answers. "
         "Switched on late, when almost every answer thinks, most groups have equal lengths, so the reward is 0 and "
         "it has little to act on. A think-first answer that is right still beats a direct one by much more "
         "than 0.5 in expectation, so thinking stays."),
