@@ -9,6 +9,7 @@ from rlvr import task
 from rlvr.experiments import thinking
 from rlvr.experiments.common import Row
 from rlvr.model import TinyTransformer
+from rlvr.sft import SFTConfig
 from rlvr.train import RLConfig
 from rlvr.widgets import config_key
 
@@ -137,7 +138,7 @@ def test_values_from_key_inverts_config_key():
 
 def test_fast_sizes_are_the_notebook_sizes():
     assert thinking.fast_sizes(False) == {"steps": 200, "eval_prompts": 2000, "pass_prompts": 2000,
-                                          "sft_steps": 800, "budget_prompts": 1000}
+                                          "sft_steps": SFTConfig().steps, "budget_prompts": 1000}
     assert thinking.fast_sizes(True)["steps"] < 30
 
 
