@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from rlvr.cli import json_safe
 
 def arm(steps: int, batch_size: int, lr: float = 1e-3, min_lr_ratio: float = 0.1) -> dict:
     """The warm-up fields an arm sets (all of them, so that an arm means the same whatever the defaults are)."""
@@ -112,17 +113,6 @@ def done_keys(path: Path) -> set:
     return {(r["arm"], r["seed"]) for r in map(json.loads, path.read_text().splitlines()) if r}
 
 
-def _json_safe(obj):
-    """NaN -> None, keys -> str."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    return obj
-
-
 def run(arms: list[str], seeds: list[int], workers: int, out: Path) -> None:
     """Every missing (arm, seed), `workers` at a time; each finished record is appended to `out` at once."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +123,7 @@ def run(arms: list[str], seeds: list[int], workers: int, out: Path) -> None:
         for future in futures:
             record = future.result()
             with out.open("a") as f:
-                f.write(json.dumps(_json_safe(record)) + "\n")
+                f.write(json.dumps(json_safe(record)) + "\n")
             c = record["checks"]
             print(f"{record['arm']:>16} seed {record['seed']:>3}: warm-up T=1 think-first acc "
                   f"{record['warm_t1']['cot_accuracy']:.3f}, GRPO " +

@@ -12,21 +12,21 @@ import typing
 from pathlib import Path
 
 
-def _json_safe(obj):
+def json_safe(obj):
     """Replace NaN / inf by None so the file is strict JSON."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
+        return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
+        return [json_safe(v) for v in obj]
     return obj
 
 
 def write_json(obj, path: str | None) -> None:
     """Write obj as indented strict JSON (no-op without a path)."""
     if path:
-        Path(path).write_text(json.dumps(_json_safe(obj), indent=2))
+        Path(path).write_text(json.dumps(json_safe(obj), indent=2))
         print(f"wrote {path}")
 
 
