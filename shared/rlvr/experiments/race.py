@@ -574,7 +574,7 @@ def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
 
 def figures(seeds=(0,), fast: bool = False) -> list[Row]:
     """Section 3's statements next to our measurement: three runs of 30 steps per seed (read from the notebook's
-    200-step runs when they are cached; about half a minute per seed on a quiet 2-core laptop otherwise)."""
+    200-step runs when they are cached; about 20 seconds per seed on a quiet 2-core laptop otherwise)."""
     steps = FAST_STEPS if fast else FIGURE_STEPS
     measured = [race_measurements(run_race(steps, seed, progress=False)) for seed in seeds]
     return rows_from(measured, tuple(seeds))
