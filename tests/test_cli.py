@@ -183,3 +183,10 @@ def test_python_m_rlvr_reports_bad_values_without_a_traceback(argv, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "error: argument" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == "" and not any(tmp_path.iterdir())
+
+
+def test_an_abbreviated_option_is_refused_not_guessed(capsys):
+    """`--prompts 5` must not silently mean --prompts-per-step 5."""
+    with pytest.raises(SystemExit) as info:
+        cli.parse_args(["train", "--prompts", "5"])
+    assert info.value.code == 2 and "unrecognized arguments: --prompts" in capsys.readouterr().err

@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rlvr", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sft = sub.add_parser("sft", help="train (or load) the warm-up model and print its metrics",
+    sft = sub.add_parser("sft", help="train (or load) the warm-up model and print its metrics", allow_abbrev=False,
                          description="Options other than --teacher-error-rate and --seed give a warm-up that "
                                      "`train` does not start from (it uses the default SFTConfig).")
     add_config_options(sft, SFTConfig, SFT_RULES, SFT_HELP)  # skips model: the Transformer's shape stays the default
@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sft.add_argument("--json", help="write the report to this file")
     sft.set_defaults(func=cmd_sft)
 
-    tr = sub.add_parser("train", help="run one RL configuration")
+    tr = sub.add_parser("train", help="run one RL configuration", allow_abbrev=False)  # --prompts != --prompts-per-step
     add_config_options(tr, RLConfig, RL_RULES)
     tr.add_argument("--eval-prompts", type=positive_int, default=2000,
                     help="held-out prompts of the final metrics (default 2000; an integer >= 1)")
