@@ -181,6 +181,30 @@ def table(path: Path) -> str:
     return "\n".join(lines)
 
 
+WHY_METRICS = {  # label -> how to read it from a record
+    "T=1 malformed share": lambda r: r["warm_t1"]["malformed_fraction"],
+    "p(right digit), 5th percentile": lambda r: r["sharpness"]["p_right_p05"],
+    "p(right digit), mean": lambda r: r["sharpness"]["p_right_mean"],
+    "T=1 think-first accuracy": lambda r: r["warm_t1"]["cot_accuracy"],
+    "digit entropy": lambda r: r["sharpness"]["entropy"],
+}
+
+
+def correlations(path: Path, diverged_below: float = 0.5) -> str:
+    """Correlation of each warm-up metric with GRPO's think-first accuracy at step 200, over the runs whose
+    warm-up did not diverge (GRPO above `diverged_below`)."""
+    import numpy as np
+
+    records = [json.loads(line) for line in path.read_text().splitlines() if line]
+    final = lambda r: r["checks"][str(CHECK_STEPS[-1])]["cot_accuracy"]  # noqa: E731
+    kept = [r for r in records if final(r) > diverged_below]
+    lines = [f"{len(kept)} of {len(records)} runs (the rest diverged in the warm-up):"]
+    for label, metric in WHY_METRICS.items():
+        r = np.corrcoef([metric(x) for x in kept], [final(x) for x in kept])[0, 1]
+        lines.append(f"  corr({label}, GRPO think-first accuracy @ {CHECK_STEPS[-1]}) = {r:+.2f}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Run the missing arms, or print the table."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -189,9 +213,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="processes, one torch thread each")
     parser.add_argument("--out", type=Path, default=Path("build/ablation.jsonl"))
     parser.add_argument("--table", action="store_true", help="print the table of the results so far")
+    parser.add_argument("--why", action="store_true", help="print how each warm-up metric tracks GRPO's result")
     args = parser.parse_args()
-    if args.table:
-        print(table(args.out))
+    if args.table or args.why:
+        print(table(args.out) if args.table else correlations(args.out))
     else:
         run(args.arms, args.seeds, args.workers, args.out)
 
