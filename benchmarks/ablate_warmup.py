@@ -89,7 +89,8 @@ def one(arm: str, seed: int, rl_steps: int = 200) -> dict:
     record = {"arm": arm, "seed": seed, "sft": cfg.to_dict(), "sft_from_cache": warm.from_cache,
               "sft_seconds": None if warm.from_cache else time.perf_counter() - start,
               "sft_final_loss": statistics.fmean(warm.losses[-50:]),
-              "warm_t1": evaluate(warm.model, EVAL_PROMPTS, 1.0), "warm_greedy": evaluate(warm.model, EVAL_PROMPTS, 0.0),
+              "warm_t1": evaluate(warm.model, EVAL_PROMPTS, 1.0),
+              "warm_greedy": evaluate(warm.model, EVAL_PROMPTS, 0.0),
               "sharpness": digit_sharpness(warm.model), "threads": torch.get_num_threads()}
     rl = RLConfig(seed=seed, sft_seed=seed, steps=rl_steps)
     torch.manual_seed(rl.seed)

@@ -52,10 +52,10 @@ def panel_times(panel: AnalyticPanel, repeats: int) -> dict[str, list[float]]:
         for name, control in panel.controls.items():
             for value in edge_values(control):
                 values = {**defaults, name: value}
-                times["draw"].append(timed(lambda: panel.draw_fn(panel.figure, **values)))
+                times["draw"].append(timed(lambda v=values: panel.draw_fn(panel.figure, **v)))
                 times["render"].append(timed(lambda: figure_png(panel.figure)))
                 times["redraw"].append(times["draw"][-1] + times["render"][-1])
-                times["new figure"].append(timed(lambda: fresh_png(panel.draw_fn, size, **values)))
+                times["new figure"].append(timed(lambda v=values: fresh_png(panel.draw_fn, size, **v)))
     panel.set(**defaults)
     return times
 

@@ -115,7 +115,8 @@ def main() -> None:
     print(f"  ~{work / total:.1f} GFLOP/s reached; a 1024x1024 matmul reaches "
           f"{peak:.0f} GFLOP/s here")
     print(f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "
-          f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, >= {work / peak:.1f} s at the large-matmul rate")
+          f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, "
+          f">= {work / peak:.1f} s at the large-matmul rate")
     full, tiny = decode_step_ms(model, cfg.prompts_per_step * cfg.group_size), decode_step_ms(model, 8)
     print(f"  one decode step: {full:.2f} ms for 256 answers, {tiny:.2f} ms for 8 (the fixed cost of a step): "
           f"{100 * tiny / full:.0f}% of sampling is per-step overhead that no kernel speedup removes")

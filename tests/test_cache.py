@@ -68,7 +68,8 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 
 def _writer(folder: str, value: float) -> None:
     for _ in range(20):
-        save_atomic({"kind": "sft", "config": {"x": 5}, "payload": _payload(value)}, cache_path("sft", {"x": 5}, Path(folder)))
+        obj = {"kind": "sft", "config": {"x": 5}, "payload": _payload(value)}
+        save_atomic(obj, cache_path("sft", {"x": 5}, Path(folder)))
 
 
 def test_concurrent_writers_never_leave_a_broken_file(tmp_path):

@@ -258,7 +258,8 @@ def _sft_step(logps0, mask, steps, constant):
 
 
 def _explicit_sft_loss(logps, mask, steps, constant):
-    """Written-out SFT loss: per answer, sum of -log p over its response tokens / constant; mean over answers; / steps."""
+    """Written-out SFT loss: per answer, sum of -log p over its response tokens / constant; mean over answers;
+    / steps."""
     per_answer = [-sum(logps[b, t] for t in range(logps.shape[1]) if mask[b, t]) / constant
                   for b in range(logps.shape[0])]
     return sum(per_answer) / len(per_answer) / steps
@@ -290,7 +291,8 @@ def test_sft_step_divides_by_the_batch_size():
 
 @pytest.mark.parametrize("steps, constant", [(2, 1.0), (8, 1.0), (1, 0.5), (1, 4.0), (4, 0.5)])
 def test_sft_step_accumulation_steps_and_normalize_constant_scale_exactly(steps, constant):
-    """Powers of two, so the scaled loss and gradient equal the unscaled ones times 1 / (steps * constant) bit for bit."""
+    """Powers of two, so the scaled loss and gradient equal the unscaled ones times 1 / (steps * constant) bit for
+    bit."""
     logps0, _, _, _ = _batch(6)
     base_loss, _, base_grad = _sft_step(logps0, SFT_MASK, 1, 1.0)
     loss, _, grad = _sft_step(logps0, SFT_MASK, steps, constant)

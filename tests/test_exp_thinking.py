@@ -223,7 +223,7 @@ def test_training_plots_redrawn_on_their_reused_axes_look_like_new_ones():
     for knob in ("group_size", "beta", "teacher_error_rate"):
         calls = [({"G (default)": one}, fake_history(steps=2)), ({"G (default)": one, "other": two}, None),
                  ({"G (default)": one}, None)]
-        assert redraw_differences(lambda fig, r, live: thinking.plot_knob_panel(fig, r, live, knob), calls,
+        assert redraw_differences(lambda fig, r, live, knob=knob: thinking.plot_knob_panel(fig, r, live, knob), calls,
                                   (11, 3.4)) == [], knob
     calls = [(fake_history(),), ({"GRPO": fake_history(), "RFT": fake_history(seed=1)},), (fake_history(seed=2),)]
     assert redraw_differences(thinking.draw_training_curves, calls, (11, 6)) == []

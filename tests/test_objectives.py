@@ -323,7 +323,7 @@ def _gae_by_definition(rewards, values, gamma, lam):
     L = len(rewards)
     v = list(values) + [0.0]
     deltas = [rewards[t] + gamma * v[t + 1] - v[t] for t in range(L)]
-    return [sum((gamma * lam) ** l * deltas[t + l] for l in range(L - t)) for t in range(L)]
+    return [sum((gamma * lam) ** k * deltas[t + k] for k in range(L - t)) for t in range(L)]
 
 
 def _padded_case(seed=0):

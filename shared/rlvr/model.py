@@ -44,7 +44,7 @@ class KVCache:
         self.v = [torch.empty(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]  # L x [B, H, T, Dh]
         self.length = 0  # positions filled so far
 
-    def repeat_interleave(self, repeats: int) -> "KVCache":
+    def repeat_interleave(self, repeats: int) -> KVCache:
         """A cache whose row i * repeats + j is row i of this one (j < repeats): a prompt's keys and values shared
         by its group of answers."""
         out = copy.copy(self)
@@ -72,7 +72,8 @@ class Attention(nn.Module):
         self.n_heads, self.layer = cfg.n_heads, layer
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
-        self.rel_bias = nn.Parameter(torch.randn(cfg.n_heads, cfg.block_size) * cfg.offset_bias_init / cfg.offset_bias_scale)  # [H, offset]
+        init = torch.randn(cfg.n_heads, cfg.block_size) * cfg.offset_bias_init / cfg.offset_bias_scale  # [H, offset]
+        self.rel_bias = nn.Parameter(init)
         self.positional = layer < cfg.positional_layers
         self.offset_bias_scale = cfg.offset_bias_scale
 
@@ -117,7 +118,8 @@ class Block(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    """Character-level GPT: token + learned position embeddings, offset-biased attention, pre-norm blocks, tied output."""
+    """Character-level GPT: token + learned position embeddings, offset-biased attention, pre-norm blocks, tied
+    output."""
 
     def __init__(self, cfg: ModelConfig = ModelConfig()):
         super().__init__()

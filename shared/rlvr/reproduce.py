@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", help="write the table to this Markdown file")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    print(f"reproducing the lecture's figures (seeds {args.seeds}{', fast' if args.fast else ''}); time per experiment:")
+    fast = ", fast" if args.fast else ""
+    print(f"reproducing the lecture's figures (seeds {args.seeds}{fast}); time per experiment:")
     rows, seconds = run_experiments(tuple(args.seeds), args.fast, args.only)
     print()
     print(text_table(rows))

@@ -213,7 +213,8 @@ def sft_loss(model, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: tor
 
 
 def train_warm_up(cfg: ScaleWarmUpConfig, log_every: int = 0):
-    """Train a fresh GPT-2 on the noisy teacher with our warm-up loop (`rlvr.sft.train_sft`); returns (model, losses)."""
+    """Train a fresh GPT-2 on the noisy teacher with our warm-up loop (`rlvr.sft.train_sft`); returns (model,
+    losses)."""
     def log(step: int, total: int, loss: float) -> None:
         if log_every and step % log_every == 0:
             print(f"  warm-up step {step}/{total}: loss {loss:.3f}", flush=True)

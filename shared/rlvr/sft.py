@@ -86,7 +86,8 @@ def sft_loss(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.
 
 
 def train_sft(cfg: SFTConfig = SFTConfig(), on_step: Callable[[int, int, float], None] | None = None,
-              model: torch.nn.Module | None = None, loss_fn: Callable = sft_loss) -> tuple[TinyTransformer, list[float]]:
+              model: torch.nn.Module | None = None,
+              loss_fn: Callable = sft_loss) -> tuple[TinyTransformer, list[float]]:
     """Train a fresh model (ours by default; another one with its own loss_fn(model, prompt_ids, responses, mask))
     on the noisy teacher; returns (model, loss per step). Deterministic given cfg.seed."""
     torch.manual_seed(cfg.seed)

@@ -26,7 +26,7 @@ DEFAULT_TEACHER_ERROR_RATE = 0.1
 
 FORMATS = ("direct", "think", "malformed")
 _DIRECT_RE = re.compile(r"#(\d)\$")
-_THINK_RE = re.compile(r"\[(\d{%d})\]#(\d)\$" % N_DIGITS)
+_THINK_RE = re.compile(rf"\[(\d{{{N_DIGITS}}})\]#(\d)\$")
 
 
 def encode(text: str) -> list[int]:

@@ -128,7 +128,7 @@ def _rewards_with_length_bonus(scores: dict, cfg: RLConfig, step: int) -> torch.
     if cfg.length_reward_weight and step >= cfg.length_reward_start:
         lengths = scores["length"].view(-1, cfg.group_size)  # [P, G]
         correct = scores["correct"].view(-1, cfg.group_size)  # [P, G]
-        bonus = torch.stack([kimi_length_reward(l, c) for l, c in zip(lengths, correct)])  # [P, G]
+        bonus = torch.stack([kimi_length_reward(n, c) for n, c in zip(lengths, correct)])  # [P, G]
         rewards += cfg.length_reward_weight * bonus.view(-1)
     return rewards
 
@@ -213,7 +213,7 @@ class Trainer:
         self.policy.train()
         advantages, extra = self.advantages(rollout, rewards, ref_logps)
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
-        for epoch in range(cfg.epochs):
+        for _epoch in range(cfg.epochs):
             logps = response_logps(self.policy, rollout.prompt_ids, rollout.responses,
                                    samples_per_prompt=cfg.group_size)  # [B, T], each prompt run once per group
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs

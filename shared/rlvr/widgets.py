@@ -616,7 +616,8 @@ def exercise_panel_edges(panel: AnalyticPanel, max_seconds: float | None = None,
         pictures = [try_values(panel, {**defaults, name: value}, problems, seconds) for value in edge_values(control)]
         good = [picture for picture in pictures if picture is not None]
         if require_change and len(pictures) > 1 and len(good) == len(pictures) and good[0] == good[-1]:
-            problems.append(f"{name}: the figure is the same at {edge_values(control)[0]!r} and {edge_values(control)[-1]!r}")
+            low, high = edge_values(control)[0], edge_values(control)[-1]
+            problems.append(f"{name}: the figure is the same at {low!r} and {high!r}")
     for corner in (0, -1):
         try_values(panel, {name: edge_values(c)[corner] for name, c in panel.controls.items()}, problems, seconds)
     panel.set(**defaults)

@@ -70,7 +70,8 @@ score_mean_zero = FreeAnswer(
         "answers are sampled independently of z_i."
     ),
     solution=r"""
-$\mathbb{E}_{z\sim p_\theta}[\nabla_\theta \log p_\theta(z)] = \sum_z p_\theta(z)\,\frac{\nabla_\theta p_\theta(z)}{p_\theta(z)}
+$\mathbb{E}_{z\sim p_\theta}[\nabla_\theta \log p_\theta(z)]
+= \sum_z p_\theta(z)\,\frac{\nabla_\theta p_\theta(z)}{p_\theta(z)}
 = \nabla_\theta \sum_z p_\theta(z) = \nabla_\theta 1 = 0.$
 
 So for any $b$ that does not depend on the sampled answer,

@@ -165,7 +165,8 @@ kl_penalty = FreeAnswer(
     ),
     solution=(
         "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
-        "is large compared with beta times the KL (about 0.04 x 1.4). A larger beta (0.2) costs clearly more accuracy and "
+        "is large compared with beta times the KL (about 0.04 x 1.4). A larger beta (0.2) costs clearly more "
+        "accuracy and "
         "lowers the KL we measure more, though not in proportion: with k3 in the loss the expected gradient is that "
         "of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of KL(pi || pi_ref)."
     ),

@@ -153,7 +153,8 @@ class EstimatorComparison:
         head = ["estimator", "scale E[g]·exact/‖exact‖² (±SE)", "cos(E[g], exact)", "bias ‖E[g] − exact‖",
                 "MC noise √(var/N)", "variance tr Cov", "noise/signal √var/‖E[g]‖"]
         body = [[LABELS.get(s.kind, s.kind), f"{s.scale:.3f} ± {s.scale_se:.3f}", f"{s.cosine:.3f}",
-                 f"{s.bias:.4f}", f"{s.noise_floor:.4f}", f"{s.variance:.4g}", f"{s.relative_noise:.2f}"] for s in self.stats.values()]
+                 f"{s.bias:.4f}", f"{s.noise_floor:.4f}", f"{s.variance:.4g}", f"{s.relative_noise:.2f}"]
+                for s in self.stats.values()]
         return [head, *body]
 
     def title(self) -> str:

@@ -73,7 +73,8 @@ def markdown_table(rows: list[Row]) -> str:
     for r in rows:
         measured = fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else "")
         seeds = ",".join(map(str, r.seeds)) or "—"
-        lines.append(f"| {r.section} | {r.figure.replace('|', '&#124;')} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
+        figure = r.figure.replace("|", "&#124;")
+        lines.append(f"| {r.section} | {figure} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
                      f"| {verdict(r)} | {seeds} |")
     return "\n".join(lines)
 

@@ -158,7 +158,7 @@ class RaceRun:
         """A per-update metric (e.g. clip_fraction_per_update) as an array [steps, updates]."""
         return np.array([h[key] for h in self.history], dtype=float).reshape(len(self.history), -1)
 
-    def prefix(self, steps: int) -> "RaceRun":
+    def prefix(self, steps: int) -> RaceRun:
         """The first `steps` steps (the same numbers a run of `steps` steps gives: seeds do not depend on length)."""
         history = self.history[:steps]
         return RaceRun(replace(self.config, steps=len(history)), history, timing_of(history), self.from_cache)
