@@ -137,3 +137,14 @@ def test_scores_of_several_answers_per_prompt_match_repeated_prompts(policy):
     for key in shared:
         assert torch.equal(shared[key], repeated[key]), key
     assert shared["correct"].shape == (120,)
+
+
+def test_a_replicate_starts_from_the_warm_up_of_its_own_seed():
+    """One recipe for every experiment: replicate s = warm-up seed s + RL seed s (race, ppo_parts, thinking agree)."""
+    from rlvr.experiments import race, thinking
+
+    cfg = RLConfig.replicate(2, algo="grpo", steps=3)
+    assert (cfg.seed, cfg.sft_seed, cfg.steps) == (2, 2, 3)
+    assert race.race_config("PPO-8", 5, seed=1).sft_seed == 1
+    assert race.panel_config("grpo", 1e-4, 0.2, 1, steps=5, seed=1).sft_seed == 1
+    assert thinking.rl_config("grpo", 5, seed=1).sft_seed == 1

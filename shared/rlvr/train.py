@@ -67,6 +67,12 @@ class RLConfig:
         if self.algo == "rft" and self.beta > 0:
             raise ConfigError("beta", self.beta, "0 for rft (its loss, SFT on the correct answers, has no KL term)")
 
+    @classmethod
+    def replicate(cls, seed: int, **fields) -> RLConfig:
+        """The run of replicate `seed`: its RL seed and its warm-up's seed are both `seed`, so seeds 0, 1, 2 are three
+        independent warm-up + RL runs. Every experiment, notebook and `reproduce` builds its runs this way."""
+        return cls(seed=seed, sft_seed=seed, **fields)
+
     @property
     def epochs(self) -> int:
         """Updates per batch after applying the default (8 for PPO, 1 otherwise)."""

@@ -260,7 +260,7 @@ def trained_policy(seed: int = 0, fast: bool = False):
     """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
     from rlvr.sft import warm_up
     from rlvr.train import RLConfig, run
-    result = run(RLConfig(algo="grpo", steps=GRPO_STEPS_FAST if fast else GRPO_STEPS, seed=seed), progress=False)
+    result = run(RLConfig.replicate(seed, algo="grpo", steps=GRPO_STEPS_FAST if fast else GRPO_STEPS), progress=False)
     return result.policy, warm_up(result.config.teacher_error_rate, result.config.sft_seed).model
 
 

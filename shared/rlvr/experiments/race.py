@@ -53,7 +53,7 @@ SAME_SPEED = (1 / 1.5, 1.5)
 def race_config(name: str = "GRPO-8", steps: int | None = None, seed: int = 0, **overrides) -> RLConfig:
     """The RLConfig of one run of the race (steps default: 200, or 10 in fast mode); overrides change fields."""
     fields = {**RACE[name], **overrides}
-    cfg = RLConfig(steps=pick(STEPS, FAST_STEPS) if steps is None else steps, seed=seed, **fields)
+    cfg = RLConfig.replicate(seed, steps=pick(STEPS, FAST_STEPS) if steps is None else steps, **fields)
     return normalised(cfg)
 
 
@@ -459,8 +459,8 @@ def panel_config(algo: str, lr: float, epsilon: float, updates: int, steps: int 
                  seed: int = 0) -> RLConfig:
     """The RLConfig of one panel setting (canonical, so equivalent settings share one cached run)."""
     steps = pick(STEPS, FAST_STEPS) if steps is None else steps
-    return normalised(RLConfig(algo=algo, steps=steps, seed=seed, lr=float(lr), clip_eps=float(epsilon),
-                               epochs_per_batch=int(updates)))
+    return normalised(RLConfig.replicate(seed, algo=algo, steps=steps, lr=float(lr), clip_eps=float(epsilon),
+                                         epochs_per_batch=int(updates)))
 
 
 def values_from_key(key: str) -> dict:

@@ -167,7 +167,7 @@ def _pct(value: float) -> str:
 def rl_config(algo: str = "grpo", steps: int | None = None, seed: int = 0, **overrides) -> RLConfig:
     """The lecture's configuration (32 prompts x 8 answers, lr 1e-4, 200 steps) with some fields changed."""
     steps = pick(STEPS, FAST_STEPS) if steps is None else int(steps)
-    return RLConfig(algo=algo, steps=steps, seed=seed, sft_seed=seed, **overrides)
+    return RLConfig.replicate(seed, algo=algo, steps=steps, **overrides)
 
 
 def rl_run(algo: str = "grpo", steps: int | None = None, seed: int = 0, on_step=None, progress: bool = False,
