@@ -458,6 +458,18 @@ def test_live_plot_outside_ipython_prints_progress_lines(capsys):
     assert drawn == [5, 10, 12] and callback.updates == 3
 
 
+def test_live_plot_says_when_a_finished_run_came_from_the_cache(capsys):
+    """A cached run calls on_step once, at its last step: no 'step 200/200, 0.0 s' that contradicts its real time."""
+    drawn = []
+    cached = w.live_plot(lambda fig, history: drawn.append(len(history)), every=5)
+    cached(12, 12, list(range(12)))
+    assert capsys.readouterr().out.strip() == "12 steps, loaded from the cache" and drawn == [12]
+    trained = w.live_plot(lambda fig, history: None, every=5)
+    for step in range(1, 13):
+        trained(step, 12, [])
+    assert "loaded from the cache" not in capsys.readouterr().out
+
+
 # ----------------------------------------------------------------------------- HTML export (runs a kernel)
 
 DEMO_CELL = """

@@ -724,12 +724,17 @@ class LivePlot:
         self.text_handle = self.image_handle = None
         self.notebook = in_notebook()
         self.updates = 0
+        self.calls = 0
 
     def __call__(self, step: int, total: int, history: Any = None) -> None:
-        """Redraw on every `every`-th step and on the last step; outside a notebook print one line instead."""
+        """Redraw on every `every`-th step and on the last step; outside a notebook print one line instead. A first
+        call that is already the last step is a finished run loaded from the cache, and says so."""
+        from_cache = self.calls == 0 and step == total and total > 1
+        self.calls += 1
         if not is_due(step, total, self.every):
             return
-        line = f"step {step}/{total}, {time.perf_counter() - self.start:.1f} s"
+        line = (f"{total} steps, loaded from the cache" if from_cache
+                else f"step {step}/{total}, {time.perf_counter() - self.start:.1f} s")
         if history is not None:
             self.draw_fn(self.figure, history)
         if self.notebook:

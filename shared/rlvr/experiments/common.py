@@ -69,7 +69,8 @@ def band_text(row: Row) -> str:
 
 def markdown_table(rows: list[Row]) -> str:
     """The rows as a Markdown table."""
-    lines = ["| section | figure | lecture | measured | band | agrees? | seeds |", "|---|---|---|---|---|---|---|"]
+    lines = ["| section | figure | lecture | measured (± std) | band | agrees? | seeds |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         measured = fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else "")
         seeds = ",".join(map(str, r.seeds)) or "—"
@@ -81,7 +82,7 @@ def markdown_table(rows: list[Row]) -> str:
 
 def text_table(rows: list[Row]) -> str:
     """The rows as a fixed-width text table (terminal)."""
-    head = ("sec", "figure", "lecture", "measured", "band", "agrees?")
+    head = ("sec", "figure", "lecture", "measured (± std)", "band", "agrees?")
     body = [(r.section, r.figure, fmt(r.lecture, r.unit),
              fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else ""), band_text(r), verdict(r))
             for r in rows]

@@ -617,7 +617,8 @@ def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
             rows.append(Row(section, f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
                             0.0 if lecture else None, float(change.mean()), (-3 * se, 3 * se) if lecture else None,
                             "", float(change.std()), run_seeds,
-                            f"{tokens:+.2f} tokens at the mean logit; band: 3 standard errors over {n} runs"))
+                            f"{tokens:+.2f} tokens at the mean logit; ± is the std over {n} runs, the band 3 "
+                            f"standard errors of their mean (std / √{n})"))
     return rows
 
 
