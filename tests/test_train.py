@@ -94,7 +94,7 @@ def test_length_reward_changes_rewards_only_after_its_start(policy):
 def test_run_caches_results(monkeypatch, tmp_path, policy):
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     import rlvr.train as train_mod
-    monkeypatch.setattr(train_mod, "warm_up", lambda rate, seed: type("W", (), {"model": policy})())
+    monkeypatch.setattr(train_mod, "warm_start", lambda cfg: type("W", (), {"model": policy})())
     first = run(RLConfig(**TINY), progress=False)
     second = run(RLConfig(**TINY), progress=False)
     assert not first.from_cache and second.from_cache
@@ -107,7 +107,7 @@ def test_a_different_warm_up_is_a_different_cached_run(monkeypatch, tmp_path, po
     """The cache key holds the warm-up's config: changing a warm-up default must not reuse an old run."""
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     import rlvr.train as train_mod
-    monkeypatch.setattr(train_mod, "warm_up", lambda rate, seed: type("W", (), {"model": policy})())
+    monkeypatch.setattr(train_mod, "warm_start", lambda cfg: type("W", (), {"model": policy})())
     assert not run(RLConfig(**TINY), progress=False).from_cache
     assert run(RLConfig(**TINY), progress=False).from_cache
     longer = lambda cfg: SFTConfig(teacher_error_rate=cfg.teacher_error_rate, seed=cfg.sft_seed, steps=7)  # noqa: E731

@@ -18,7 +18,7 @@ from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import TinyTransformer, ValueModel, response_logps, sample
 from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
                          kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
-from .sft import SFTConfig, warm_up
+from .sft import SFTConfig, WarmUp, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 from .validation import BOOLEAN, SEED, ConfigError, Rule, check_fields, integer, number, one_of, optional
 
@@ -144,7 +144,7 @@ class Trainer:
 
     def __init__(self, cfg: RLConfig, policy: TinyTransformer | None = None):
         self.cfg = cfg
-        start = policy if policy is not None else warm_up(cfg.teacher_error_rate, cfg.sft_seed).model
+        start = policy if policy is not None else warm_start(cfg).model
         self.policy = copy.deepcopy(start).train()
         self.ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
         self.opt = _adam(self.policy.parameters(), cfg.lr)
@@ -291,6 +291,12 @@ def warmup_config(cfg: RLConfig) -> SFTConfig:
     return SFTConfig(teacher_error_rate=cfg.teacher_error_rate, seed=cfg.sft_seed)
 
 
+def warm_start(cfg: RLConfig) -> WarmUp:
+    """The warm-up model a run starts from: the one `warmup_config` (and so `run_key`) names, cached on disk."""
+    warm = warmup_config(cfg)
+    return warm_up(warm.teacher_error_rate, warm.seed, cfg=warm)
+
+
 def run_key(cfg: RLConfig) -> dict:
     """What determines a run's numbers: its RLConfig and the config of the warm-up it starts from."""
     return {**cfg.to_dict(), "warm_up": warmup_config(cfg).to_dict()}
@@ -307,7 +313,7 @@ def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: boo
         return {"history": result.history, "state_dict": result.policy.state_dict(), "timing": result.timing}
 
     payload, from_cache = load_or_create(CACHE_KIND, run_key(cfg), create)
-    policy = warm_up(cfg.teacher_error_rate, cfg.sft_seed).model
+    policy = warm_start(cfg).model
     policy.load_state_dict(payload["state_dict"])
     policy.eval()
     if from_cache and on_step is not None:

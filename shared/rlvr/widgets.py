@@ -613,11 +613,11 @@ def exercise_panel_edges(panel: AnalyticPanel, max_seconds: float | None = None,
     defaults = panel.values
     problems, seconds = [], []
     for name, control in panel.controls.items():
-        pictures = [try_values(panel, {**defaults, name: value}, problems, seconds) for value in edge_values(control)]
+        edges = edge_values(control)
+        pictures = [try_values(panel, {**defaults, name: value}, problems, seconds) for value in edges]
         good = [picture for picture in pictures if picture is not None]
         if require_change and len(pictures) > 1 and len(good) == len(pictures) and good[0] == good[-1]:
-            low, high = edge_values(control)[0], edge_values(control)[-1]
-            problems.append(f"{name}: the figure is the same at {low!r} and {high!r}")
+            problems.append(f"{name}: the figure is the same at {edges[0]!r} and {edges[-1]!r}")
     for corner in (0, -1):
         try_values(panel, {name: edge_values(c)[corner] for name, c in panel.controls.items()}, problems, seconds)
     panel.set(**defaults)

@@ -258,10 +258,9 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
 @one_thread()
 def trained_policy(seed: int = 0, fast: bool = False):
     """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
-    from rlvr.sft import warm_up
-    from rlvr.train import RLConfig, run
+    from rlvr.train import RLConfig, run, warm_start
     result = run(RLConfig.replicate(seed, algo="grpo", steps=GRPO_STEPS_FAST if fast else GRPO_STEPS), progress=False)
-    return result.policy, warm_up(result.config.teacher_error_rate, result.config.sft_seed).model
+    return result.policy, warm_start(result.config).model
 
 
 @dataclass

@@ -29,7 +29,7 @@ from rlvr.sft import SFTConfig, warm_up, warm_up_report
 from rlvr.task import (CLOSE_ID, DEFAULT_TEACHER_ERROR_RATE, HASH_ID, N_DIGITS, OPEN_ID, PAD_ID, answer_digits,
                        chain_text, direct_answer, prompt_text, prompt_tokens, sample_prompts, teacher_chain_digits,
                        think_answer, verify)
-from rlvr.train import CACHE_KIND as RL_CACHE_KIND, RLConfig, RunResult, run_key, run, train_rl
+from rlvr.train import CACHE_KIND as RL_CACHE_KIND, RLConfig, RunResult, run_key, run, train_rl, warm_start
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
 
 # ----------------------------------------------------------------------------------------------- sizes
@@ -618,7 +618,7 @@ def knob_panel(knob: str, default_result: PanelRun | None = None, steps: int | N
 
 def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int = 0) -> PanelRun:
     """The default GRPO run (already trained) as a PanelRun, to seed the knob panels."""
-    warm = warm_up(result.config.teacher_error_rate, result.config.sft_seed)
+    warm = warm_start(result.config)
     final = held_out(result.policy, n_prompts)
     final["kl_to_warmup"] = kl_to_reference(result.policy, warm.model, n_prompts)
     return PanelRun(result.config, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
