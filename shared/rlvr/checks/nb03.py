@@ -102,7 +102,7 @@ which_is_larger = FreeAnswer(
 
 # ----------------------------------------------------------------------------------------------- Exercise 6
 def _pass_cases() -> list[Case]:
-    """Chen et al.'s check values (facts.md) and the edge cases of the estimator."""
+    """Check values of Chen et al. 2021 (arXiv:2107.03374, section 2.1) and the edge cases of the estimator."""
     return [
         Case("n=10, c=3, k=1 (pass@1 is c/n)", args=(10, 3, 1)),
         Case("n=10, c=3, k=5", args=(10, 3, 5)),

@@ -39,7 +39,8 @@ KL_FUNCTIONS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
 KL_COLORS = {"k1": "#1f77b4", "k2": "#ff7f0e", "k3": "#2ca02c"}
 SCHULMAN_MUS = (0.1, 1.0)  # reference N(mu, 1), policy N(0, 1): true KL 0.005 and 0.5
 SCHULMAN_SAMPLES = 10_000_000  # as in the post
-SCHULMAN_TABLE = {  # (mu, estimator) -> (bias / true KL, std / true KL), from the post (see facts.md)
+SCHULMAN_TABLE = {  # (mu, estimator) -> (bias / true KL, std / true KL): the table of J. Schulman, "Approximating KL
+    # Divergence" (2020, joschu.net/blog/kl-approx.html), q = N(0, 1), 10M samples
     (0.1, "k1"): (0.0, 20.0), (0.1, "k2"): (0.002, 1.42), (0.1, "k3"): (0.0, 1.42),
     (1.0, "k1"): (0.0, 2.0), (1.0, "k2"): (0.25, 1.73), (1.0, "k3"): (0.0, 1.7),
 }
