@@ -7,6 +7,7 @@ In the notebook::
     checks.dr_grpo_advantages.check(dr_grpo_advantages)
     checks.pass_at_k.check(pass_at_k)
     checks.perfect_teacher.hint()
+    checks.grpo_step.check(my_grpo_step)      # the whole step, stage by stage (rlvr.checks.step)
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch
 from rlvr import objectives
 from rlvr.checks import Case, Exercise, FreeAnswer
 from rlvr.checks.core import random_group_cases
+from rlvr.checks.step import StepCase, StepExercise
 
 ONE_RIGHT = [1.0, 0, 0, 0, 0, 0, 0, 0]  # the lecture's Exercise 3 group
 
@@ -160,17 +162,18 @@ perfect_teacher = FreeAnswer(
 kl_penalty = FreeAnswer(
     "Exercise 7(b): a KL penalty, beta = 0.04",
     hint=(
-        "Run the beta panel at 0.04. Watch the KL to the warm-up (per answer) and the think-first share. Is "
-        "switching from direct answers to chains expensive in KL?"
+        "Compare the two runs of section 5 (your step at beta = 0 and 0.04): the curves, the held-out think-first "
+        "share and the KL to the warm-up. How large is beta x KL next to the reward that thinking earns?"
     ),
     solution=(
         "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
         "is large compared with beta times the KL (about 0.04 x 1.4). A larger beta (0.2) costs clearly more "
-        "accuracy and "
-        "lowers the KL we measure more, though not in proportion: with k3 in the loss the expected gradient is that "
-        "of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of KL(pi || pi_ref)."
+        "accuracy and lowers the KL we measure more, though not in proportion: with k3 in the loss the expected "
+        "gradient is that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of "
+        "KL(pi || pi_ref)."
     ),
 )
+
 
 group_size_runs = FreeAnswer(
     "Exercise 7(c): group size G = 2 and G = 32",
@@ -184,4 +187,36 @@ group_size_runs = FreeAnswer(
         "is slower per step. G = 32: almost no group is all-equal and learning is faster per step, at 4x the "
         "sampling cost of G = 8."
     ),
+)
+
+
+# ----------------------------------------------------------------------------------------------- your GRPO step
+STEP_HINT = (
+    "Five stages, each one or two lines:\n"
+    "1. `rollout = sample(policy, task.prompt_tokens(prompts), 1.0, generator=generator, "
+    "samples_per_prompt=group_size)`: rows i*G ... i*G+G-1 answer prompt i.\n"
+    "2. `task.score_batch(torch.as_tensor(np.repeat(prompts, group_size, axis=0)), rollout.responses)['reward']`.\n"
+    "3. `r = rewards.view(-1, group_size)`; (r - row mean) / (row population std + eps), flattened to [B].\n"
+    "4. `logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)`; "
+    "ratio = exp(logps - logps.detach()); per-token loss -min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A); "
+    "each answer's mean over its real tokens (`rollout.response_mask`), then the mean over answers.\n"
+    "5. `optimizer.zero_grad()`, `loss.backward()`, `optimizer.step()`; return the dict."
+)
+
+grpo_step = StepExercise(
+    name="your GRPO step, end to end",
+    cases=[StepCase("6 prompts x 8 answers, beta = 0", prompts=6, group_size=8, seed=0),
+           StepCase("5 prompts x 4 answers, beta = 0 (another group size)", prompts=5, group_size=4, seed=1)],
+    hint=STEP_HINT,
+    solution="See the solution notebook: the five stages of the hint, written out with shapes.",
+)
+
+grpo_step_kl = StepExercise(
+    name="Exercise 7(b): the KL penalty in your step",
+    cases=[StepCase("6 prompts x 8 answers, beta = 0.04 (the policy is the warm-up plus a little noise, so its KL "
+                    "to the warm-up is not 0)", prompts=6, group_size=8, beta=0.04, seed=2)],
+    hint=("With `ref_logps = response_logps(ref, ...)` under `torch.no_grad()` and log r = ref_logps - logps, "
+          "add `beta * (torch.expm1(log_r) - log_r)` (k3) to each token's loss before the per-answer mean."),
+    solution="`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`.",
+    kl=True,
 )

@@ -361,6 +361,13 @@ def live_curves(every: int | None = None, figsize=(11, 6)) -> LivePlot:
     return live_plot(lambda fig, history: draw_training_curves(fig, {"GRPO": history}), every, figsize)
 
 
+def live_comparison(reference: RunResult, label: str = "your step", every: int | None = None,
+                    figsize=(11, 6)) -> LivePlot:
+    """An on_step callback drawing a run as it trains over a finished reference run (the package's, same seed)."""
+    return live_plot(lambda fig, history: draw_training_curves(fig, {"the package's step": reference.history,
+                                                                      label: history}), every, figsize)
+
+
 def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE) -> None:
     """GRPO, Dr. GRPO and RFT overlaid: accuracy, think-first share, think-first accuracy, all-equal groups."""
     draw_training_curves(fig, runs, teacher_error_rate,
