@@ -84,11 +84,25 @@ def test_config_validation():
 def test_length_reward_changes_rewards_only_after_its_start(policy):
     cfg = RLConfig(length_reward_weight=1.0, length_reward_start=2, **TINY)
     trainer = Trainer(cfg, policy)
-    _, _, scores, rewards_early = trainer.rollout(step=0)
-    assert torch.equal(rewards_early, scores["reward"])
-    _, _, scores, rewards_late = trainer.rollout(step=2)
-    bonus = rewards_late - scores["reward"]
+    early = trainer.rollout(step=0)
+    assert torch.equal(early.rewards, early.scores["reward"])
+    late = trainer.rollout(step=2)
+    bonus = late.rewards - late.scores["reward"]
     assert bonus.abs().max() <= 0.5 + 1e-6
+
+
+def test_rft_keeps_every_right_answer_whatever_the_length_bonus(policy):
+    """RFT selects on correctness: with a length-reward weight of 2 the longest right answer of a mixed group earns
+    1 + 2 * (-0.5) = 0, and it must still be imitated."""
+    trainer = Trainer(RLConfig(algo="rft", length_reward_weight=2.0, steps=1, prompts_per_step=16, group_size=8),
+                      policy)
+    batch = trainer.rollout(step=0)
+    correct = batch.scores["correct"]
+    assert bool((batch.rewards[correct] <= 0).any()), "no right answer lost its reward: the test needs one"
+    logps = torch.zeros_like(batch.rollout.logps, requires_grad=True)  # [B, T]
+    loss, _ = trainer.policy_loss(batch, logps, logps.detach())
+    loss.backward()
+    assert torch.equal(logps.grad.abs().sum(dim=1) > 0, correct)  # exactly the right answers are in the loss
 
 
 def test_run_caches_results(monkeypatch, tmp_path, policy):
@@ -120,12 +134,13 @@ def test_ppo_kl_reward_uses_the_policy_not_the_sampling_temperature(policy):
     from rlvr.model import response_logps
     from rlvr.objectives import gae, shaped_rewards
     trainer = Trainer(RLConfig(algo="ppo", beta=1.0, temperature=0.5, **TINY), policy)
-    rollout, _, _, rewards = trainer.rollout(step=0)
-    ref_logps = response_logps(trainer.ref, rollout.prompt_ids, rollout.responses).detach()
-    advantages, _ = trainer.advantages(rollout, rewards, ref_logps)
-    zero_kl = shaped_rewards(rewards, torch.zeros_like(ref_logps), rollout.response_mask, 1.0)
-    expected, _ = gae(zero_kl, torch.zeros_like(ref_logps), rollout.response_mask)  # the value model starts at 0
-    assert torch.allclose(advantages, expected, atol=1e-5)
+    batch = trainer.rollout(step=0)
+    rollout, rewards = batch.rollout, batch.rewards
+    batch.ref_logps = response_logps(trainer.ref, rollout.prompt_ids, rollout.responses).detach()
+    trainer.advantages(batch)
+    zero_kl = shaped_rewards(rewards, torch.zeros_like(batch.ref_logps), rollout.response_mask, 1.0)
+    expected, _ = gae(zero_kl, torch.zeros_like(batch.ref_logps), rollout.response_mask)  # the value model starts at 0
+    assert torch.allclose(batch.advantages, expected, atol=1e-5)
 
 
 def test_scores_of_several_answers_per_prompt_match_repeated_prompts(policy):

@@ -15,7 +15,7 @@ import torch
 
 from .cache import load_or_create
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
-from .model import TinyTransformer, ValueModel, response_logps, sample
+from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample
 from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
                          kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
 from .sft import SFTConfig, WarmUp, warm_up
@@ -139,10 +139,53 @@ def _rewards_with_length_bonus(scores: dict, cfg: RLConfig, step: int) -> torch.
     return rewards
 
 
-class Trainer:
-    """Holds the policy, the frozen reference, the optimisers (and PPO's value model) of one run."""
+@dataclass
+class Batch:
+    """What one RL step computed before its updates: the answers, their rewards and advantages (hooks see it)."""
 
-    def __init__(self, cfg: RLConfig, policy: TinyTransformer | None = None):
+    rollout: Rollout  # B = P x G answers: prompt_ids [B, 11], responses / logps / response_mask [B, T]
+    scores: dict  # score_batch's [B] tensors (reward, correct, is_think, ...)
+    rewards: torch.Tensor  # [B] verifier reward (+ Kimi's length reward when on)
+    ref_logps: torch.Tensor | None = None  # [B, T] frozen warm-up's log-probs (beta > 0 only)
+    advantages: torch.Tensor | None = None  # [B], or [B, T] for PPO
+    returns: torch.Tensor | None = None  # PPO: [B, T] the value model's regression targets
+    values: torch.Tensor | None = None  # PPO: [B, T] the value model's predictions before its updates
+
+
+class StepHooks:
+    """Callbacks `Trainer.step` calls with what it computes; override the ones you need (e.g. the race's
+    diagnostics). They observe: changing the tensors they receive changes the run."""
+
+    def before_step(self, step: int) -> None:
+        """A step starts."""
+
+    def after_rollout(self, batch: Batch) -> None:
+        """The answers are sampled and scored (batch.rollout, scores, rewards)."""
+
+    def after_advantages(self, batch: Batch) -> None:
+        """The advantages (and PPO's returns and values) are known; no update has run yet."""
+
+    def before_update(self, batch: Batch, logps: torch.Tensor, old_logps: torch.Tensor) -> None:
+        """One update is about to use logps [B, T] (with graph) against the sampling policy's old_logps [B, T]."""
+
+    def after_step(self, metrics: dict) -> None:
+        """The step's metrics (add keys to record more)."""
+
+
+def value_loss(values: torch.Tensor, returns: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
+    """PPO's value loss: the mean squared error over real tokens. [B, T] x 3 -> scalar."""
+    return masked_mean((values - returns) ** 2, response_mask)
+
+
+class Trainer:
+    """Holds the policy, the frozen reference, the optimisers (and PPO's value model) of one run.
+
+    gae_fn, value_loss_fn: PPO's pieces (objectives.gae's and value_loss's signatures); notebook 04's checker passes
+    a learner's versions to compare one PPO step stage by stage.
+    """
+
+    def __init__(self, cfg: RLConfig, policy: TinyTransformer | None = None, hooks: StepHooks | None = None,
+                 gae_fn: Callable = gae, value_loss_fn: Callable = value_loss):
         self.cfg = cfg
         start = policy if policy is not None else warm_start(cfg).model
         self.policy = copy.deepcopy(start).train()
@@ -153,23 +196,36 @@ class Trainer:
         self.rng = np.random.default_rng(cfg.seed)
         self.generator = torch.Generator().manual_seed(cfg.seed)
         self.needs_ref = cfg.beta > 0
+        self.hooks = hooks or StepHooks()
+        self.gae_fn, self.value_loss_fn = gae_fn, value_loss_fn
 
-    def rollout(self, step: int):
-        """Sample P x G answers and score them. Returns (rollout, prompts [B, 10], scores dict, rewards [B])."""
+    def rollout(self, step: int) -> Batch:
+        """Sample P x G answers and score them (a Batch without advantages)."""
         cfg = self.cfg
         prompts = sample_prompts(cfg.prompts_per_step, self.rng)  # [P, 10]
         rollout = sample(self.policy, prompt_tokens(prompts), cfg.temperature, cfg.max_new_tokens, self.generator,
                          samples_per_prompt=cfg.group_size)  # B = P x G answers, a group per prompt
         prompts = np.repeat(prompts, cfg.group_size, axis=0)  # [B, 10]
         scores = score_batch(torch.as_tensor(prompts), rollout.responses)
-        return rollout, prompts, scores, _rewards_with_length_bonus(scores, cfg, step)
+        return Batch(rollout, scores, _rewards_with_length_bonus(scores, cfg, step))
 
-    def advantages(self, rollout, rewards: torch.Tensor, ref_logps: torch.Tensor | None) -> tuple[torch.Tensor, dict]:
-        """Per-answer [B] (or per-token [B, T] for PPO) advantages, and extra metrics."""
+    def reference_logps(self, batch: Batch) -> torch.Tensor | None:
+        """The frozen warm-up's log-probs of the answers [B, T] when beta > 0, else None."""
+        if not self.needs_ref:
+            return None
+        rollout = batch.rollout
+        with torch.no_grad():
+            return response_logps(self.ref, rollout.prompt_ids, rollout.responses,
+                                  samples_per_prompt=self.cfg.group_size)  # [B, T]
+
+    def advantages(self, batch: Batch) -> dict:
+        """Fill batch.advantages ([B], or [B, T] for PPO, with batch.returns and batch.values); extra metrics."""
         cfg = self.cfg
         if cfg.algo != "ppo":
             kind = ADVANTAGE_OF.get(cfg.algo, "none")
-            return compute_advantages(rewards, cfg.group_size, kind, cfg.advantage_eps, cfg.std), {}
+            batch.advantages = compute_advantages(batch.rewards, cfg.group_size, kind, cfg.advantage_eps, cfg.std)
+            return {}
+        rollout, ref_logps = batch.rollout, batch.ref_logps
         with torch.no_grad():
             values = self.value(rollout.prompt_ids, rollout.responses, cfg.group_size)  # [B, T]
             kl = torch.zeros_like(rollout.logps)  # [B, T]
@@ -177,28 +233,30 @@ class Trainer:
                 logps = rollout.logps if cfg.temperature == 1.0 else response_logps(
                     self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size)  # [B, T]
                 kl = logps - ref_logps
-        token_rewards = shaped_rewards(rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]
-        adv, returns = gae(token_rewards, values, rollout.response_mask, cfg.gamma, cfg.lam)  # [B, T]
-        self._returns = returns
-        return adv, {"value_mean": float(values[:, 0].mean())}
+        token_rewards = shaped_rewards(batch.rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]
+        batch.advantages, batch.returns = self.gae_fn(token_rewards, values, rollout.response_mask, cfg.gamma,
+                                                      cfg.lam)  # [B, T] each
+        batch.values = values
+        return {"value_mean": float(values[:, 0].mean())}
 
-    def policy_loss(self, rollout, logps, old_logps, advantages, rewards, ref_logps) -> tuple[torch.Tensor, float]:
+    def policy_loss(self, batch: Batch, logps, old_logps) -> tuple[torch.Tensor, float]:
         """Scalar loss of one update and its clip fraction."""
-        cfg, mask = self.cfg, rollout.response_mask
+        cfg, mask = self.cfg, batch.rollout.response_mask
         if cfg.algo == "rft":
-            loss, clip_frac = rft_loss(logps, mask, rewards), 0.0
+            loss, clip_frac = rft_loss(logps, mask, batch.scores["correct"]), 0.0  # right answers, whatever the bonus
         else:
-            per_token, clipped = ppo_clip_loss(logps, old_logps, advantages, cfg.clip_eps)  # [B, T]
+            per_token, clipped = ppo_clip_loss(logps, old_logps, batch.advantages, cfg.clip_eps)  # [B, T]
             clip_frac = float(masked_mean(clipped.float(), mask))
             if cfg.beta > 0 and cfg.algo != "ppo":  # TRL / DeepSeekMath: k3 penalty in the loss
-                per_token = per_token + cfg.beta * kl_k3(logps, ref_logps)
+                per_token = per_token + cfg.beta * kl_k3(logps, batch.ref_logps)
             loss = aggregate_loss(per_token, mask, AGGREGATION_OF[cfg.algo], cfg.max_new_tokens)
         return loss, clip_frac
 
-    def value_update(self, rollout) -> float:
-        """One regression step of PPO's value model towards the returns. Returns the loss."""
+    def value_update(self, batch: Batch) -> float:
+        """One regression step of PPO's value model towards batch.returns. Returns the loss."""
+        rollout = batch.rollout
         values = self.value(rollout.prompt_ids, rollout.responses, self.cfg.group_size)  # [B, T]
-        loss = masked_mean((values - self._returns) ** 2, rollout.response_mask)
+        loss = self.value_loss_fn(values, batch.returns, rollout.response_mask)
         self.value_opt.zero_grad(set_to_none=True)
         loss.backward()
         self.value_opt.step()
@@ -207,58 +265,60 @@ class Trainer:
     def step(self, step: int) -> dict:
         """One RL step (sample, score, `epochs` updates); returns its metrics."""
         cfg = self.cfg
+        self.hooks.before_step(step)
         t0 = time.perf_counter()
         self.policy.eval()
-        rollout, prompts, scores, rewards = self.rollout(step)
-        ref_logps = None
-        if self.needs_ref:
-            with torch.no_grad():
-                ref_logps = response_logps(self.ref, rollout.prompt_ids, rollout.responses,
-                                           samples_per_prompt=cfg.group_size)  # [B, T]
+        batch = self.rollout(step)
+        self.hooks.after_rollout(batch)
+        batch.ref_logps = self.reference_logps(batch)
         t1 = time.perf_counter()
         self.policy.train()
-        advantages, extra = self.advantages(rollout, rewards, ref_logps)
+        extra = self.advantages(batch)
+        self.hooks.after_advantages(batch)
+        rollout = batch.rollout
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
         for _epoch in range(cfg.epochs):
             logps = response_logps(self.policy, rollout.prompt_ids, rollout.responses,
                                    samples_per_prompt=cfg.group_size)  # [B, T], each prompt run once per group
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
                 old_logps = logps.detach()
-            loss, clip_frac = self.policy_loss(rollout, logps, old_logps, advantages, rewards, ref_logps)
+            self.hooks.before_update(batch, logps, old_logps)
+            loss, clip_frac = self.policy_loss(batch, logps, old_logps)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
             losses.append(loss.item())
             clip_fracs.append(clip_frac)
             if self.value is not None:
-                value_losses.append(self.value_update(rollout))
+                value_losses.append(self.value_update(batch))
         t2 = time.perf_counter()
-        metrics = answer_metrics(scores)
-        mask = rollout.response_mask
+        metrics = answer_metrics(batch.scores)
+        mask, ref_logps = rollout.response_mask, batch.ref_logps
         kl_seq = ((old_logps - ref_logps) * mask).sum(dim=1).mean() if ref_logps is not None else torch.tensor(0.0)
         metrics.update({
-            "step": step, "reward": float(rewards.mean()), "loss": float(np.mean(losses)),
-            "all_same_group_fraction": all_same_fraction(scores["reward"], cfg.group_size),
+            "step": step, "reward": float(batch.rewards.mean()), "loss": float(np.mean(losses)),
+            "all_same_group_fraction": all_same_fraction(batch.scores["reward"], cfg.group_size),
             "kl_to_ref": float(kl_seq) if ref_logps is not None else float("nan"),
             "clip_fraction": float(np.mean(clip_fracs[1:])) if len(clip_fracs) > 1 else 0.0,
             "clip_fraction_per_update": clip_fracs,
             "value_loss": float(np.mean(value_losses)) if value_losses else float("nan"),
             "sampling_s": t1 - t0, "training_s": t2 - t1, **extra,
         })
+        self.hooks.after_step(metrics)
         return metrics
 
 
 def train_rl(cfg: RLConfig = RLConfig(), policy: TinyTransformer | None = None, on_step: OnStep | None = None,
-             progress: bool = True, trainer_cls: type[Trainer] = Trainer) -> RunResult:
+             progress: bool = True, hooks: StepHooks | None = None) -> RunResult:
     """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
 
     Args:
         on_step: called after every step as on_step(step, total, history) (live plots, progress bars).
         progress: show a tqdm progress bar.
-        trainer_cls: a Trainer subclass that records more per step (same seeds, same numbers).
+        hooks: StepHooks that record more per step (same seeds, same numbers).
     """
     torch.manual_seed(cfg.seed)
-    trainer = trainer_cls(cfg, policy)
+    trainer = Trainer(cfg, policy, hooks)
     history: list[dict] = []
     bar = _progress_bar(cfg, progress)
     for step in range(cfg.steps):

@@ -1,7 +1,9 @@
-"""Exercises of notebook 04 (PPO vs GRPO): the clip fraction, and a prediction about GRPO-8 without clipping."""
+"""Exercises of notebook 04 (PPO vs GRPO): your GAE and value loss inside a PPO step, the clip fraction, and a
+prediction about GRPO-8 without clipping."""
 import torch
 
 from rlvr.checks import Case, Exercise, FreeAnswer
+from rlvr.checks.ppo_step import PPOCase, PPOPiecesExercise
 from rlvr.objectives import masked_mean, ppo_clip_loss
 
 
@@ -88,4 +90,22 @@ no_clip_prediction = FreeAnswer(
         "the step size itself can be the problem, clip or no clip. The measurement above decides: compare it with "
         "your prediction and your reason."
     ),
+)
+
+
+# ----------------------------------------------------------------------------------------------- your PPO pieces
+ppo_pieces = PPOPiecesExercise(
+    name="your GAE and value loss inside a PPO step",
+    cases=[PPOCase("gamma = lam = 1, beta = 0 (the race's setting)"),
+           PPOCase("gamma = 0.9, lam = 0.8, beta = 0.1 (a KL reward on every token)", gamma=0.9, lam=0.8, beta=0.1,
+                   seed=1)],
+    hint=(
+        "GAE, backwards over each answer's tokens: `delta = rewards[:, t] + gamma * next_value - values[:, t]`, "
+        "`running = (delta + gamma * lam * running) * mask[:, t]`, `advantages[:, t] = running`, "
+        "`next_value = values[:, t]`, starting from zeros after the last position (multiply values by the mask "
+        "first, so padding has value 0). returns = (advantages + values) * mask. Value loss: the mean of "
+        "(values - returns)^2 over the tokens where response_mask is True."
+    ),
+    solution="See the solution notebook: the backward loop of the hint, and `((values - returns) ** 2 * m).sum() / "
+             "m.sum()` with `m = response_mask.float()`.",
 )

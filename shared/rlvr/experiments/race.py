@@ -23,7 +23,7 @@ from rlvr.cache import cache_path, load_or_create, try_load
 from rlvr.config import pick
 from rlvr.experiments.common import Row, finite_mean
 from rlvr.objectives import masked_mean
-from rlvr.train import RLConfig, Trainer, run_key, train_rl
+from rlvr.train import Batch, RLConfig, StepHooks, run_key, train_rl
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
 
 STEPS = 200  # RL steps of every run (full size)
@@ -103,42 +103,41 @@ def ratio_diagnostics(logps: torch.Tensor, old_logps: torch.Tensor, response_mas
     return float(masked_mean(outside.float(), response_mask)), float(masked_mean(log_ratio.abs(), response_mask))
 
 
-class RaceTrainer(Trainer):
-    """`rlvr.train.Trainer` that also records the ratio diagnostics of every update, PPO's baseline diagnostics, and
-    the CPU time of sampling and training (unlike wall-clock time, it barely depends on what else the machine runs)."""
+class RaceHooks(StepHooks):
+    """Records, on top of `rlvr.train`'s metrics, the ratio diagnostics of every update, PPO's baseline diagnostics,
+    and the CPU time of sampling and training (unlike wall-clock time, it barely depends on what else the machine
+    runs). The run itself is unchanged, number for number."""
 
-    def step(self, step: int) -> dict:
-        """One RL step of the parent class, plus ratio_outside_per_update, abs_log_ratio_per_update [updates],
-        sampling_cpu_s and training_cpu_s."""
-        self._outside, self._abs_log_ratio = [], []
-        start = time.process_time()
-        metrics = super().step(step)
-        metrics["training_cpu_s"] = time.process_time() - start - self._sampling_cpu
-        metrics["sampling_cpu_s"] = self._sampling_cpu
-        metrics["ratio_outside_per_update"] = self._outside
-        metrics["abs_log_ratio_per_update"] = self._abs_log_ratio
-        return metrics
+    def __init__(self, cfg: RLConfig):
+        self.group_size, self.clip_eps = cfg.group_size, cfg.clip_eps
 
-    def rollout(self, step: int):
-        """The parent's sampling and scoring, timed in CPU seconds."""
-        start = time.process_time()
-        result = super().rollout(step)
-        self._sampling_cpu = time.process_time() - start
-        return result
+    def before_step(self, step: int) -> None:
+        """Start the step's CPU clock and empty the per-update lists."""
+        self.start, self.outside, self.abs_log_ratio, self.extra = time.process_time(), [], [], {}
 
-    def policy_loss(self, rollout, logps, old_logps, advantages, rewards, ref_logps):
-        """The parent's loss and clip fraction; records how far this update's ratio is from 1."""
-        outside, abs_log_ratio = ratio_diagnostics(logps, old_logps, rollout.response_mask, self.cfg.clip_eps)
-        self._outside.append(outside)
-        self._abs_log_ratio.append(abs_log_ratio)
-        return super().policy_loss(rollout, logps, old_logps, advantages, rewards, ref_logps)
+    def after_rollout(self, batch: Batch) -> None:
+        """Sampling and scoring are done: their CPU seconds."""
+        self.sampling_cpu = time.process_time() - self.start
 
-    def advantages(self, rollout, rewards, ref_logps):
-        """The parent's advantages; for PPO also the baseline diagnostics (value model not yet trained on the batch)."""
-        adv, extra = super().advantages(rollout, rewards, ref_logps)
-        if self.cfg.algo == "ppo":
-            extra = {**extra, **baseline_diagnostics(self._returns, adv, rollout.response_mask, self.cfg.group_size)}
-        return adv, extra
+    def after_advantages(self, batch: Batch) -> None:
+        """PPO: the baseline diagnostics (value model not yet trained on the batch)."""
+        if batch.returns is not None:
+            self.extra = baseline_diagnostics(batch.returns, batch.advantages, batch.rollout.response_mask,
+                                              self.group_size)
+
+    def before_update(self, batch: Batch, logps: torch.Tensor, old_logps: torch.Tensor) -> None:
+        """How far this update's ratio is from 1."""
+        outside, abs_log_ratio = ratio_diagnostics(logps, old_logps, batch.rollout.response_mask, self.clip_eps)
+        self.outside.append(outside)
+        self.abs_log_ratio.append(abs_log_ratio)
+
+    def after_step(self, metrics: dict) -> None:
+        """Add ratio_outside_per_update, abs_log_ratio_per_update [updates], sampling_cpu_s and training_cpu_s."""
+        metrics.update(self.extra)
+        metrics["training_cpu_s"] = time.process_time() - self.start - self.sampling_cpu
+        metrics["sampling_cpu_s"] = self.sampling_cpu
+        metrics["ratio_outside_per_update"] = self.outside
+        metrics["abs_log_ratio_per_update"] = self.abs_log_ratio
 
 
 @dataclass
@@ -179,13 +178,13 @@ class RaceRun:
 
 
 def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) -> RaceRun:
-    """`rlvr.train.train_rl` with RaceTrainer (same seeds, same numbers) and no weights kept.
+    """`rlvr.train.train_rl` with RaceHooks (same seeds, same numbers) and no weights kept.
 
     Args:
         on_step: called after every step as on_step(step, total, history).
         policy: start from this model instead of the cached warm-up model (tests).
     """
-    result = train_rl(cfg, policy, on_step, progress, trainer_cls=RaceTrainer)
+    result = train_rl(cfg, policy, on_step, progress, hooks=RaceHooks(cfg))
     return RaceRun(cfg, result.history, timing_of(result.history))
 
 

@@ -1,0 +1,82 @@
+"""Notebook 04's checker of a learner's GAE and value loss inside one PPO step: the solution notebook's functions and
+the package's are correct; each typical mistake is Incorrect at its stage; a stub is Not attempted."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from rlvr import objectives
+from rlvr.checks import Outcome
+from rlvr.checks import nb04 as checks
+from rlvr.config import STRICT_ENV
+from rlvr.train import value_loss
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def normal_mode(monkeypatch):
+    monkeypatch.delenv(STRICT_ENV, raising=False)
+
+
+def solution_functions():
+    """my_gae and my_value_loss as written in the solution notebook."""
+    nb = json.loads((ROOT / "solutions" / "04_ppo_vs_grpo.ipynb").read_text(encoding="utf-8"))
+    source = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("def my_gae"))
+    namespace = {"torch": torch}
+    exec(source, namespace)  # noqa: S102 - our own notebook's code
+    return namespace["my_gae"], namespace["my_value_loss"]
+
+
+def gae(rewards, values, response_mask, gamma=1.0, lam=1.0, masked=True, add_values=True, backwards=True,
+        use_gamma=True):
+    """A learner's GAE with one knob per typical mistake (the defaults are right)."""
+    mask = response_mask.float() if masked else torch.ones_like(rewards)
+    values = values * mask
+    g = gamma if use_gamma else 1.0
+    adv = torch.zeros_like(rewards)
+    running, next_value = torch.zeros_like(rewards[:, 0]), torch.zeros_like(rewards[:, 0])
+    for t in (reversed(range(rewards.shape[1])) if backwards else range(rewards.shape[1])):
+        delta = rewards[:, t] + g * next_value - values[:, t]
+        running = (delta + g * lam * running) * mask[:, t]
+        adv[:, t] = running
+        next_value = values[:, t]
+    return adv, ((adv + values) * mask) if add_values else adv
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+
+def test_right_pieces_are_correct():
+    assert checks.ppo_pieces.check(objectives.gae, value_loss).passed
+    assert checks.ppo_pieces.check(*solution_functions()).passed
+    assert checks.ppo_pieces.check(gae, value_loss).passed
+
+
+def test_stub_is_not_attempted():
+    assert checks.ppo_pieces.check(stub, stub).outcome is Outcome.NOT_ATTEMPTED
+    assert checks.ppo_pieces.check(gae, stub).outcome is Outcome.NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("gae_fn, loss_fn, words", [
+    (lambda *a: gae(*a, masked=False), value_loss, ["GAE: the advantages", "padding"]),
+    (lambda *a: gae(*a, add_values=False), value_loss, ["GAE: the returns", "advantages + values"]),
+    (lambda *a: gae(*a, backwards=False), value_loss, ["GAE: the advantages", "backwards"]),
+    (lambda *a: gae(*a, use_gamma=False), value_loss, ["GAE: the advantages", "gamma = 0.9"]),
+    (gae, lambda v, r, m: ((v - r) ** 2).mean(), ["value loss:", "padding"]),
+    (gae, lambda v, r, m: 0.5 * objectives.masked_mean((v - r) ** 2, m), ["value loss:", "1/2"]),
+    (gae, lambda v, r, m: torch.tensor(float(value_loss(v, r, m))), ["value loss:", "detached"]),
+    (gae, lambda v, r, m: (v - r) ** 2, ["value loss:", "scalar"]),
+])
+def test_each_typical_mistake_is_incorrect_at_its_stage(gae_fn, loss_fn, words):
+    result = checks.ppo_pieces.check(gae_fn, loss_fn)
+    assert result.outcome is Outcome.INCORRECT, result
+    assert all(w in result.message for w in words), result.message
+    assert "\n" not in result.message
+
+
+def test_an_exception_is_one_line_and_could_not_check():
+    result = checks.ppo_pieces.check(lambda *a: 1 / 0, value_loss)
+    assert result.outcome is Outcome.UNCHECKABLE and "ZeroDivisionError" in result.message
