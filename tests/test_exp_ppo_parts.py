@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rlvr.experiments import ppo_parts as parts
+from rlvr.experiments.common import half_unit
 from rlvr.model import sample
 from rlvr.sft import warm_up
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
@@ -166,8 +167,8 @@ def test_gaussian_closed_forms_give_schulmans_table(mu):
     assert kl == pytest.approx(mu * mu / 2)
     for name in parts.ESTIMATORS:
         bias, std = parts.SCHULMAN_TABLE[(mu, name)]
-        assert (exact["mean"][name] - kl) / kl == pytest.approx(bias, abs=parts._rounding(bias) + 1e-3)
-        assert exact["std"][name] / kl == pytest.approx(std, abs=parts._rounding(std) + 1e-9)
+        assert (exact["mean"][name] - kl) / kl == pytest.approx(bias, abs=half_unit(f"{bias:g}") + 1e-3)
+        assert exact["std"][name] / kl == pytest.approx(std, abs=half_unit(f"{std:g}") + 1e-9)
 
 
 @pytest.mark.parametrize("mu", [0.3, 1.0, 1.65])
@@ -239,8 +240,9 @@ def test_memory_panel_redraws_at_every_slider_edge():
 
 
 def test_policy_kl_rows_report_the_claim_and_bands():
-    summary = {"true_kl": 1.4, "true_kl_se": 0.01, "k1": {"std": 1.0, "std_se": 0.05},
+    summary = {"true_kl": 1.5, "true_kl_se": 0.01, "k1": {"std": 1.0, "std_se": 0.05},
                "k3": {"std": 8.0, "std_se": 2.0}}
     rows = parts.policy_kl_rows([summary], (0,))
     assert [r.agrees for r in rows] == [False, True, True, True]
-    assert rows[0].band == pytest.approx((1.33, 1.39))
+    half = 0.005 + 3 * 0.01 * 2 ** 0.5  # the lecture's "1.36" rounds to 0.005; one seed: u = SE * sqrt(1 + 1/1)
+    assert rows[0].band == pytest.approx((1.36 - half, 1.36 + half))

@@ -171,7 +171,7 @@ def test_rows_report_the_measured_values_and_honest_bands():
     by_figure = {r.figure: r for r in rows}
     t1_acc = by_figure["warm-up, T=1: accuracy (all answers)"]
     assert t1_acc.measured == pytest.approx(0.2) and t1_acc.lecture == 0.19
-    half = max(3 * math.sqrt(0.2 * 0.8 / 2000), 0.005)
+    half = 0.005 + 3 * math.sqrt(0.2 * 0.8 / 2000) * math.sqrt(2)  # r of "19%" + 3u, u = SE * sqrt(1 + 1/1)
     assert t1_acc.band == pytest.approx((0.19 - half, 0.19 + half))
     pass16 = [r for r in rows if r.figure == "warm-up pass@16"][0]
     assert pass16.measured == pytest.approx(0.3 + 0.64)
@@ -186,7 +186,8 @@ def test_rows_use_the_spread_over_seeds_when_there_are_several():
     row = [r for r in rows if r.figure == "after GRPO (T=1, held-out): think-first accuracy"][0]
     assert row.measured == pytest.approx(0.87)
     assert row.spread == pytest.approx(np.std([0.92, 0.82], ddof=1))
-    assert row.band[1] - row.lecture == pytest.approx(3 * row.spread)
+    assert row.lecture - row.band[0] == pytest.approx(0.005 + 3 * row.spread * math.sqrt(1 + 1 / 2))
+    assert row.band[1] == 1.0  # clipped: a share cannot exceed 100%
 
 
 # ----------------------------------------------------------------------------- plots and panels
@@ -324,10 +325,11 @@ def test_run_exercise7_presses_run_for_each_setting_and_restores_the_slider(monk
 
 
 def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_of_a_free_yes():
-    coin_flip = thinking._row("5.1", "greedy think-first share", 0.65, [0.5, 0.2, 1.0], 0.01, 0.005, seeds=(0, 1, 2))
+    coin_flip = thinking._row("5.1", "greedy think-first share", "65%", [0.5, 0.2, 1.0], 0.01, seeds=(0, 1, 2))
     assert coin_flip.band is None and coin_flip.agrees is None and "no band" in coin_flip.note
-    steady = thinking._row("5.1", "T=1 think-first share", 0.5, [0.49, 0.50, 0.51], 0.01, 0.005, seeds=(0, 1, 2))
-    assert steady.band == pytest.approx((0.47, 0.53)) and steady.agrees is True
+    steady = thinking._row("5.1", "T=1 think-first share", "50%", [0.49, 0.50, 0.51], 0.01, seeds=(0, 1, 2))
+    half = 0.005 + 3 * 0.01 * math.sqrt(1 + 1 / 3)
+    assert steady.band == pytest.approx((0.5 - half, 0.5 + half)) and steady.agrees is True
 
 
 def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():

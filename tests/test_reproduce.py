@@ -25,7 +25,9 @@ def test_cli_writes_json_and_markdown(tmp_path):
 
 
 def test_disagreeing_row_is_shown_as_disagreeing():
-    rows = [Row("9", "x", 1.0, 5.0, (0.9, 1.1)), Row("9", "y", 1.0, 1.0, (0.9, 1.1)), Row("9", "z", "n/a", None)]
+    rows = [Row(section="9", figure="x", lecture=1.0, measured=5.0, band=(0.9, 1.1)),
+            Row(section="9", figure="y", lecture=1.0, measured=1.0, band=(0.9, 1.1)),
+            Row(section="9", figure="z", lecture="n/a", measured=None)]
     assert [r.agrees for r in rows] == [False, True, None]
     text = markdown_report(rows, {"m": 1.0}, [0], False)
     assert "| NO |" in text and "| yes |" in text and "1 of 2 rows agree" in text

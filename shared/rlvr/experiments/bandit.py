@@ -31,7 +31,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.ticker import MaxNLocator
 
 from rlvr.config import one_thread
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, claim_row, lecture_row
 from rlvr.objectives import compute_advantages
 
 # ----------------------------------------------------------------------------------------------- the set-up
@@ -391,15 +391,19 @@ def shift_rows(results_per_seed: list[dict], seeds=(0,)) -> list[Row]:
     base = [r["rloo"] for r in results_per_seed]
     setup = (f"{none[0].final.numel()} runs per seed, G={none[0].group_size}, SGD lr={none[0].lr:g}, "
              f"{none[0].accuracy.shape[0] - 1} steps, start P(correct)={policy(INIT_LOGITS)[0]:.2f}")
+    worst = [r.worst for r in none]
     return [
-        _mean_row("2.1", "+5 on every reward, no baseline: mean final P(correct)", 0.84, none, 0.005, seeds,
-                  f"{setup}; G and lr chosen by this row (calibration)"),
-        Row("2.1", "+5 on every reward, no baseline: worst run's final P(correct)", 0.001,
-            _mean([r.worst for r in none]), (0.0, 0.01), "", _std([r.worst for r in none]), tuple(seeds),
-            f"prediction; band = 'stuck on a wrong answer' (< 0.01); "
-            f"{_mean([r.stuck_fraction() for r in none]):.0%} of runs end below 0.01; the worst of more runs is lower"),
-        _mean_row("2.1", "+5 on every reward, with a baseline (RLOO): mean final P(correct)", 0.99, base, 0.01,
-                  seeds, "prediction; 'about 0.99'"),
+        lecture_row(section="2.1", figure="+5 on every reward, no baseline: mean final P(correct)", lecture=0.84,
+                    values=[r.final_mean for r in none], se=none[0].final_se, seeds=seeds,
+                    note=f"{setup}; G and lr chosen by this row (calibration)"),
+        claim_row(section="2.1", figure="+5 on every reward, no baseline: worst run's final P(correct)",
+                  lecture=0.001, values=worst, band=(0.0, 0.01), seeds=seeds,
+                  note=f"prediction; band = 'stuck on a wrong answer' (< 0.01); "
+                       f"{_mean([r.stuck_fraction() for r in none]):.0%} of runs end below 0.01; the worst of more "
+                       "runs is lower"),
+        lecture_row(section="2.1", figure="+5 on every reward, with a baseline (RLOO): mean final P(correct)",
+                    lecture=0.99, values=[r.final_mean for r in base], se=base[0].final_se, seeds=seeds,
+                    note="prediction; 'about 0.99'"),
     ]
 
 
@@ -411,16 +415,6 @@ def _mean(values) -> float:
 def _std(values) -> float | None:
     """Std over seeds (None for a single seed)."""
     return float(np.std(values, ddof=1)) if len(values) > 1 else None
-
-
-def _mean_row(section, figure, lecture, results: list[BanditRuns], precision: float, seeds, note) -> Row:
-    """A row whose band is the lecture's value +- max(3 standard errors, the lecture's rounding)."""
-    measured = _mean([r.final_mean for r in results])
-    spread = _std([r.final_mean for r in results])
-    se = spread / math.sqrt(len(results)) if spread else results[0].final_se
-    half = max(3 * se, precision)
-    return Row(section, figure, lecture, measured, (lecture - half, lecture + half), "", spread, tuple(seeds),
-               f"band = lecture ± max(3 SE, {precision:g}); {note}")
 
 
 # ----------------------------------------------------------------------------------------------- section 4.1
@@ -596,14 +590,14 @@ def amplification_rows(simulated: list[float], seeds=(0,), group_size: int = GRO
     low, _ = p_for_amplification()
     exact = float(amplification([p], group_size)[0])
     return [
-        Row("4.1", f"weight of a p={p:g} prompt vs p=0.5 after ÷ std (true std: 0.5/√(p(1-p)))", AMPLIFICATION,
-            float(ideal_amplification(p)), (3.4, 3.6), "x", None, (),
-            f"closed form; p is not stated in the notes: 3.5x exactly at p={low:.3f} (or {1 - low:.3f}); "
-            "band = the lecture's last digit"),
-        Row("4.1", f"same, std estimated from each group of G={group_size} (what GRPO does)", AMPLIFICATION,
-            _mean(simulated), (3.4, 3.6), "x", _std(simulated), tuple(seeds),
-            f"simulated; exact by enumeration {exact:.2f}x; most groups at p={p:g} have no right answer, and "
-            "a group with one has std √(1/G(1-1/G)), not √(p(1-p))"),
+        lecture_row(section="4.1", figure=f"weight of a p={p:g} prompt vs p=0.5 after ÷ std (true std: "
+                                          "0.5/√(p(1-p)))", lecture=AMPLIFICATION, values=[ideal_amplification(p)],
+                    lecture_is_a_run=False, unit="x",
+                    note=f"closed form; p is not stated in the notes: 3.5x exactly at p={low:.3f} (or {1 - low:.3f})"),
+        lecture_row(section="4.1", figure=f"same, std estimated from each group of G={group_size} (what GRPO does)",
+                    lecture=AMPLIFICATION, values=simulated, lecture_is_a_run=False, unit="x", seeds=seeds,
+                    note=f"simulated; exact by enumeration {exact:.2f}x; most groups at p={p:g} have no right "
+                         "answer, and a group with one has std √(1/G(1-1/G)), not √(p(1-p))"),
     ]
 
 
@@ -772,13 +766,10 @@ def estimator_rows(comparisons: list[EstimatorComparison], shifted: list[Estimat
     group_size = comparisons[0].group_size
 
     def row(section, figure, lecture, kind, items, note):
-        scales = [c.stats[kind].scale for c in items]
-        # s.e. of the mean over seeds: from each seed's own s.e. (thousands of groups), or from the spread of the
-        # seeds if that is larger (a spread of 2-3 values alone can come out far too small)
-        within = float(np.mean([c.stats[kind].scale_se for c in items])) / math.sqrt(len(items))
-        se = max(within, _std(scales) / math.sqrt(len(items))) if len(items) > 1 else within
-        return Row(section, figure, lecture, _mean(scales), (lecture - 3 * se, lecture + 3 * se), "", _std(scales),
-                   tuple(seeds), f"{items[0].n_groups:,} groups per seed; band = lecture ± 3 SE; {note}")
+        return lecture_row(section=section, figure=figure, lecture=lecture, shown="exact",
+                           values=[c.stats[kind].scale for c in items],
+                           se=float(np.mean([c.stats[kind].scale_se for c in items])), lecture_is_a_run=False,
+                           seeds=seeds, note=f"{items[0].n_groups:,} groups per seed; {note}")
 
     return [
         row("Ex. 1", f"mean baseline incl. self: E[g]/exact gradient, G={group_size}", (group_size - 1) / group_size,

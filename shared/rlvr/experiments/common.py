@@ -1,4 +1,23 @@
-"""A row of "the lecture says X, we measure Y" and the tables the notebooks and `reproduce` print."""
+"""A row of "the lecture says X, we measure Y", the one rule that decides whether they agree, and the tables the
+notebooks and `reproduce` print.
+
+The band rule (README, "Reproducing the lecture's numbers"; docs/authoring.md). A measured row agrees when
+
+    |ours - lecture| <= r + 3 u
+
+* r is half a unit of the last digit the lecture shows ("94%" -> 0.5 points, "1.36" -> 0.005, "1.0" -> 0.05); a
+  value it marks as approximate ("~55%") is read as rounded to 5 such units (2.5 points);
+* u is the standard uncertainty of the difference. Ours is a mean over n seeds whose spread is
+  s' = max(s, SE) (s: std over seeds; SE: the evaluation's own standard error, which also stands in for s when n = 1
+  or when three seeds happen to agree too well), so its uncertainty is s' / sqrt(n). When the lecture's figure is
+  itself one run of a noisy experiment (`lecture_is_a_run=True`) it varies like one of our seeds, and
+  u = s' * sqrt(1 + 1/n); when it is exact (closed form, enumeration, a published simulation of negligible noise),
+  u = s' / sqrt(n).
+
+Bands are clipped to what the quantity allows (a share to [0, 1]). Statements in words ("much faster", "barely
+moves") become `claim_row`s whose interval is fixed from the wording before measuring; rows without a lecture number
+are shown with no band.
+"""
 from __future__ import annotations
 
 import math
@@ -14,14 +33,14 @@ def finite_mean(x: np.ndarray) -> float:
     return float(finite.mean()) if len(finite) else math.nan
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Row:
     """One quantitative statement of the lecture next to our measurement."""
 
     section: str  # lecture section, e.g. "2.1"
     figure: str  # what is measured, e.g. "mean final accuracy, +5 reward, no baseline"
-    lecture: float | str | None  # the lecture's value (None if it states none)
-    measured: float | None  # our value (mean over seeds)
+    lecture: float | str | None = None  # the lecture's value (None if it states none)
+    measured: float | None = None  # our value (mean over seeds)
     band: tuple[float, float] | None = None  # the measured value agrees if it lies in [lo, hi]
     unit: str = ""  # "", "%", "x", "GB", "tokens", "s"
     spread: float | None = None  # std over seeds, if several
@@ -39,6 +58,81 @@ class Row:
     def to_dict(self) -> dict:
         """Plain dict (JSON)."""
         return {**asdict(self), "agrees": self.agrees}
+
+
+BOUNDS = {"%": (0.0, 1.0), "tokens": (0.0, math.inf), "GB": (0.0, math.inf), "steps": (0.0, math.inf)}
+
+
+def half_unit(shown: str) -> float:
+    """r: half a unit of the last digit of a number as the lecture writes it, in the row's units ("94%" -> 0.005,
+    "1.36" -> 0.005, "1.0" -> 0.05, "252" -> 0.5); "~" (approximate) multiplies it by 5; "exact" gives 0."""
+    text = shown.strip()
+    if text == "exact":  # a formula or a claim of exactness: nothing is rounded
+        return 0.0
+    approximate = text.startswith("~")
+    number = text.lstrip("~").rstrip("%x").strip()
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    r = 0.5 * 10.0 ** (-decimals) * (5 if approximate else 1)
+    return r / 100 if text.endswith("%") else r
+
+
+def lecture_value(shown: str) -> float:
+    """The number a lecture text stands for, in the row's units ("94%" -> 0.94, "~55%" -> 0.55, "1.36" -> 1.36)."""
+    text = shown.strip().lstrip("~")
+    return float(text.rstrip("%")) / 100 if text.endswith("%") else float(text.rstrip("x"))
+
+
+def mean_and_spread(values) -> tuple[float, float | None]:
+    """Mean over seeds and the std over seeds (None for one seed)."""
+    values = [float(v) for v in values]
+    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else None)
+
+
+def uncertainty(values, se: float = 0.0, lecture_is_a_run: bool = True) -> float:
+    """u of the band rule: the standard uncertainty of (mean of `values` - the lecture's figure)."""
+    n = len(values)
+    _mean, spread = mean_and_spread(values)
+    per_seed = max(spread or 0.0, se)
+    return per_seed * math.sqrt(1 + 1 / n) if lecture_is_a_run else per_seed / math.sqrt(n)
+
+
+def clipped(band: tuple[float, float], unit: str) -> tuple[float, float]:
+    """A band clipped to what a quantity in `unit` can be (a share to [0, 1])."""
+    lo, hi = BOUNDS.get(unit, (-math.inf, math.inf))
+    return max(band[0], lo), min(band[1], hi)
+
+
+def lecture_row(*, section: str, figure: str, lecture: float | str, shown: str | None = None, values,
+                se: float = 0.0, lecture_is_a_run: bool = True, unit: str = "", seeds=(), note: str = "") -> Row:
+    """A measured row under the one band rule: band = lecture ± (r + 3u), clipped (see the module docstring).
+
+    Args:
+        lecture: the lecture's number as it writes it ("94%", "~55%", "1.0") or as a float in the row's units;
+            shown: overrides the text that sets r ("exact" for a formula: r = 0).
+        values: our measurement, one per seed; se: the evaluation's standard error of one seed's measurement.
+    """
+    if isinstance(lecture, str):
+        shown, lecture = shown or lecture, lecture_value(lecture)
+    measured, spread = mean_and_spread(values)
+    r = half_unit(shown if shown is not None else f"{lecture:g}")
+    u = uncertainty(values, se, lecture_is_a_run)
+    band = clipped((lecture - r - 3 * u, lecture + r + 3 * u), unit)
+    text = f"band = lecture ± (r {fmt(r, unit)} + 3u, u {fmt(u, unit)})"
+    if band == BOUNDS.get(unit):  # the band allows every possible value: no comparison is possible
+        band, text = None, f"no band: r + 3u (u {fmt(u, unit)}) spans every possible value"
+    return Row(section=section, figure=figure, lecture=lecture, measured=measured, band=band, unit=unit,
+               spread=spread, seeds=tuple(seeds), note=f"{text}; {note}" if note else text)
+
+
+def claim_row(*, section: str, figure: str, lecture: str | float | None, values, band: tuple[float, float] | None,
+              unit: str = "", seeds=(), note: str = "") -> Row:
+    """A row for a statement in words: its interval was fixed from the wording before measuring (or None: shown,
+    not judged)."""
+    values = [float(v) for v in values]
+    finite = all(math.isfinite(v) for v in values) and bool(values)
+    measured, spread = mean_and_spread(values) if finite else (math.nan, None)
+    return Row(section=section, figure=figure, lecture=lecture, measured=measured, band=band, unit=unit,
+               spread=spread, seeds=tuple(seeds), note=note)
 
 
 def fmt(value, unit: str = "") -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rlvr.experiments.common import Row, finite_mean
+from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
 
 L_CAP = 30  # most thinking tokens a toy answer may write (the answer token comes after them)
@@ -556,34 +556,37 @@ def toy_final_lengths(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
 def exercise4_rows() -> list[Row]:
     """Exercise 4 by autograd through rlvr.objectives.aggregate_loss: one correct (100 tokens, A=+1), one wrong."""
     rows = []
-    for mode, name, lecture in (("grpo", "GRPO", (0.01, -0.001)), ("dr_grpo", "Dr. GRPO", (0.001, -0.001))):
+    for mode, name, lecture in (("grpo", "GRPO", ("0.01", "-0.001")), ("dr_grpo", "Dr. GRPO", ("0.001", "-0.001"))):
         weights = token_weights_by_autograd([1.0, -1.0], [100, 1000], mode, 1000)
         for w, lec, which in zip(weights.tolist(), lecture, ("correct (100 tok, A=+1)", "wrong (1000 tok, A=-1)")):
-            rows.append(Row("Ex. 4", f"{name} per-token weight, {which}", lec, w, (lec - 1e-9, lec + 1e-9),
-                            note="autograd of aggregate_loss"))
+            rows.append(lecture_row(section="Ex. 4", figure=f"{name} per-token weight, {which}", lecture=lec,
+                                    values=[w], lecture_is_a_run=False, note="autograd of aggregate_loss"))
     return rows
 
 
 def exercise5_rows() -> list[Row]:
     """Exercise 5 with rlvr.objectives.kimi_length_reward: lengths 200, 400, 600, 1000, the first two correct."""
     rewards = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False]))
-    return [Row("Ex. 5", f"Kimi length reward, {n} tokens, {'correct' if c else 'wrong'}", lec, float(r),
-                (lec - 1e-6, lec + 1e-6))
-            for n, c, lec, r in zip((200, 400, 600, 1000), (1, 1, 0, 0), (0.5, 0.25, 0.0, -0.5), rewards.tolist())]
+    return [lecture_row(section="Ex. 5", figure=f"Kimi length reward, {n} tokens, {'correct' if c else 'wrong'}",
+                        lecture=lec, values=[r], lecture_is_a_run=False)
+            for n, c, lec, r in zip((200, 400, 600, 1000), (1, 1, 0, 0), ("0.5", "0.25", "0", "-0.5"),
+                                    rewards.tolist())]
 
 
 def gradient_rows() -> list[Row]:
     """The enumerated expected gradients at the start of training (p = 0.3, G = 8)."""
     grads = expected_gradients()
     return [
-        Row("4.2", "true gradient of E[reward] w.r.t. both length logits (max |.|)", 0.0,
-            float(np.abs(grads["true"]).max()), (0.0, 1e-9), note="exact enumeration"),
-        Row("4.2", "Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)", 0.0,
-            float(np.abs(grads["dr_grpo"]).max()), (0.0, 1e-9), note="exact enumeration"),
-        Row("4.2", "GRPO loss: expected descent step on the correct path's logit (< 0 = shorter)", None,
-            float(-grads["grpo"][0]), None, note="exact enumeration; not 0"),
-        Row("4.2", "GRPO loss: expected descent step on the wrong path's logit (> 0 = longer)", None,
-            float(-grads["grpo"][1]), None, note="exact enumeration; not 0"),
+        claim_row(section="4.2", figure="true gradient of E[reward] w.r.t. both length logits (max |.|)", lecture=0.0,
+                  values=[np.abs(grads["true"]).max()], band=(0.0, 1e-9),
+                  note="exact enumeration; 0 up to float error"),
+        claim_row(section="4.2", figure="Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)",
+                  lecture=0.0, values=[np.abs(grads["dr_grpo"]).max()], band=(0.0, 1e-9),
+                  note="exact enumeration; 0 up to float error"),
+        claim_row(section="4.2", figure="GRPO loss: expected descent step on the correct path's logit (< 0 = shorter)",
+                  lecture=None, values=[-grads["grpo"][0]], band=None, note="exact enumeration; not 0"),
+        claim_row(section="4.2", figure="GRPO loss: expected descent step on the wrong path's logit (> 0 = longer)",
+                  lecture=None, values=[-grads["grpo"][1]], band=None, note="exact enumeration; not 0"),
     ]
 
 
@@ -604,21 +607,25 @@ def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
         n = len(lengths["grpo"])
         section = "4.2" if lecture else "Ex. 7(d)"
         g_c, g_w = lengths["grpo"][:, 0], lengths["grpo"][:, 1]
-        rows.append(Row(section, f"toy p={p}, GRPO loss: wrong path's thinking tokens", "the cap" if lecture
-                        else None, float(g_w.mean()), (0.9 * L_CAP, L_CAP) if lecture else None, "tokens",
-                        float(g_w.std()), run_seeds, f"cap {L_CAP}, start {start:.1f}, {n} runs"))
-        rows.append(Row(section, f"toy p={p}, GRPO loss: correct path's thinking tokens", 0.0 if lecture else None,
-                        float(g_c.mean()), (0.0, 1.0) if lecture else None, "tokens", float(g_c.std()), run_seeds,
-                        f"start {start:.1f}"))
+        rows.append(Row(section=section, figure=f"toy p={p}, GRPO loss: wrong path's thinking tokens",
+                        lecture="the cap" if lecture else None, measured=float(g_w.mean()),
+                        band=(0.9 * L_CAP, L_CAP) if lecture else None, unit="tokens", spread=float(g_w.std()),
+                        seeds=run_seeds, note=f"cap {L_CAP}, start {start:.1f}, {n} runs; band: 'to the cap' read as "
+                                              "within 10% of it"))
+        rows.append(Row(section=section, figure=f"toy p={p}, GRPO loss: correct path's thinking tokens",
+                        lecture=0.0 if lecture else None, measured=float(g_c.mean()),
+                        band=(0.0, 1.0) if lecture else None, unit="tokens", spread=float(g_c.std()),
+                        seeds=run_seeds, note=f"start {start:.1f}; band: 'to 0' read as under one token"))
         for path in (0, 1):
             change = logits["dr_grpo"][:, path] - INIT_LOGIT
             se = float(change.std() / math.sqrt(n))
             tokens = float(mean_thinking_tokens(INIT_LOGIT + change.mean())) - start
-            rows.append(Row(section, f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
-                            0.0 if lecture else None, float(change.mean()), (-3 * se, 3 * se) if lecture else None,
-                            "", float(change.std()), run_seeds,
-                            f"{tokens:+.2f} tokens at the mean logit; ± is the std over {n} runs, the band 3 "
-                            f"standard errors of their mean (std / √{n})"))
+            rows.append(Row(section=section,
+                            figure=f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
+                            lecture=0.0 if lecture else None, measured=float(change.mean()),
+                            band=(-3 * se, 3 * se) if lecture else None, spread=float(change.std()), seeds=run_seeds,
+                            note=f"{tokens:+.2f} tokens at the mean logit; ± is the std over {n} runs; band: the "
+                                 f"lecture's exact 0 ± 3u, u = std / √{n} (the rule with r = 0, an exact claim)"))
     return rows
 
 
@@ -632,16 +639,18 @@ def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last:
     rows = []
     for label in labels:
         s = summaries[label]
-        rows.append(Row("6.2", f"arithmetic, {label}: think-first share, last {last} steps", None, s["cot_fraction"],
-                        None, "%"))
-        rows.append(Row("6.2", f"arithmetic, {label}: accuracy, last {last} steps", None, s["accuracy"], None, "%"))
+        rows.append(Row(section="6.2", figure=f"arithmetic, {label}: think-first share, last {last} steps",
+                        measured=s["cot_fraction"], unit="%"))
+        rows.append(Row(section="6.2", figure=f"arithmetic, {label}: accuracy, last {last} steps",
+                        measured=s["accuracy"], unit="%"))
     for label, lecture in ((labels[1], "< 0 (early hurts)"), (labels[2], "~0 (implied)")):
         result = runs[label]
         n = min(last, len(result.history)) * result.config.prompts_per_step * result.config.group_size
         a, b = summaries[label]["accuracy"], base["accuracy"]
         se = math.sqrt((a * (1 - a) + b * (1 - b)) / n)
         band = (-1.0, -3 * se) if lecture.startswith("<") else (-3 * se, 3 * se)
-        rows.append(Row("6.2", f"arithmetic, accuracy change: {label} vs none", lecture, a - b, band, "%",
+        rows.append(Row(section="6.2", figure=f"arithmetic, accuracy change: {label} vs none", lecture=lecture,
+                        measured=a - b, band=band, unit="%",
                         note=f"one seed; band from 3 binomial standard errors ({n} answers per run)"))
     return rows
 

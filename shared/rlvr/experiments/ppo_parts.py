@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from rlvr.config import one_thread
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, claim_row, lecture_row
 from rlvr.model import response_logps, sample
 from rlvr.objectives import (aggregate_loss, compute_advantages, gae, kl_k1, kl_k2, kl_k3, masked_mean,
                              policy_gradient_loss, ppo_clip_loss, shaped_rewards)
@@ -32,7 +32,8 @@ CLIP_EPS = 0.2  # PPO's clip range (Schulman et al. 2017; AlpacaFarm; the lectur
 RATIO_GRID = np.linspace(0.0025, 1.9975, 400)  # ratios r for the curves (grid midpoints: never exactly 1 +- eps)
 EXERCISE_RATIOS = (0.5, 1.0, 1.1, 1.5)  # Exercise 2: A = +2, eps = 0.2
 EXERCISE_ADVANTAGE = 2.0
-EXERCISE_VALUES = {0.5: (1.0, 2.0), 1.0: (2.0, 2.0), 1.1: (2.2, 2.0), 1.5: (2.4, 0.0)}  # r -> (objective, dJ/dr)
+# r -> (objective, dJ/dr), as the lecture writes them
+EXERCISE_VALUES = {0.5: ("1.0", "2"), 1.0: ("2.0", "2"), 1.1: ("2.2", "2"), 1.5: ("2.4", "0")}
 
 ESTIMATORS = ("k1", "k2", "k3")
 KL_FUNCTIONS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
@@ -44,7 +45,8 @@ SCHULMAN_TABLE = {  # (mu, estimator) -> (bias / true KL, std / true KL): the ta
     (0.1, "k1"): (0.0, 20.0), (0.1, "k2"): (0.002, 1.42), (0.1, "k3"): (0.0, 1.42),
     (1.0, "k1"): (0.0, 2.0), (1.0, "k2"): (0.25, 1.73), (1.0, "k3"): (0.0, 1.7),
 }
-LECTURE_KL = {"true_kl": 1.36, "k1": 1.0, "k3": 8.1}  # lecture 2.3: "at true KL 1.36, std of k3 8.1 > k1 1.0"
+# lecture 2.3, as written: "at true KL 1.36, std of k3 8.1 > k1 1.0"
+LECTURE_KL = {"true_kl": "1.36", "k1": "1.0", "k3": "8.1"}
 
 GRPO_STEPS, GRPO_STEPS_FAST = 200, 20  # the moved policy: notebook 03's GRPO run (32 prompts x 8, lr 1e-4)
 
@@ -706,35 +708,18 @@ def exercise_rows() -> list[Row]:
     rows = []
     for r, value, g in zip(EXERCISE_RATIOS, objective, grad):
         want_value, want_grad = EXERCISE_VALUES[r]
-        rows.append(Row("Ex. 2", f"clipped objective, A=+2, eps=0.2, r={r}", want_value, float(value),
-                        (want_value - 1e-6, want_value + 1e-6), note="rlvr.objectives.ppo_clip_loss"))
-        rows.append(Row("Ex. 2", f"dJ/dr (autograd), A=+2, eps=0.2, r={r}", want_grad, float(g),
-                        (want_grad - 1e-6, want_grad + 1e-6)))
+        rows.append(lecture_row(section="Ex. 2", figure=f"clipped objective, A=+2, eps=0.2, r={r}",
+                                lecture=float(want_value), shown=want_value, values=[value], lecture_is_a_run=False,
+                                note="rlvr.objectives.ppo_clip_loss"))
+        rows.append(lecture_row(section="Ex. 2", figure=f"dJ/dr (autograd), A=+2, eps=0.2, r={r}",
+                                lecture=float(want_grad), shown=want_grad, values=[g], lecture_is_a_run=False))
     step = 1e-4
     upper, lower = first_zero_gradient_ratio(1.0, CLIP_EPS, step), first_zero_gradient_ratio(-1.0, CLIP_EPS, step)
-    rows.append(Row("2.2", "A > 0: gradient is 0 from r = (eps 0.2)", 1.2, upper, (1.2 - step, 1.2 + step),
-                    note="smallest zero-gradient ratio on a 1e-4 grid"))
-    rows.append(Row("2.2", "A < 0: gradient is 0 below r = (eps 0.2)", 0.8, lower, (0.8 - step, 0.8 + step),
-                    note="largest zero-gradient ratio on a 1e-4 grid"))
+    rows.append(lecture_row(section="2.2", figure="A > 0: gradient is 0 from r = (eps 0.2)", lecture=1.2,
+                            values=[upper], lecture_is_a_run=False, note="smallest zero-gradient ratio on a 1e-4 grid"))
+    rows.append(lecture_row(section="2.2", figure="A < 0: gradient is 0 below r = (eps 0.2)", lecture=0.8,
+                            values=[lower], lecture_is_a_run=False, note="largest zero-gradient ratio on a 1e-4 grid"))
     return rows
-
-
-def _mean_spread(values: list[float]) -> tuple[float, float | None]:
-    """Mean over seeds and the std over seeds (None for one seed)."""
-    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else None)
-
-
-def _band(center: float, se: float, spread: float | None, rounding: float = 0.0, k: float = 3.0) -> tuple:
-    """center +- (half the rounding of the published value + k x the larger of our s.e. and the seed spread)."""
-    width = rounding + k * max(se, spread or 0.0)
-    return (center - width, center + width)
-
-
-def _rounding(value: float) -> float:
-    """Half a unit of the last digit shown in Schulman's table (0.002 -> 0.0005, 1.42 -> 0.005, 20 -> 0.5)."""
-    text = f"{value:g}"
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    return 0.5 * 10 ** (-decimals) if value != 0 else 0.0
 
 
 def schulman_rows(tables: list[dict], seeds: tuple) -> list[Row]:
@@ -743,42 +728,39 @@ def schulman_rows(tables: list[dict], seeds: tuple) -> list[Row]:
     for (mu, name), (bias, std) in SCHULMAN_TABLE.items():
         kl = mu * mu / 2
         stats = [t[(mu, name)] for t in tables]
-        n_seeds = len(stats)
         for what, published, key in (("bias / KL", bias, "rel_bias"), ("std / KL", std, "rel_std")):
-            measured, spread = _mean_spread([s[key] for s in stats])
-            se = float(np.mean([s[key + "_se"] for s in stats])) / math.sqrt(n_seeds)
-            rows.append(Row("2.3", f"Gaussians, true KL {kl:g}: {name} {what}", published, measured,
-                            _band(published, se, spread, _rounding(published)), spread=spread, seeds=seeds,
-                            note=f"Schulman 2020, {stats[0]['n']:,} samples; band: rounding + 3 s.e."))
+            rows.append(lecture_row(section="2.3", figure=f"Gaussians, true KL {kl:g}: {name} {what}",
+                                    lecture=published, values=[s[key] for s in stats],
+                                    se=float(np.mean([s[key + "_se"] for s in stats])), lecture_is_a_run=False,
+                                    seeds=seeds, note=f"Schulman 2020, {stats[0]['n']:,} samples"))
     return rows
 
 
 def policy_kl_rows(summaries: list[dict], seeds: tuple) -> list[Row]:
     """The lecture's 'true KL 1.36, std k3 8.1 > k1 1.0' next to the GRPO policy against the warm-up model."""
-    rows = []
-    true_kls = [s["true_kl"] for s in summaries]
-    measured, spread = _mean_spread(true_kls)
-    se = float(np.mean([s["true_kl_se"] for s in summaries])) / math.sqrt(len(summaries))
-    note = "GRPO policy (notebook 03) vs warm-up; band: 3 x (s.e. or spread over RL seeds)"
-    rows.append(Row("2.3", "true KL per answer, GRPO policy from warm-up", LECTURE_KL["true_kl"], measured,
-                    _band(LECTURE_KL["true_kl"], se, spread), spread=spread, seeds=seeds, note=note))
+    note = "GRPO policy (notebook 03) vs warm-up"
+    rows = [lecture_row(section="2.3", figure="true KL per answer, GRPO policy from warm-up",
+                        lecture=float(LECTURE_KL["true_kl"]), shown=LECTURE_KL["true_kl"],
+                        values=[s["true_kl"] for s in summaries],
+                        se=float(np.mean([s["true_kl_se"] for s in summaries])), seeds=seeds, note=note)]
     for name in ("k1", "k3"):
-        measured, spread = _mean_spread([s[name]["std"] for s in summaries])
-        se = float(np.mean([s[name]["std_se"] for s in summaries])) / math.sqrt(len(summaries))
-        rows.append(Row("2.3", f"std of {name} per answer at that KL", LECTURE_KL[name], measured,
-                        _band(LECTURE_KL[name], se, spread), spread=spread, seeds=seeds, note=note))
-    ratio, spread = _mean_spread([s["k3"]["std"] / s["k1"]["std"] for s in summaries])
-    rows.append(Row("2.3", "std k3 / std k1 (> 1: k3 is the noisier one)", LECTURE_KL["k3"] / LECTURE_KL["k1"], ratio,
-                    (1.0, 100.0), unit="x", spread=spread, seeds=seeds,
-                    note="band: the claim 'k3 std exceeds k1 std' (any ratio above 1)"))
+        rows.append(lecture_row(section="2.3", figure=f"std of {name} per answer at that KL",
+                                lecture=float(LECTURE_KL[name]), shown=LECTURE_KL[name],
+                                values=[s[name]["std"] for s in summaries],
+                                se=float(np.mean([s[name]["std_se"] for s in summaries])), seeds=seeds, note=note))
+    rows.append(claim_row(section="2.3", figure="std k3 / std k1 (> 1: k3 is the noisier one)",
+                          lecture=float(LECTURE_KL["k3"]) / float(LECTURE_KL["k1"]),
+                          values=[s["k3"]["std"] / s["k1"]["std"] for s in summaries], band=(1.0, 100.0), unit="x",
+                          seeds=seeds, note="band: the claim 'k3 std exceeds k1 std' (any ratio above 1)"))
     return rows
 
 
 def memory_rows() -> list[Row]:
     """Section 2.4: 252 / 140 / 126 GB for a 7B model."""
     totals = memory_totals(SEVEN_B)
-    return [Row("2.4", f"memory, 7B, {setup}", gb, totals[setup], (gb - 0.5, gb + 0.5), unit="GB",
-                note="16 B/trained, 2 B/frozen parameter, 1 GB = 1e9 B") for setup, gb in LECTURE_GB.items()]
+    return [lecture_row(section="2.4", figure=f"memory, 7B, {setup}", lecture=gb, values=[totals[setup]],
+                        lecture_is_a_run=False, unit="GB", note="16 B/trained, 2 B/frozen parameter, 1 GB = 1e9 B")
+            for setup, gb in LECTURE_GB.items()]
 
 
 def figures(seeds=(0,), fast: bool = False) -> list[Row]:

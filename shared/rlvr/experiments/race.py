@@ -21,7 +21,7 @@ import torch
 
 from rlvr.cache import cache_path, load_or_create, try_load
 from rlvr.config import pick
-from rlvr.experiments.common import Row, finite_mean
+from rlvr.experiments.common import Row, claim_row, finite_mean
 from rlvr.objectives import masked_mean
 from rlvr.train import Batch, RLConfig, StepHooks, run_key, train_rl
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
@@ -536,17 +536,10 @@ def race_measurements(runs: dict[str, RaceRun], steps: int = FIGURE_STEPS) -> di
 
 
 def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
-    """The Rows of section 3 from one measurement dict per seed (mean, and std if several seeds)."""
-    def stat(key):
-        values = np.array([m[key] for m in measured], dtype=float)
-        finite = values[np.isfinite(values)]
-        if len(finite) < len(values) or not len(values):
-            return math.nan, None
-        return float(values.mean()), (float(values.std(ddof=1)) if len(values) > 1 else None)
-
+    """The Rows of section 3 from one measurement dict per seed (statements in words: `claim_row`s)."""
     def row(figure, lecture, key, band=None, unit="", note=""):
-        mean, spread = stat(key)
-        return Row(SECTION, figure, lecture, mean, band, unit, spread, tuple(seeds), note)
+        return claim_row(section=SECTION, figure=figure, lecture=lecture, values=[m[key] for m in measured],
+                         band=band, unit=unit, seeds=seeds, note=note)
 
     target = f"{THINK_TARGET:.0%}"
     return [

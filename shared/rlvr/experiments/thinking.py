@@ -23,7 +23,7 @@ import torch
 from rlvr.cache import cache_path
 from rlvr.config import pick
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
-from rlvr.experiments.common import Row, finite_mean
+from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
 from rlvr.model import TinyTransformer, response_logps, sample
 from rlvr.sft import SFTConfig, warm_up, warm_up_report
 from rlvr.task import (CLOSE_ID, DEFAULT_TEACHER_ERROR_RATE, HASH_ID, N_DIGITS, OPEN_ID, PAD_ID, answer_digits,
@@ -47,13 +47,14 @@ MAX_BETA, BETA_STEP = 0.2, 0.01
 MAX_TEACHER_ERROR, TEACHER_ERROR_STEP = 0.5, 0.05
 
 # ----------------------------------------------------------------------------------------------- the lecture's numbers
-LECTURE_TEACHER_CHAIN = 0.35  # "0.9^10 ≈ 35%"
-LECTURE_WARM_T1 = {"accuracy": 0.19, "cot_fraction": 0.50, "cot_accuracy": 0.32, "direct_accuracy": 0.06}
-LECTURE_WARM_GREEDY = {"cot_accuracy": 1.00, "cot_fraction": 0.65, "accuracy": 0.70}  # "35% chose direct"
-LECTURE_WARM_LENGTH = 9.1
-LECTURE_GRPO = {"cot_fraction": 0.98, "mean_length": 14.9, "cot_accuracy": 0.94, "all_same": 0.55}
-LECTURE_ALGOS = {"dr_grpo": 0.94, "rft": 0.96}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
-LECTURE_WARM_PASS16 = 0.98
+# The lecture's numbers as it writes them (the digits set each row's rounding r; "~" marks an approximate value)
+LECTURE_TEACHER_CHAIN = "35%"  # "0.9^10 ≈ 35%"
+LECTURE_WARM_T1 = {"accuracy": "19%", "cot_fraction": "~50%", "cot_accuracy": "32%", "direct_accuracy": "6%"}  # "half"
+LECTURE_WARM_GREEDY = {"cot_accuracy": "100%", "cot_fraction": "65%", "accuracy": "70%"}  # "35% chose direct"
+LECTURE_WARM_LENGTH = "9.1"
+LECTURE_GRPO = {"cot_fraction": "98%", "mean_length": "14.9", "cot_accuracy": "94%", "all_same": "~55%"}
+LECTURE_ALGOS = {"dr_grpo": "94%", "rft": "96%"}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
+LECTURE_WARM_PASS16 = "98%"
 
 ALGO_LABELS = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "rft": "RFT"}
 TRAINING_PANELS = {  # history key -> axis title
@@ -692,24 +693,12 @@ def _binomial_se(p: float, n: float) -> float:
     return math.sqrt(max(p * (1 - p), 0.0) / n)
 
 
-def _row(section: str, figure: str, lecture: float, values: list[float], se: float, precision: float,
-         unit: str = "%", seeds=(), note: str = "") -> Row:
-    """A row whose band is lecture ± max(3 x uncertainty, precision) (precision: the lecture's rounding, or a floor).
-
-    The uncertainty is the std over seeds when there are several (run-to-run spread), else the standard error
-    of our held-out estimate (evaluation noise only: one training run cannot show its own spread).
-    """
-    values = [float(v) for v in values]
-    measured = float(np.mean(values))
-    spread = float(np.std(values, ddof=1)) if len(values) > 1 else None
-    half = max(3 * (spread if spread else se), precision)
-    source = "3 std over seeds" if spread else "3 SE of the held-out estimate"
-    band = (lecture - half, lecture + half)
-    text = f"band = lecture ± max({source}, {precision:g})"
-    if unit == "%" and band[0] <= 0 and band[1] >= 1:  # every share would agree: no comparison is possible
-        band, text = None, f"no band: {source} spans every share from 0% to 100%"
-    return Row(section, figure, lecture, measured, band, unit, spread, tuple(seeds),
-               f"{text}{'; ' + note if note else ''}")
+def _row(section: str, figure: str, lecture: str, values: list[float], se: float, unit: str = "%", seeds=(),
+         note: str = "", lecture_is_a_run: bool = True) -> Row:
+    """A row under the one band rule (`common.lecture_row`): the lecture's figure is one run of its script unless
+    said otherwise; se is the standard error of one seed's held-out estimate."""
+    return lecture_row(section=section, figure=figure, lecture=lecture, values=values, se=se, unit=unit, seeds=seeds,
+                       lecture_is_a_run=lecture_is_a_run, note=note)
 
 
 def teacher_rows(teachers: list[dict], seeds=(0,)) -> list[Row]:
@@ -718,7 +707,7 @@ def teacher_rows(teachers: list[dict], seeds=(0,)) -> list[Row]:
     chain = [t["chain_exact"] for t in teachers]
     closed = teacher_chain_accuracy()
     return [_row("5.1", "teacher: chains with every step right (simulated)", LECTURE_TEACHER_CHAIN, chain,
-                 _binomial_se(closed, n), 0.005, seeds=seeds,
+                 _binomial_se(closed, n), seeds=seeds, lecture_is_a_run=False,
                  note=f"closed form 0.9^10 = {closed:.4f}; its final digit is right more often, "
                       f"{teacher_answer_accuracy():.3f}, because errors can cancel")]
 
@@ -737,7 +726,7 @@ def warmup_rows(reports: list[dict], seeds=(0,)) -> list[Row]:
             note = "" if len(kept) == len(reports) else (
                 f"seeds {', '.join(str(s) for _, s in kept)} only: the others never think first {mode}")
             rows.append(_row("5.1", f"warm-up, {mode}: {TRAINING_PANELS.get(key, key)}", value, values,
-                             _binomial_se(values[0], n), 0.005, seeds=tuple(s for _, s in kept), note=note))
+                             _binomial_se(values[0], n), seeds=tuple(s for _, s in kept), note=note))
     return rows
 
 
@@ -767,22 +756,21 @@ def grpo_rows(warm_reports: list[dict], grpo_evals: list[dict], histories: list[
     before = [r["temperature1"] for r in warm_reports]
     rows = [
         _row("5.2", "warm-up (T=1): mean answer length", LECTURE_WARM_LENGTH, [m["mean_length"] for m in before],
-             _length_se(before[0], n_prompts), 0.05, unit="tokens", seeds=seeds),
+             _length_se(before[0], n_prompts), unit="tokens", seeds=seeds),
     ]
-    for key, figure, precision, unit in (("cot_fraction", "think-first share", 0.005, "%"),
-                                         ("mean_length", "mean answer length", 0.05, "tokens"),
-                                         ("cot_accuracy", "think-first accuracy", 0.005, "%")):
+    for key, figure, unit in (("cot_fraction", "think-first share", "%"),
+                              ("mean_length", "mean answer length", "tokens"),
+                              ("cot_accuracy", "think-first accuracy", "%")):
         values = [m[key] for m in grpo_evals]
         if key == "mean_length":
             se = _length_se(grpo_evals[0], n_prompts)
         else:
             se = _binomial_se(values[0], n_prompts * _answers_share(grpo_evals[0], key))
-        rows.append(_row("5.2", f"after GRPO (T=1, held-out): {figure}", LECTURE_GRPO[key], values, se, precision,
-                         unit, seeds))
+        rows.append(_row("5.2", f"after GRPO (T=1, held-out): {figure}", LECTURE_GRPO[key], values, se, unit, seeds))
     late = [late_mean(h) for h in histories]
     groups = LATE_STEPS * prompts_per_step
     rows.append(_row("5.2", f"groups with all-equal rewards, last {LATE_STEPS} steps", LECTURE_GRPO["all_same"], late,
-                     _binomial_se(late[0], groups), 0.05, seeds=seeds,
+                     _binomial_se(late[0], groups), seeds=seeds,
                      note="'~55%'; at accuracy p per answer a group of 8 is all-equal with chance ≈ p^8 + (1-p)^8"))
     return rows
 
@@ -794,7 +782,7 @@ def algo_rows(evals: dict[str, list[dict]], n_prompts: int, seeds=(0,)) -> list[
         values = [m["cot_accuracy"] for m in evals[algo]]
         se = _binomial_se(values[0], n_prompts * evals[algo][0]["cot_fraction"])
         rows.append(_row("5.2", f"{ALGO_LABELS[algo]}, same steps as GRPO: think-first accuracy", lecture, values, se,
-                         0.005, seeds=seeds,
+                         seeds=seeds,
                          note=f"overall accuracy {np.mean([m['accuracy'] for m in evals[algo]]):.1%}; the notes do "
                               "not say which accuracy"))
     return rows
@@ -808,13 +796,13 @@ def pass_rows(warm_pass: list[dict], grpo_pass: list[dict], n_prompts: int, seed
     gap = [g[k] - g[1] for g in grpo_pass]
     se16 = _binomial_se(warm16[0], n_prompts)
     rows = [
-        _row("5.3", f"warm-up pass@{k}", LECTURE_WARM_PASS16, warm16, se16, 0.005, seeds=seeds),
-        _row("5.3", f"GRPO pass@{k} minus warm-up pass@{k} ('barely moves')", 0.0, moved,
-             math.hypot(se16, _binomial_se(grpo_pass[0][k], n_prompts)), 0.02, seeds=seeds,
-             note="the notes give no number: 'barely moves' read as within 2 points"),
-        Row("5.3", f"GRPO pass@{k} minus GRPO pass@1 ('pass@1 near pass@{k}')", "small", float(np.mean(gap)), None,
-            "%", float(np.std(gap, ddof=1)) if len(gap) > 1 else None, tuple(seeds),
-            f"warm-up: pass@{k} - pass@1 = {np.mean([p[k] - p[1] for p in warm_pass]):.1%}; not judged"),
+        _row("5.3", f"warm-up pass@{k}", LECTURE_WARM_PASS16, warm16, se16, seeds=seeds),
+        claim_row(section="5.3", figure=f"GRPO pass@{k} minus warm-up pass@{k} ('barely moves')", lecture=0.0,
+                  values=moved, band=(-0.02, 0.02), unit="%", seeds=seeds,
+                  note="the notes give no number: 'barely moves' read as within 2 points, fixed before measuring"),
+        claim_row(section="5.3", figure=f"GRPO pass@{k} minus GRPO pass@1 ('pass@1 near pass@{k}')", lecture="small",
+                  values=gap, band=None, unit="%", seeds=seeds,
+                  note=f"warm-up: pass@{k} - pass@1 = {np.mean([p[k] - p[1] for p in warm_pass]):.1%}; not judged"),
     ]
     return rows
 
@@ -854,14 +842,15 @@ def exercise_rows() -> list[Row]:
     rewards = torch.tensor([1.0, 0, 0, 0, 0, 0, 0, 0])
     grpo = grpo_advantages(rewards, 8, eps=0.0, std="population")  # [8]
     dr = dr_grpo_advantages(rewards, 8)  # [8]
-    rows = [Row("Ex. 3", f"{name} advantage, rewards [1,0,...,0], {which} answer", lecture, float(adv[i]),
-                (lecture - 0.005, lecture + 0.005))
-            for name, adv, values in (("GRPO (population std)", grpo, (2.65, -0.38)), ("Dr. GRPO", dr, (0.875, -0.125)))
+    rows = [lecture_row(section="Ex. 3", figure=f"{name} advantage, rewards [1,0,...,0], {which} answer",
+                        lecture=lecture, values=[adv[i]], lecture_is_a_run=False)
+            for name, adv, values in (("GRPO (population std)", grpo, ("2.65", "-0.38")),
+                                      ("Dr. GRPO", dr, ("0.875", "-0.125")))
             for (which, i), lecture in zip((("right", 0), ("a wrong", 1)), values)]
     n = 10_000  # samples per prompt, so that c / n = p exactly
-    for p, lecture in ((0.1, 0.81), (0.9, 1.0)):
-        rows.append(Row("Ex. 6", f"pass@16 at single-sample accuracy p = {p}", lecture,
-                        pass_at_k(n, round(p * n), 16), (lecture - 0.005, lecture + 0.005), "%"))
+    for p, lecture in ((0.1, "0.81"), (0.9, "1.0")):
+        rows.append(lecture_row(section="Ex. 6", figure=f"pass@16 at single-sample accuracy p = {p}", lecture=lecture,
+                                values=[pass_at_k(n, round(p * n), 16)], lecture_is_a_run=False, unit="%"))
     return rows
 
 
