@@ -2,7 +2,7 @@
 way from the key press to the new image in the browser). Goal: a slider move shows its new plot within 200 ms.
 
 Usage: python benchmarks/bench_panels.py [--repeats 3]
-For every argument-free `*_panel()` of rlvr.experiments.* that builds an AnalyticPanel, each control visits its
+For every argument-free `*_panel()` of rlvr.figures.* that builds an AnalyticPanel, each control visits its
 edge and middle values `--repeats` times. Columns: the panel's redraw (draw function + PNG, on the panel's figure,
 whose axes are reused), the same values drawn on a new figure each time (nothing reused), and the split of the
 panel's redraw into the draw function and rendering + PNG encoding.
@@ -18,15 +18,15 @@ import time
 
 import matplotlib
 
-import rlvr.experiments
+import rlvr.figures
 from rlvr.widgets import AnalyticPanel, edge_values, figure_png, fresh_png
 
 
 def analytic_panels():
-    """('module.function', panel) for every argument-free *_panel function of the experiment modules that builds an
+    """("module.function", panel) for every argument-free *_panel function of the figure modules that builds an
     AnalyticPanel (training panels need a Run click; shaping_panel needs sampled answers)."""
-    for info in pkgutil.iter_modules(rlvr.experiments.__path__):
-        module = importlib.import_module(f"rlvr.experiments.{info.name}")
+    for info in pkgutil.iter_modules(rlvr.figures.__path__):
+        module = importlib.import_module(f"rlvr.figures.{info.name}")
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             required = [p for p in inspect.signature(fn).parameters.values() if p.default is p.empty
                         and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

@@ -8,6 +8,7 @@ import torch
 
 from rlvr import widgets as w
 from rlvr.experiments import bandit as b
+from rlvr.figures import bandit as fb
 
 LOGITS = torch.tensor(b.INIT_LOGITS, dtype=torch.float64)
 PARTIAL_CREDIT = (1.0, 0.5, 0.0, 0.0, 0.0)
@@ -208,7 +209,7 @@ def test_best_of_n_picked_by_the_true_reward_is_the_expected_maximum_of_normals(
 
 
 # ----------------------------------------------------------------------------- panels and figures()
-PANELS = {"estimators": b.estimator_panel, "std": b.std_panel, "shift": b.shift_panel}
+PANELS = {"estimators": fb.estimator_panel, "std": fb.std_panel, "shift": fb.shift_panel}
 
 
 @pytest.mark.parametrize("name", list(PANELS))
@@ -219,7 +220,7 @@ def test_panel_edges_draw_without_problems(name):
 
 
 def test_estimator_panel_back_at_a_setting_redraws_the_same_plot_and_table():
-    panel = b.estimator_panel(n_groups=2_000)
+    panel = fb.estimator_panel(n_groups=2_000)
     panel.set(group_size=16)
     first = (panel.png(), panel.table.value)
     panel.set(group_size=4)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rlvr.experiments import length_bias as lb
+from rlvr.figures import length_bias as flb
 from rlvr.objectives import aggregate_loss, compute_advantages, kimi_length_reward, policy_gradient_loss
 from rlvr.widgets import exercise_panel_edges
 
@@ -194,7 +195,7 @@ def test_kimi_toy_shortens_both_paths_under_dr_grpo():
 
 
 # ----------------------------------------------------------------------------------------------- panels
-PANELS = [lb.token_weight_panel, lb.toy_panel, lb.kimi_group_panel, lb.toy_kimi_panel]
+PANELS = [flb.token_weight_panel, flb.toy_panel, flb.kimi_group_panel, flb.toy_kimi_panel]
 
 
 @pytest.mark.parametrize("make", PANELS, ids=lambda f: f.__name__)
@@ -205,7 +206,7 @@ def test_panel_edges(make):
 
 
 def test_token_weight_panel_says_when_an_answer_is_longer_than_l_max():
-    panel = lb.token_weight_panel()
+    panel = flb.token_weight_panel()
     panel.set(correct_length=1500, max_len=1000)
     texts = [t.get_text() for ax in panel.figure.axes for t in ax.texts]
     assert any("correct, 1000 tokens*" in t and "capped at L_max" in t for t in texts)

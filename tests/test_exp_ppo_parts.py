@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rlvr.experiments import ppo_parts as parts
+from rlvr.figures import ppo_parts as fparts
 from rlvr.experiments.common import half_unit
 from rlvr.model import sample
 from rlvr.sft import warm_up
@@ -125,7 +126,7 @@ def test_gae_with_lambda_zero_is_the_one_step_td_error_and_v_zero_discounts():
 def test_shaping_panel_redraws_at_every_control_edge():
     examples = [synthetic_example(1.0), synthetic_example(0.0)]
     examples[1].label = "toy wrong"
-    panel = parts.shaping_panel(examples)
+    panel = fparts.shaping_panel(examples)
     check_panel(panel)
 
 
@@ -219,11 +220,11 @@ def test_policy_kl_estimators_on_the_warm_up_model_and_a_perturbed_copy(warm_mod
 
 
 def test_kl_panel_redraws_at_every_slider_edge():
-    check_panel(parts.kl_panel(n_samples=5000))
+    check_panel(fparts.kl_panel(n_samples=5000))
 
 
 def test_clip_panel_redraws_at_every_slider_edge():
-    check_panel(parts.clip_panel())
+    check_panel(fparts.clip_panel())
 
 
 # ----------------------------------------------------------------------------------------------- memory
@@ -236,7 +237,7 @@ def test_memory_reproduces_the_lecture_exactly():
 
 
 def test_memory_panel_redraws_at_every_slider_edge():
-    check_panel(parts.memory_panel())
+    check_panel(fparts.memory_panel())
 
 
 def test_policy_kl_rows_report_the_claim_and_bands():

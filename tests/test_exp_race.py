@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rlvr.experiments import race
+from rlvr.figures import race as frace
 from rlvr.model import TinyTransformer
 from rlvr.objectives import gae, shaped_rewards
 from rlvr.train import RLConfig, train_rl
@@ -97,7 +98,7 @@ def test_configs_share_cache_keys_with_the_package_defaults():
 
 def test_values_from_key_inverts_config_key():
     values = {"algo": "ppo", "lr": 3e-4, "epsilon": 0.35, "updates": 3}
-    assert race.values_from_key(config_key(values)) == values
+    assert frace.values_from_key(config_key(values)) == values
 
 
 # ----------------------------------------------------------------------------- reading curves
@@ -149,11 +150,10 @@ def test_measurements_and_rows():
 
 
 # ----------------------------------------------------------------------------- costs
-def test_memory_accounting_reproduces_the_lectures_7b_numbers():
-    n = 7e9
-    assert race.memory_gb(trained=2 * n, frozen=2 * n) == pytest.approx(252)  # policy + value, ref + reward
-    assert race.memory_gb(trained=n, frozen=2 * n) == pytest.approx(140)  # no value model
-    assert race.memory_gb(trained=n, frozen=n) == pytest.approx(126)  # and a verifier instead of a reward model
+def test_cost_table_uses_notebook_02s_memory_accounting():
+    table = race.cost_table(70_000, 64)
+    assert "| 238 GB |" in table  # PPO with a verifier: 16 B x (policy + value) + 2 B x reference, 7B each
+    assert "| 126 GB |" in table  # GRPO with a verifier: the lecture's 126 GB
 
 
 def test_value_model_doubles_the_trained_parameters(policy):
@@ -174,8 +174,8 @@ def test_plots_draw(tmp_path):
                    ratio_outside_per_update=[[0, 0.2]] * 3, abs_log_ratio_per_update=[[0, 0.05]] * 3)
     ppo.config = RLConfig(algo="ppo", steps=3, epochs_per_batch=2)
     runs = {"PPO-8": ppo, "GRPO-1": fake_run([0.2, 0.3, 0.4])}
-    for draw, arg in ((race.plot_race, runs), (race.plot_value, ppo), (race.plot_clipping, runs),
-                      (race.plot_no_clip, {"a": ppo, "b": ppo})):
+    for draw, arg in ((frace.plot_race, runs), (frace.plot_value, ppo), (frace.plot_clipping, runs),
+                      (frace.plot_no_clip, {"a": ppo, "b": ppo})):
         fig = new_figure()
         draw(fig, arg)
         fig.savefig(tmp_path / "x.png")
@@ -187,7 +187,7 @@ def test_panel_plot_redrawn_on_its_reused_axes_looks_like_a_new_one():
     live = fake_run([0.1, 0.3]).history
     calls = [({"GRPO-8 (default)": default}, None), ({"GRPO-8 (default)": default}, live),
              ({"GRPO-8 (default)": default, "PPO-8": other}, None)]
-    assert redraw_differences(race.plot_panel, calls, (11, 3.4)) == []
+    assert redraw_differences(frace.plot_panel, calls, (11, 3.4)) == []
 
 
 def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
@@ -200,10 +200,10 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
             on_step(cfg.steps, cfg.steps, run.history)
         return run
 
-    monkeypatch.setattr(race, "race_run", fake_race_run)
-    monkeypatch.setattr(race, "cached_run", lambda cfg: None)
+    monkeypatch.setattr(frace, "race_run", fake_race_run)  # the panel calls the names it imported
+    monkeypatch.setattr(frace, "cached_run", lambda cfg: None)
     default = fake_run([0.4] * 3, clip_fraction=[0.0] * 3)
-    panel = race.epsilon_panel(default_result=default, steps=3)
+    panel = frace.epsilon_panel(default_result=default, steps=3)
     assert panel.error is None and len(panel.results) == 1
     panel.controls["epsilon"].value = 0.5
     panel.controls["updates"].value = 4

@@ -7,6 +7,7 @@ import torch
 
 from rlvr import task
 from rlvr.experiments import thinking
+from rlvr.figures import thinking as fthink
 from rlvr.experiments.common import Row
 from rlvr.model import TinyTransformer
 from rlvr.sft import SFTConfig
@@ -132,7 +133,7 @@ def test_kl_to_itself_is_zero():
 
 def test_values_from_key_inverts_config_key():
     for values in ({"beta": 0.04}, {"group_size": 32}, {"teacher_error_rate": 0.15000000000000002}):
-        parsed = thinking._values_from_key(config_key(values))
+        parsed = fthink._values_from_key(config_key(values))
         assert parsed == pytest.approx({k: float(v) for k, v in values.items()})
 
 
@@ -209,12 +210,12 @@ def fake_panel_run(**overrides):
 def test_training_curve_figures_draw_single_and_overlaid_runs():
     from rlvr.widgets import new_figure
     fig = new_figure((11, 6))
-    thinking.draw_training_curves(fig, fake_history())
+    fthink.draw_training_curves(fig, fake_history())
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 6
-    thinking.draw_algo_comparison(fig, {"GRPO": fake_history(), "RFT": fake_history(seed=1)})
+    fthink.draw_algo_comparison(fig, {"GRPO": fake_history(), "RFT": fake_history(seed=1)})
     assert len(fig.axes) == 4
-    thinking.draw_pass_at_k(fig, {"a": {k: k / 16 for k in range(1, 17)}})
-    thinking.draw_thinking_budget(fig, {"a": {b: 0.1 for b in range(11)}})
+    fthink.draw_pass_at_k(fig, {"a": {k: k / 16 for k in range(1, 17)}})
+    fthink.draw_thinking_budget(fig, {"a": {b: 0.1 for b in range(11)}})
 
 
 def test_training_plots_redrawn_on_their_reused_axes_look_like_new_ones():
@@ -224,14 +225,14 @@ def test_training_plots_redrawn_on_their_reused_axes_look_like_new_ones():
     for knob in ("group_size", "beta", "teacher_error_rate"):
         calls = [({"G (default)": one}, fake_history(steps=2)), ({"G (default)": one, "other": two}, None),
                  ({"G (default)": one}, None)]
-        assert redraw_differences(lambda fig, r, live, knob=knob: thinking.plot_knob_panel(fig, r, live, knob), calls,
+        assert redraw_differences(lambda fig, r, live, knob=knob: fthink.plot_knob_panel(fig, r, live, knob), calls,
                                   (11, 3.4)) == [], knob
     calls = [(fake_history(),), ({"GRPO": fake_history(), "RFT": fake_history(seed=1)},), (fake_history(seed=2),)]
-    assert redraw_differences(thinking.draw_training_curves, calls, (11, 6)) == []
+    assert redraw_differences(fthink.draw_training_curves, calls, (11, 6)) == []
     report = {"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": fake_metrics(0.5, 0.4, 1.0, 8.0),
               "losses": [2.0, 1.0, 0.7, 0.5], "teacher_error_rate": 0.1}
     calls = [({"0.1 (default)": report}, [2.0, 1.5]), ({"0.1 (default)": report, "0.3": report}, None)]
-    assert redraw_differences(thinking.plot_teacher_panel, calls, (11, 3.4)) == []
+    assert redraw_differences(fthink.plot_teacher_panel, calls, (11, 3.4)) == []
 
 
 def test_teacher_panel_trains_through_warm_up_with_progress(monkeypatch):
@@ -245,10 +246,10 @@ def test_teacher_panel_trains_through_warm_up_with_progress(monkeypatch):
         return {"temperature1": metrics, "greedy": metrics, "losses": [2.0, 1.0, 0.7, 0.5],
                 "teacher_error_rate": rate}
 
-    monkeypatch.setattr(thinking, "warmup_metrics", fake_warmup_metrics)
-    monkeypatch.setattr(thinking, "warmup_on_disk", lambda *a, **k: False)
+    monkeypatch.setattr(fthink, "warmup_metrics", fake_warmup_metrics)
+    monkeypatch.setattr(fthink, "warmup_on_disk", lambda *a, **k: False)
     default = fake_warmup_metrics(0.1, 0, None, 8, on_step=lambda *a: None)
-    panel = thinking.teacher_panel(default_result=default, sft_steps=8)
+    panel = fthink.teacher_panel(default_result=default, sft_steps=8)
     panel.controls["teacher_error_rate"].value = 0.30000000000000004
     assert panel.click_run() is not None, panel.last_traceback
     assert panel.error is None
@@ -265,24 +266,24 @@ def test_knob_panels_run_the_chosen_setting_and_overlay_it(monkeypatch, knob, va
         history = fake_history(steps=4)
         for step in range(1, len(history) + 1):
             on_step(step, len(history), history[:step])
-        return fake_panel_run(**{knob_name: thinking._knob_value(knob_name, v)})
+        return fake_panel_run(**{knob_name: thinking.knob_value(knob_name, v)})
 
-    monkeypatch.setattr(thinking, "panel_run", fake_panel_run_fn)
-    monkeypatch.setattr(thinking, "panel_run_on_disk", lambda *a, **k: False)
-    panel = thinking.knob_panel(knob, fake_panel_run(), steps=4)
+    monkeypatch.setattr(fthink, "panel_run", fake_panel_run_fn)
+    monkeypatch.setattr(fthink, "panel_run_on_disk", lambda *a, **k: False)
+    panel = fthink.knob_panel(knob, fake_panel_run(), steps=4)
     panel.controls[knob].value = value
     assert panel.click_run() is not None, panel.last_traceback
     assert panel.error is None
     assert seen == [(knob, value)]
     assert len(panel.results) == 2
-    table = thinking.runs_summary(panel)
+    table = fthink.runs_summary(panel)
     assert table.text.count("\n") == 3  # header, rule, two runs
-    assert thinking.runs_summary(panel, panel).text == table.text  # the shared default is listed once
+    assert fthink.runs_summary(panel, panel).text == table.text  # the shared default is listed once
     assert "default (G=8" in table.text
 
 
 def test_panel_run_keys_match_the_shared_run_cache():
-    cfg = thinking.rl_config("grpo", 200, 0, beta=thinking._knob_value("beta", 0.04000000000000001))
+    cfg = thinking.rl_config("grpo", 200, 0, beta=thinking.knob_value("beta", 0.04000000000000001))
     assert cfg.beta == 0.04
     assert cfg == RLConfig(beta=0.04)  # same cache entry as `python -m rlvr train --beta 0.04`
 
@@ -314,13 +315,13 @@ def test_run_exercise7_presses_run_for_each_setting_and_restores_the_slider(monk
 
     def fake_panel_run_fn(knob_name, v, steps, n_prompts, sft_steps, on_step=None, seed=0):
         seen.append(v)
-        return fake_panel_run(**{knob_name: thinking._knob_value(knob_name, v)})
+        return fake_panel_run(**{knob_name: thinking.knob_value(knob_name, v)})
 
-    monkeypatch.setattr(thinking, "panel_run", fake_panel_run_fn)
-    monkeypatch.setattr(thinking, "panel_run_on_disk", lambda *a, **k: False)
-    panel = thinking.knob_panel("group_size", fake_panel_run(), steps=4)
-    thinking.run_exercise7(panel)
-    assert seen == list(thinking.EXERCISE7["group_size"])
+    monkeypatch.setattr(fthink, "panel_run", fake_panel_run_fn)
+    monkeypatch.setattr(fthink, "panel_run_on_disk", lambda *a, **k: False)
+    panel = fthink.knob_panel("group_size", fake_panel_run(), steps=4)
+    fthink.run_exercise7(panel)
+    assert seen == list(fthink.EXERCISE7["group_size"])
     assert panel.controls["group_size"].value == 8 and len(panel.results) == 3
 
 

@@ -120,7 +120,12 @@ class RunResult:
 
     def curve(self, key: str) -> np.ndarray:
         """One metric against step, as an array (NaN where undefined)."""
-        return np.array([h.get(key, np.nan) for h in self.history], dtype=float)
+        return history_curve(self.history, key)
+
+
+def history_curve(history: list[dict], key: str) -> np.ndarray:
+    """One metric of a run's per-step history against step (NaN where a step lacks it). [steps]"""
+    return np.array([h.get(key, np.nan) for h in history], dtype=float)
 
 
 def _adam(params, lr: float) -> torch.optim.Adam:

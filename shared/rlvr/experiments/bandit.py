@@ -15,8 +15,8 @@ package's reference functions in `rlvr.objectives`.
 
 Contents: the estimator comparison (bias, variance, the (G-1)/G shrink), the "+5 on every reward" training
 runs, the expected step along the correct answer's logit with and without dividing by the group std, the share
-of groups with no signal, a best-of-n toy for over-optimising a learned reward, the notebook's panels and
-`figures()` (the lecture's numbers next to ours).
+of groups with no signal, a best-of-n toy for over-optimising a learned reward, and `figures()` (the lecture's
+numbers next to ours). Figures and panels: `rlvr.figures.bandit`.
 """
 from __future__ import annotations
 
@@ -24,11 +24,8 @@ import functools
 import math
 from dataclasses import dataclass
 
-import matplotlib
 import numpy as np
 import torch
-from matplotlib.collections import LineCollection
-from matplotlib.ticker import MaxNLocator
 
 from rlvr.config import one_thread
 from rlvr.experiments.common import Row, claim_row, lecture_row
@@ -47,7 +44,6 @@ LABELS = {
     "grpo": "group z-score (GRPO)",
 }
 SHORT_LABELS = {"none": "none", "mean": "mean", "rloo": "RLOO", "grpo": "GRPO"}
-COLORS = {"none": "#808080", "mean": "#1f77b4", "rloo": "#2ca02c", "grpo": "#d62728", "exact": "#000000"}
 GROUP_SIZE = 8  # answers per group, as in the lecture's comparison
 N_GROUPS = 20_000  # repetitions of the group estimate, as in the lecture
 GRPO_EPS = 1e-4  # added to the group std (nano-aha-moment, TRL)
@@ -228,36 +224,6 @@ def baseline_scale_vs_group_size(group_sizes=(2, 3, 4, 8, 16, 32, 64), kinds=("m
 
 
 # ----------------------------------------------------------------------------------------------- persistent figures
-def figure_layout(fig, name: str, build) -> dict:
-    """The artists of plot `name` on `fig`: built by build(fig) on the first call, reused afterwards.
-
-    A panel redraws the same plot at new slider values; updating the data of existing artists instead of
-    rebuilding the axes saves about a third of the redraw time.
-    """
-    from rlvr.widgets import FIXED_TITLES
-    state = getattr(fig, "_rlvr_layout", None)
-    if state is None or state["name"] != name or any(ax not in fig.axes for ax in state["axes"]):
-        fig.clear()
-        with matplotlib.rc_context(FIXED_TITLES):
-            state = {"name": name, **build(fig)}
-        fig._rlvr_layout = state
-    return state
-
-
-def set_bar_heights(bars, heights) -> None:
-    """New heights for an existing bar container."""
-    for bar, height in zip(bars, heights):
-        bar.set_height(float(height))
-
-
-def padded_limits(values, pad: float = 0.12, include_zero: bool = True) -> tuple[float, float]:
-    """(low, high) around the values, with `pad` of the range on each side."""
-    values = np.asarray(values, dtype=float)
-    low, high = float(values.min()), float(values.max())
-    if include_zero:
-        low, high = min(low, 0.0), max(high, 0.0)
-    span = max(high - low, 1e-12)
-    return low - pad * span, high + pad * span
 
 
 # ----------------------------------------------------------------------------------------------- training runs
@@ -335,54 +301,6 @@ def run_segments(result: BanditRuns, max_lines: int | None = None) -> np.ndarray
     shown = accuracy if max_lines is None else accuracy[:, :max_lines]
     steps = np.arange(accuracy.shape[0])
     return np.stack([np.broadcast_to(steps, shown.T.shape), shown.T], axis=-1)  # [R, T, 2]
-
-
-def _build_shift_layout(fig, kinds: list) -> dict:
-    """Axes and empty artists for draw_shift_runs."""
-    axes = fig.subplots(1, len(kinds) + 1, width_ratios=[1.4] * len(kinds) + [1])
-    fig.subplots_adjust(left=0.07, right=0.98, top=0.78, bottom=0.15, wspace=0.3)
-    bins = np.linspace(0, 1, 26)
-    runs, means, hists = {}, {}, {}
-    for ax, kind in zip(axes, kinds):
-        color = COLORS.get(kind, "#555555")
-        runs[kind] = ax.add_collection(LineCollection([], colors=color, linewidths=0.6))
-        (means[kind],) = ax.plot([], [], color="black", lw=2.2, label="mean over runs")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("training step")
-        hists[kind] = axes[-1].bar(bins[:-1], np.zeros(len(bins) - 1), width=np.diff(bins), align="edge",
-                                   color=color, alpha=0.7, label=LABELS.get(kind, kind))
-    axes[0].set_ylabel("P(correct answer)")
-    axes[0].legend(loc="lower right", fontsize=7)
-    axes[-1].set_ylim(0.7, 10)
-    axes[-1].set_yscale("log")
-    axes[-1].set_xlim(0, 1)
-    axes[-1].set_xlabel("final P(correct)")
-    axes[-1].set_ylabel("runs")
-    axes[-1].set_title("where the runs end", fontsize=9)
-    axes[-1].legend(fontsize=7, loc="upper center")
-    return {"axes": list(axes), "runs": runs, "means": means, "hists": hists, "bins": bins,
-            "title": fig.suptitle("", fontsize=10)}
-
-
-def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
-    """One axis per method (every run, or the first max_lines, and the mean over all runs), then a histogram of
-    the final values of all runs."""
-    kinds = list(results)
-    state = figure_layout(fig, "shift:" + ",".join(kinds), lambda f: _build_shift_layout(f, kinds))
-    for ax, kind in zip(state["axes"], kinds):
-        result = results[kind]
-        segments = run_segments(result, max_lines)
-        state["runs"][kind].set_segments(segments)
-        state["runs"][kind].set_alpha(min(0.5, max(0.03, 8.0 / len(segments))))
-        state["means"][kind].set_data(np.arange(result.accuracy.shape[0]), result.mean_curve.numpy())
-        ax.set_xlim(0, result.accuracy.shape[0] - 1)
-        ax.set_title(f"{LABELS.get(kind, kind)}\nmean final {result.final_mean:.3f}, worst {result.worst:.3g}",
-                     fontsize=9)
-        set_bar_heights(state["hists"][kind], np.histogram(result.final.numpy(), bins=state["bins"])[0])
-    first = results[kinds[0]]
-    state["axes"][-1].set_ylim(0.7, first.final.numel() * 2)
-    state["title"].set_text(f"{first.final.numel()} runs, +{first.shift:g} on every reward, G = {first.group_size}, "
-                            f"SGD lr {first.lr:.2g}")
 
 
 def shift_rows(results_per_seed: list[dict], seeds=(0,)) -> list[Row]:
@@ -520,68 +438,25 @@ def hard_prompt_amplification(group_size: int = GROUP_SIZE, n_groups: int = 200_
     return float(simulation.amplification()[0])
 
 
-P_GRID = np.linspace(0.005, 0.995, 199)
-P_DOTS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98])
+P_GRID = np.linspace(0.005, 0.995, 199)  # p of the exact curves
+P_DOTS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98])  # p of the simulated dots
 
 
-def _build_std_layout(fig) -> dict:
-    """Axes, constant curves and empty artists for draw_std_effect."""
-    ax_step, ax_amp, ax_zero = fig.subplots(1, 3)
-    fig.subplots_adjust(left=0.06, right=0.99, top=0.9, bottom=0.15, wspace=0.3)
-    dots = {"ms": 3.5, "mec": "black", "mew": 0.4, "ls": "none", "marker": "o"}
-    ax_step.plot(P_GRID, ideal_step(P_GRID, False), color=COLORS["mean"], ls="--", lw=1, label="p(1-p)")
-    ax_step.plot(P_GRID, ideal_step(P_GRID, True), color=COLORS["grpo"], ls="--", lw=1, label="√(p(1-p))")
-    lines = {kind: ax_step.plot(P_GRID, P_GRID * 0, color=COLORS[kind], lw=2, label=label)[0]
-             for kind, label in (("mean", "mean baseline"), ("grpo", "÷ group std (GRPO)"))}
-    step_dots = {kind: ax_step.plot([], [], color=COLORS[kind], **dots)[0] for kind in ("mean", "grpo")}
-    ax_step.set_xlabel("p = P(correct) for this prompt")
-    ax_step.set_ylabel("expected step on the correct logit")
-    ax_step.set_title("expected step (lines: exact, dots: simulated)", fontsize=9)
-    ax_step.set_ylim(0, 0.55)
-    ax_step.legend(fontsize=6.5, loc="lower center", ncol=2)
+@dataclass
+class StdEffect:
+    """Notebook 01's group-std figure for one G: exact curves over P_GRID, simulated points at P_DOTS."""
 
-    low, high = p_for_amplification()
-    ax_amp.plot(P_GRID, ideal_amplification(P_GRID), color="black", ls="--", lw=1.2, label="0.5/√(p(1-p)): true std")
-    (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label="std from the group")
-    (amp_dots,) = ax_amp.plot([], [], color=COLORS["grpo"], **dots)
-    ax_amp.axhline(AMPLIFICATION, color="#888888", lw=0.8, ls=":")
-    for edge in (low, high):
-        ax_amp.axvline(edge, color="#888888", lw=0.8, ls=":")
-    ax_amp.text(0.5, AMPLIFICATION + 0.15, f"3.5x at p = {low:.3f} / {high:.3f}", ha="center", fontsize=8)
-    ax_amp.set_ylim(0, 6)
-    ax_amp.set_xlabel("p")
-    ax_amp.set_ylabel("weight vs a p = 0.5 prompt")
-    ax_amp.set_title("relative amplification by the std", fontsize=9)
-    ax_amp.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.88))
-
-    (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color="#6a1b9a", lw=2, label="p^G + (1-p)^G")
-    (zero_dots,) = ax_zero.plot([], [], color="#6a1b9a", label="simulated", **dots)
-    ax_zero.set_ylim(-0.02, 1.02)
-    ax_zero.set_xlabel("p")
-    ax_zero.set_ylabel("share of groups")
-    ax_zero.legend(fontsize=7, loc="upper center")
-    return {"axes": [ax_step, ax_amp, ax_zero], "lines": lines, "step_dots": step_dots, "amp_line": amp_line,
-            "amp_dots": amp_dots, "zero_line": zero_line, "zero_dots": zero_dots}
+    group_size: int
+    exact: dict[str, np.ndarray]  # "mean" / "grpo" -> [len(P_GRID)] expected step along the correct logit
+    no_signal: np.ndarray  # [len(P_GRID)] share of all-equal groups
+    sim: CorrectLogitSimulation  # the same three quantities simulated at P_DOTS
 
 
-def draw_std_effect(fig, group_size: int = GROUP_SIZE, n_answers: int = 40_000, seed: int = 0) -> None:
-    """Three panels over p: expected step along the correct logit, relative amplification, no-signal share.
-
-    Lines are exact (a sum over the number of right answers); dots simulate n_answers answers per p
-    (n_answers // G groups, so every G costs the same).
-    """
-    state = figure_layout(fig, "std", _build_std_layout)
+def std_effect(group_size: int = GROUP_SIZE, n_answers: int = 40_000, seed: int = 0) -> StdEffect:
+    """Exact curves and a simulation of n_answers answers per p (n_answers // G groups: every G costs the same)."""
     sim = simulate_correct_logit(P_DOTS, group_size, max(200, n_answers // group_size), seed=seed)
     exact = {kind: step_along_correct(P_GRID, group_size, kind).numpy() for kind in ("mean", "grpo")}
-    for kind in ("mean", "grpo"):
-        state["lines"][kind].set_ydata(exact[kind])
-        state["step_dots"][kind].set_data(sim.p, sim.step[kind])
-    state["amp_line"].set_ydata(exact["grpo"] / exact["mean"] / (exact["grpo"][99] / exact["mean"][99]))
-    state["amp_dots"].set_data(sim.p, sim.amplification())
-    state["zero_line"].set_ydata(no_signal_share(P_GRID, group_size))
-    state["zero_dots"].set_data(sim.p, sim.no_signal)
-    state["axes"][2].set_title(f"all right or all wrong: no signal (G={group_size})", fontsize=9)
-    state["axes"][0].set_title(f"expected step, G={group_size} (lines: exact, dots: simulated)", fontsize=9)
+    return StdEffect(group_size, exact, no_signal_share(P_GRID, group_size), sim)
 
 
 def amplification_rows(simulated: list[float], seeds=(0,), group_size: int = GROUP_SIZE,
@@ -602,108 +477,6 @@ def amplification_rows(simulated: list[float], seeds=(0,), group_size: int = GRO
 
 
 # ----------------------------------------------------------------------------------------------- estimator panel
-def _build_estimator_layout(fig, kinds: list) -> dict:
-    """Axes and zero-height bars for draw_estimators."""
-    ax_mean, ax_bias, ax_var = fig.subplots(1, 3, width_ratios=[1.5, 1, 1])
-    fig.subplots_adjust(left=0.07, right=0.98, top=0.9, bottom=0.15, wspace=0.32)
-    x = np.arange(NUM_ANSWERS)
-    width = 0.8 / (len(kinds) + 1)
-    zeros = np.zeros(NUM_ANSWERS)
-    exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor="black", label="exact")
-    means = {kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
-             for i, kind in enumerate(kinds)}
-    ax_mean.axhline(0, color="black", lw=0.6)
-    ax_mean.set_xticks(x, ["0 (right)"] + [str(i) for i in range(1, NUM_ANSWERS)])
-    ax_mean.set_xlabel("logit of answer")
-    ax_mean.legend(fontsize=7, loc="upper right")
-    ax_mean.yaxis.set_major_locator(MaxNLocator(5))
-
-    colors = [COLORS[kind] for kind in kinds]
-    short = [SHORT_LABELS.get(kind, kind) for kind in kinds]
-    bias = ax_bias.bar(short, np.zeros(len(kinds)), color=colors)
-    (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color="black", ms=16, mew=2)
-    ax_bias.set_title("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)", fontsize=9)
-    ax_bias.yaxis.set_major_locator(MaxNLocator(4))
-    variance = ax_var.bar(short, np.ones(len(kinds)), color=colors)
-    ax_var.set_yscale("log")
-    ax_var.set_title("variance (trace of the covariance)", fontsize=9)
-    for ax in (ax_bias, ax_var):
-        ax.tick_params(axis="x", labelsize=8)
-    return {"axes": [ax_mean, ax_bias, ax_var], "exact": exact, "means": means, "bias": bias, "floor": floor,
-            "variance": variance}
-
-
-def draw_estimators(fig, comparison: EstimatorComparison) -> None:
-    """Average estimate per logit next to the exact gradient, then bias and variance per estimator."""
-    kinds = list(comparison.stats)
-    state = figure_layout(fig, "estimators:" + ",".join(kinds), lambda f: _build_estimator_layout(f, kinds))
-    ax_mean, ax_bias, ax_var = state["axes"]
-    stats = comparison.stats
-    set_bar_heights(state["exact"], comparison.exact.numpy())
-    for kind in kinds:
-        set_bar_heights(state["means"][kind], stats[kind].mean.numpy())
-    heights = np.concatenate([comparison.exact.numpy(), *[stats[kind].mean.numpy() for kind in kinds]])
-    ax_mean.set_ylim(*padded_limits(heights))
-    biases = [stats[kind].bias for kind in kinds]
-    floors = [stats[kind].noise_floor for kind in kinds]
-    set_bar_heights(state["bias"], biases)
-    state["floor"].set_ydata(floors)
-    ax_bias.set_ylim(0, 1.15 * max(biases + floors))
-    variances = [stats[kind].variance for kind in kinds]
-    set_bar_heights(state["variance"], variances)
-    ax_var.set_ylim(min(variances) / 2, max(variances) * 2)
-    ax_mean.set_title(f"G = {comparison.group_size}, reward {comparison.shift:+g}: average estimate vs exact "
-                      f"gradient", fontsize=9)
-
-
-def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
-    """Sliders for the group size G (2-64) and a constant added to every reward; plot and table redraw."""
-    import ipywidgets
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
-
-    table = ipywidgets.HTML()
-
-    @functools.lru_cache(maxsize=REMEMBERED_IMAGES)  # the panel redraws every time (it fills the table too)
-    def comparison_at(group_size, shift):
-        return compare_estimators(group_size, shift, n_groups, seed=seed)
-
-    def draw(fig, group_size, shift):
-        comparison = comparison_at(group_size, shift)
-        draw_estimators(fig, comparison)
-        table.value = comparison.to_html()
-
-    controls = {"group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description="group size G"),
-                "shift": float_slider("shift", -5.0, 10.0, 0.5, 0.0, description="added to every reward")}
-    panel = AnalyticPanel(draw, controls, figsize=(11, 3.4), title="Estimators of the policy gradient")
-    panel.table = table
-    panel.view.children = (*panel.view.children, table)
-    return panel
-
-
-def std_panel(n_answers: int = 40_000, seed: int = 0):
-    """A group-size slider (2-64) over the three 4.1 curves (exact lines, simulated dots)."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, int_slider
-
-    def draw(fig, group_size):
-        draw_std_effect(fig, group_size, n_answers, seed)
-
-    controls = {"group_size": int_slider("group_size", 2, 64, 1, GROUP_SIZE, description="group size G")}
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(12, 3.9), title="Dividing by the group std")
-
-
-def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
-    """Sliders for the reward shift and the learning rate over the no-baseline / RLOO training runs."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, log_slider
-
-    def draw(fig, shift, lr):
-        results = shift_experiment(shift, runs=runs, lr=lr, seed=seed)
-        draw_shift_runs(fig, results, max_lines)
-
-    controls = {"shift": float_slider("shift", 0.0, 10.0, 0.5, SHIFT, description="added to every reward"),
-                "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=10)}
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES, figsize=(10, 3.6), continuous_update=False,
-                         title=f"{runs} runs of {SHIFT_STEPS} steps, G = {SHIFT_GROUP_SIZE}")
 
 
 # ----------------------------------------------------------------------------------------------- section 1 toy
@@ -735,28 +508,6 @@ def best_of_n(ns=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), n_tr
             true_pick.append(float(quality[:, :n].gather(1, index).mean()))
             true_best.append(float(quality[:, :n].max(dim=1).values.mean()))
     return BestOfN(np.array(ns), np.array(proxy_pick), np.array(true_pick), np.array(true_best))
-
-
-def draw_best_of_n(fig, result: BestOfN) -> None:
-    """Quality of the picked answer vs n: by the learned reward (its score and the truth) and by the true reward."""
-    from rlvr.widgets import fresh_axes
-    ax = fresh_axes(fig)
-    ax.plot(result.ns, result.proxy_of_pick, "o--", color="#ff9800", label="learned reward's score of its pick")
-    ax.plot(result.ns, result.true_of_pick, "o-", color="#d62728", label="true quality of that pick")
-    ax.plot(result.ns, result.true_of_best, "o-", color="#2ca02c", label="true quality, picked by the true reward")
-    ax.set_xscale("log", base=2)
-    top = 6.0
-    ax.set_ylim(-0.5, top)
-    off_chart = result.proxy_of_pick > top
-    if off_chart.any():
-        first = int(np.argmax(off_chart))
-        ax.annotate(f"keeps climbing: {result.proxy_of_pick[-1]:.0f} at n = {result.ns[-1]}",
-                    xy=(result.ns[first], top), xytext=(result.ns[first] * 2, top - 0.8), fontsize=8,
-                    color="#e65100", arrowprops={"arrowstyle": "->", "color": "#e65100"})
-    ax.set_xlabel("n answers to choose from (optimisation pressure)")
-    ax.set_ylabel("average over trials")
-    ax.set_title("best-of-n: a learned reward (quality + heavy-tailed error) vs the true one", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.12))
 
 
 # ----------------------------------------------------------------------------------------------- the lecture's figures

@@ -33,6 +33,19 @@ def finite_mean(x: np.ndarray) -> float:
     return float(finite.mean()) if len(finite) else math.nan
 
 
+def smooth(values, window: int) -> np.ndarray:
+    """Centred moving average over up to `window` steps (fewer at the ends), skipping NaN (steps where a metric is
+    undefined); NaN only where the whole window is. The one smoothing of every curve and reading. [T] -> [T]"""
+    values = np.asarray(values, dtype=float)
+    half = window // 2
+    padded = np.pad(values, half, constant_values=np.nan)  # [T + 2 half]
+    ok = np.isfinite(padded)
+    kernel = np.ones(2 * half + 1)
+    sums = np.convolve(np.where(ok, padded, 0.0), kernel, mode="valid")  # [T]
+    counts = np.convolve(ok.astype(float), kernel, mode="valid")  # [T]
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
 @dataclass(kw_only=True)
 class Row:
     """One quantitative statement of the lecture next to our measurement."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
 
@@ -41,7 +42,6 @@ LOSSES = ("grpo", "dr_grpo")
 LOSS_LABELS = {"grpo": "GRPO loss (1/|o_i|, z-score)", "dr_grpo": "Dr. GRPO loss (1/L_max, mean only)"}
 ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo"}
 AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm"}
-PATH_COLORS = ("#2e7d32", "#c62828")  # correct, wrong
 PATH_NAMES = ("correct path", "wrong path")
 KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
 
@@ -67,67 +67,6 @@ def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: 
     loss = aggregate_loss(policy_gradient_loss(logps, adv), response_mask, AGGREGATION[mode], max_len)
     (grad,) = torch.autograd.grad(loss, logps)  # [G, T]
     return -len(lengths) * grad[:, 0]
-
-
-def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, correct_length: int = 100,
-                       wrong_length: int = 1000, max_len: int = 1000) -> None:
-    """|per-token weight| (log-log) and the total push on an answer against its length, GRPO vs Dr. GRPO."""
-    from rlvr.widgets import fresh_axes
-    ax_w, ax_total = fresh_axes(fig, 1, 2)
-    lengths = np.unique(np.geomspace(1, max_len, 60).round())  # [n]
-    answers = ((adv_correct, correct_length, PATH_COLORS[0], "correct"),
-               (adv_wrong, wrong_length, PATH_COLORS[1], "wrong"))
-    lines = []
-    for adv, length, color, name in answers:
-        grpo = per_token_weight(adv, lengths, "grpo")  # [n]
-        dr = per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths)  # [n]
-        ax_w.plot(lengths, np.abs(grpo), color=color, label=f"GRPO, {name} (A = {adv:+.2g})")
-        ax_w.plot(lengths, np.abs(dr), color=color, ls="--", label=f"Dr. GRPO, {name}")
-        ax_total.plot(lengths, grpo * lengths, color=color)
-        ax_total.plot(lengths, dr * lengths, color=color, ls="--")
-        capped = length > max_len  # no answer is longer than L_max: the generation cap
-        length = min(length, max_len)
-        w_grpo, w_dr = adv / length, adv / max_len
-        ax_w.plot([length, length], [abs(w_grpo), abs(w_dr)], "o", color=color, ms=6)
-        ax_total.plot([length, length], [adv, w_dr * length], "o", color=color, ms=6)
-        lines.append(f"{name}, {length} tokens{'*' if capped else ''}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
-        if capped:
-            lines.append("  * set longer than L_max, capped at L_max")
-    ax_w.set(xscale="log", yscale="log", xlabel="answer length |o_i| (tokens)",
-             ylabel="|weight on each token's log-prob|", title="per-token weight (dots: the two answers)")
-    ax_w.legend(fontsize=7, loc="upper right")
-    ax_w.text(0.03, 0.22, "per token:\n" + "\n".join(lines), transform=ax_w.transAxes, fontsize=7, va="bottom")
-    low = min(abs(adv_correct), abs(adv_wrong)) / max_len
-    ax_w.set_ylim(low / 4, 1.5 * max(abs(adv_correct), abs(adv_wrong)))
-    top = 1.15 * max(abs(adv_correct), abs(adv_wrong))
-    ax_total.set(xscale="log", xlabel="answer length |o_i| (tokens)", ylabel="sum of the weights over the answer",
-                 title="total push on the answer", ylim=(-top, top))
-    ax_total.axhline(0, color="grey", lw=0.5)
-    plain_log_ticks(ax_w.xaxis, ax_w.yaxis, ax_total.xaxis)
-    ax_total.text(0.03, 0.6, "solid: GRPO (A_i whatever the length)\ndashed: Dr. GRPO (A_i |o_i| / L_max)",
-                  transform=ax_total.transAxes, fontsize=7, va="bottom")
-
-
-def plain_log_ticks(*axes) -> None:
-    """Log-axis tick labels as plain text ('1000', '0.001') without minor ticks: mathtext labels are slow to draw."""
-    from matplotlib.ticker import FuncFormatter, NullLocator
-    for axis in axes:
-        axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
-        axis.set_minor_locator(NullLocator())
-
-
-def token_weight_panel():
-    """Sliders: the advantages and lengths of one correct and one wrong answer, L_max (defaults: Exercise 4)."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
-    controls = {
-        "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description="A of the correct answer"),
-        "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description="A of the wrong answer"),
-        "correct_length": int_slider("correct_length", 10, 2000, 10, 100, description="correct answer's length"),
-        "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description="wrong answer's length"),
-        "max_len": int_slider("max_len", 100, 2000, 100, 1000, description="L_max (Dr. GRPO)"),
-    }
-    return AnalyticPanel(draw_token_weights, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8),
-                         title="GRPO (solid) vs Dr. GRPO (dashed): per-token weight and total push")
 
 
 # ----------------------------------------------------------------------------------------------- the toy model
@@ -333,110 +272,9 @@ def expected_gradient_curve(logits, p_correct: float = P_CORRECT, group_size: in
 
 
 # ----------------------------------------------------------------------------------------------- toy plots and panels
-def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | None = None) -> None:
-    """One axes per loss: expected thinking tokens of each path against steps (thin: runs, thick: mean)."""
-    from rlvr.widgets import fresh_axes
-    axes = np.atleast_1d(fresh_axes(fig, 1, len(runs), sharey=True))
-    for ax, (loss, run) in zip(axes, runs.items()):
-        lengths = run.mean_length()  # [S+1, N, 2]
-        steps = np.arange(len(lengths))
-        for path in (0, 1):
-            ax.plot(steps, lengths[:, :, path], color=PATH_COLORS[path], lw=0.5, alpha=0.35)
-            ax.plot(steps, lengths[:, :, path].mean(axis=1), color=PATH_COLORS[path], lw=2.2,
-                    label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}")
-        ax.axhline(run.cap, color="grey", ls=":", lw=1)
-        ax.axhline(lengths[0, 0, 0], color="grey", ls="--", lw=0.8)
-        if switch_on is not None and run.length_reward_weight:
-            ax.axvline(switch_on, color="#1565c0", ls="-.", lw=1)
-            ax.text(switch_on, run.cap * 0.75, "length reward on ", color="#1565c0", fontsize=7, ha="right")
-        ax.set(title=LOSS_LABELS.get(loss, loss), xlabel="step", ylim=(-1, run.cap + 2))
-        ax.legend(fontsize=7, loc="center right", title="final mean", title_fontsize=7)
-    axes[0].set_ylabel("expected thinking tokens")
-    if title_extra:
-        fig.subplots_adjust(top=0.82)
-        fig.suptitle(title_extra, fontsize=8)
-
-
-def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, optimizer: str = OPTIMIZER) -> None:
-    """Train both losses at these values and plot the lengths (the slider panel's draw)."""
-    runs = train_toy_pair(p_correct, group_size, optimizer=optimizer)
-    plot_toy_lengths(fig, runs, f"p(correct) = {p_correct:.2f}, G = {group_size}, {optimizer}, {N_RUNS} runs of "
-                                f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dashed: the start")
-
-
-def toy_panel():
-    """Sliders: probability of a correct answer, group size G, optimizer; retrains both losses on release."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, float_slider
-    controls = {"p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
-                "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
-                "optimizer": choice_slider(["sgd", "adam"], OPTIMIZER, description="optimizer")}
-    return AnalyticPanel(draw_toy, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8), continuous_update=False,
-                         title="The toy model trained with the GRPO loss and with the Dr. GRPO loss")
-
-
-def draw_toy_kimi(fig, weight: float = KIMI_WEIGHT, start: int = 150, p_correct: float = P_CORRECT) -> None:
-    """Both losses with Kimi's length reward (weight, from step `start`) in the toy model."""
-    runs = train_toy_pair(p_correct, GROUP_SIZE, length_reward_weight=weight, length_reward_start=start)
-    plot_toy_lengths(fig, runs, f"reward = correct + {weight:.2f} x Kimi length reward from step {start}, "
-                                f"p(correct) = {p_correct:.2f}", switch_on=start)
-
-
-def toy_kimi_panel():
-    """Sliders: weight of the length reward, the step it switches on, P(correct)."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
-    controls = {"weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description="length reward weight"),
-                "start": int_slider("start", 0, STEPS, 10, 150, description="switched on at step"),
-                "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)")}
-    return AnalyticPanel(draw_toy_kimi, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.6), continuous_update=False,
-                         title="Kimi's length reward in the toy model")
 
 
 # ----------------------------------------------------------------------------------------------- Kimi in a group
-def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=True, correct_2=True,
-                    correct_3=False, correct_4=False) -> None:
-    """A group of four answers: Kimi's length reward against length (lines) and each answer's reward (dots, bars)."""
-    from rlvr.widgets import fresh_axes
-    lengths = torch.tensor([len_1, len_2, len_3, len_4], dtype=torch.float32)
-    correct = torch.tensor([correct_1, correct_2, correct_3, correct_4])
-    rewards = kimi_length_reward(lengths, correct).numpy()
-    ax, ax_bar = fresh_axes(fig, 1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
-    lo, hi = float(lengths.min()), float(lengths.max())
-    if hi > lo:
-        grid = np.linspace(lo, hi, 50)
-        lam = 0.5 - (grid - lo) / (hi - lo)
-        ax.plot(grid, lam, color=PATH_COLORS[0], label="correct: $\\lambda$")
-        ax.plot(grid, np.minimum(lam, 0), color=PATH_COLORS[1], ls="--", label="wrong: min(0, $\\lambda$)")
-    else:
-        ax.text(0.5, 0.8, "all lengths equal: every reward is 0", transform=ax.transAxes, ha="center", fontsize=8)
-    colors = [PATH_COLORS[0] if c else PATH_COLORS[1] for c in correct.tolist()]
-    ax.scatter(lengths.numpy(), rewards, c=colors, s=45, zorder=3, edgecolors="black", linewidths=0.5)
-    for i, (x, y) in enumerate(zip(lengths.tolist(), rewards)):
-        ax.annotate(str(i + 1), (x, y), textcoords="offset points", xytext=(4, 5), fontsize=8)
-    ax.set(xlabel="answer length (tokens)", ylabel="length reward", ylim=(-0.65, 0.65),
-           title=f"group: min {lo:.0f}, max {hi:.0f} tokens")
-    ax.axhline(0, color="grey", lw=0.5)
-    if hi > lo:
-        ax.legend(fontsize=7, loc="upper right")
-    names = [f"{i + 1}: {int(n)} {'right' if c else 'wrong'}"
-             for i, (n, c) in enumerate(zip(lengths.tolist(), correct.tolist()))]
-    ax_bar.barh(range(len(names)), rewards[::-1], color=colors[::-1])
-    ax_bar.set_yticks(range(len(names)), names[::-1])
-    for y, r in enumerate(rewards[::-1]):
-        ax_bar.text(r, y, f" {r:+.3g} ", va="center", ha="left" if r >= 0 else "right", fontsize=8)
-    ax_bar.set(xlim=(-0.8, 0.8), title="each answer's length reward")
-    ax_bar.axvline(0, color="grey", lw=0.5)
-    ax_bar.tick_params(axis="y", labelsize=7)
-
-
-def kimi_group_panel():
-    """Four answers: a length slider and a 'correct' box each (defaults: Exercise 5)."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, checkbox, int_slider
-    controls = {}
-    for i, (length, right) in enumerate(((200, True), (400, True), (600, False), (1000, False)), start=1):
-        controls[f"len_{i}"] = int_slider(f"len_{i}", 10, 1500, 10, length, description=f"length of answer {i}")
-        controls[f"correct_{i}"] = checkbox(f"correct_{i}", right, description=f"answer {i} correct")
-    return AnalyticPanel(draw_kimi_group, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(9, 3.4), title="Kimi k1.5's length reward in one group")
 
 
 # ----------------------------------------------------------------------------------------------- arithmetic task
@@ -471,46 +309,8 @@ def kimi_arithmetic_runs(weight: float = KIMI_WEIGHT, fast: bool | None = None, 
 
 
 def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
-    """Moving average (same length; shorter windows at the ends)."""
-    if width <= 1 or len(x) < width:
-        return x
-    kernel = np.ones(width)
-    return np.convolve(x, kernel, "same") / np.convolve(np.ones_like(x), kernel, "same")
-
-
-def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic task") -> None:
-    """Mean length of correct and wrong answers (and of all answers) against step for one RL run."""
-    from rlvr.widgets import fresh_axes
-    ax_len, ax_share = fresh_axes(fig, 1, 2)
-    for key, color, label in (("mean_length_correct", PATH_COLORS[0], "correct answers"),
-                              ("mean_length_wrong", PATH_COLORS[1], "wrong answers"),
-                              ("mean_length", "black", "all answers")):
-        ax_len.plot(smooth(result.curve(key)), color=color, label=label, lw=1.6 if color != "black" else 1)
-    ax_len.set(xlabel="step", ylabel="mean answer length (tokens)", title=title, ylim=(0, 16.5))
-    ax_len.legend(fontsize=7)
-    for key, color, label in (("cot_fraction", "#6a1b9a", "think-first share"), ("accuracy", "black", "accuracy"),
-                              ("cot_accuracy", "#2e7d32", "accuracy of think-first answers")):
-        ax_share.plot(smooth(result.curve(key)), color=color, label=label)
-    ax_share.set(xlabel="step", ylim=(0, 1.02), title="why: format and accuracy")
-    ax_share.legend(fontsize=7)
-
-
-def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
-    """Think-first share, accuracy and mean length against step for each run."""
-    from rlvr.widgets import fresh_axes
-    axes = fresh_axes(fig, 1, 3)
-    colors = ["black", "#e65100", "#1565c0"]
-    for (label, result), color in zip(runs.items(), colors):
-        for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
-            ax.plot(smooth(result.curve(key)), color=color, label=label, lw=1.4)
-    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length")):
-        ax.set(xlabel="step", title=title)
-        if switch_on is not None:
-            ax.axvline(switch_on, color="#1565c0", ls="-.", lw=0.8)
-    axes[0].set_ylim(0, 1.02)
-    axes[1].set_ylim(0, 1.02)
-    axes[2].set_ylim(0, 16.5)
-    axes[0].legend(fontsize=7, loc="lower right")
+    """`common.smooth` with notebook 05's window (5 steps). [n] -> [n]"""
+    return common.smooth(x, width)
 
 
 SUMMARY_COLUMNS = {"cot_fraction": "think-first", "accuracy": "accuracy", "cot_accuracy": "think-first accuracy",

@@ -1,0 +1,303 @@
+"""Notebook 02's figures and panels: PPO's clip, reusing a batch, reward shaping and GAE, the KL estimators and the
+memory bill (the computation is in `rlvr.experiments.ppo_parts`)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from rlvr.experiments.ppo_parts import (
+    BYTES_FROZEN,
+    BYTES_TRAINED,
+    CLIP_EPS,
+    CRITICS,
+    ESTIMATORS,
+    EXERCISE_ADVANTAGE,
+    KL_PANEL_SAMPLES,
+    LECTURE_GB,
+    LOG_R_GRID,
+    RATIO_GRID,
+    SETUPS,
+    AnswerExample,
+    GaussianKL,
+    ReuseResult,
+    clip_objective_and_grad,
+    gaussian_kl_view,
+    memory_gb,
+    memory_totals,
+    policy_kl_summary,
+    shaped_view,
+    zero_gradient_spans,
+)
+
+KL_COLORS = {"k1": "#1f77b4", "k2": "#ff7f0e", "k3": "#2ca02c"}
+
+
+MODEL_COLORS = {"policy": "#1565c0", "value model": "#6a1b9a", "reference": "#90caf9", "reward model": "#ce93d8"}
+
+
+def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.ndarray = RATIO_GRID,
+              color: str = "#1565c0") -> None:
+    """Objective (left axes) and gradient (right axes) against r, zero-gradient regions shaded."""
+    objective, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
+    ax_obj.plot(ratios, ratios * advantage, ls="--", color="#9e9e9e", lw=1, label="unclipped $rA$")
+    ax_obj.plot(ratios, objective, color=color, lw=2, label=r"$\min(rA,\ \mathrm{clip}(r)A)$")
+    ax_grad.plot(ratios, grad, color=color, lw=2, drawstyle="steps-mid")
+    for ax in (ax_obj, ax_grad):
+        if advantage != 0:
+            for lo, hi in zero_gradient_spans(ratios, grad):
+                ax.axvspan(lo, hi, color="#ffcc80", alpha=0.45, lw=0)
+        for edge in (1 - clip_eps, 1 + clip_eps):
+            ax.axvline(edge, color="#616161", ls=":", lw=1)
+        ax.axvline(1.0, color="#bdbdbd", lw=0.8)
+        ax.set_xlabel(r"ratio $r = \pi_\theta / \pi_{\mathrm{old}}$")
+        ax.set_xlim(ratios[0], ratios[-1])
+    span = 2.1 * max(abs(advantage), 0.25)
+    ax_obj.set_ylim(-span, span)
+    ax_grad.set_ylim(-1.3 * max(abs(advantage), 0.25), 1.3 * max(abs(advantage), 0.25))
+    ax_obj.set_ylabel("objective J(r)")
+    ax_grad.set_ylabel("gradient dJ/dr")
+
+
+def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
+    """The clip panel's figure: objective and gradient for one advantage, zero-gradient regions shaded."""
+    from rlvr.widgets import fresh_axes
+    ax_obj, ax_grad = fresh_axes(fig, 1, 2)
+    fig.subplots_adjust(top=0.8)
+    plot_clip(ax_obj, ax_grad, advantage, epsilon)
+    if advantage > 0:
+        where = f"r > 1 + eps = {1 + epsilon:.2f}: this token is already more likely, no further push"
+    elif advantage < 0:
+        where = f"r < 1 - eps = {1 - epsilon:.2f}: this token is already less likely, no further push"
+    else:
+        where = "A = 0: no signal at any ratio"
+    ax_obj.set_title(f"A = {advantage:+.2f}, eps = {epsilon:.2f}", fontsize=10)
+    ax_grad.set_title("shaded: gradient exactly 0", fontsize=10)
+    ax_obj.legend(fontsize=8, loc="upper left" if advantage >= 0 else "lower left")
+    fig.suptitle(where, fontsize=9, color="#424242")
+
+
+def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
+    """A 2 x 2 figure: objective and gradient for +A (top) and -A (bottom)."""
+    from rlvr.widgets import fresh_axes
+    axes = fresh_axes(fig, 2, 2)
+    for row, (adv, color) in enumerate(((abs(advantage), "#1565c0"), (-abs(advantage), "#c62828"))):
+        plot_clip(axes[row, 0], axes[row, 1], adv, clip_eps, color=color)
+        axes[row, 0].set_title(f"A = {adv:+g}: objective", fontsize=10)
+        axes[row, 1].set_title(f"A = {adv:+g}: gradient (shaded: exactly 0)", fontsize=10)
+    axes[0, 0].legend(fontsize=8, loc="upper left")
+
+
+def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
+    """Sliders for eps (0.05-0.5) and the advantage (-3 to 3) over the clipped objective and its gradient."""
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
+    controls = {"epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
+                "advantage": float_slider("advantage", -3.0, 3.0, 0.25, advantage, description="advantage A")}
+    return AnalyticPanel(draw_clip, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(10, 3.8), title="PPO's clipped objective")
+
+
+def draw_reuse(fig, results: list[ReuseResult]) -> None:
+    """Ratio spread (median, 1-99% band) and clip fraction against the update index, per learning rate."""
+    from rlvr.widgets import fresh_axes
+    ax_ratio, ax_clip = fresh_axes(fig, 1, 2)
+    colors = ("#1565c0", "#c62828", "#2e7d32")
+    for res, color in zip(results, colors):
+        u = np.arange(1, len(res.clip_fraction) + 1)
+        q = res.quantiles
+        ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
+        ax_ratio.plot(u, q[:, 2], color=color, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band")
+        ax_clip.plot(u, 100 * res.clip_fraction, "o-", color=color, label=f"lr {res.lr:g}")
+    eps = results[0].clip_eps
+    ax_ratio.axhspan(1 - eps, 1 + eps, color="#ffcc80", alpha=0.35, lw=0)
+    ax_ratio.set_yscale("log")
+    ax_ratio.set_ylim(0.03, 5)
+    ax_ratio.set_xlabel("update on the same batch")
+    ax_ratio.set_ylabel(r"ratio $\pi_\theta/\pi_{\mathrm{old}}$ before the update")
+    ax_ratio.set_title("ratio per token: median and 1-99% band (shaded: [1 - eps, 1 + eps])", fontsize=10)
+    ax_ratio.legend(fontsize=8, loc="lower left")
+    ax_clip.set_xlabel("update on the same batch")
+    ax_clip.set_ylabel("tokens with zero gradient (%)")
+    ax_clip.set_title("clip fraction", fontsize=10)
+    ax_clip.legend(fontsize=8)
+    for ax in (ax_ratio, ax_clip):
+        ax.set_xticks(np.arange(1, len(results[0].clip_fraction) + 1))
+
+
+def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: float, clamp_kl: bool,
+                 critic: str) -> None:
+    """Three rows over the answer's tokens: KL_t, the shaped reward r_t, and reward-to-go / value / advantage
+    (`view` from `ppo_parts.shaped_view`)."""
+    from rlvr.widgets import fresh_axes
+    ax_kl, ax_r, ax_a = fresh_axes(fig, 3, 1, sharex=True)
+    fig.subplots_adjust(top=0.93, bottom=0.09, hspace=0.5)
+    x = np.arange(len(example.tokens))
+    kl = view["kl"].numpy()
+    ax_kl.bar(x, kl, color=np.where(kl < 0, "#c62828", "#1565c0"))
+    ax_kl.axhline(0, color="k", lw=0.6)
+    ax_kl.set_ylabel(r"KL$_t$", fontsize=9)
+    lowest = int(np.argmin(kl))
+    pushed = (f"most pushed below the reference: '{example.tokens[lowest]}' at KL$_t$ = {kl[lowest]:.2f}"
+              if kl[lowest] < -0.01 else "no token pushed below the reference")
+    answer_text = "".join(example.tokens).replace("$", r"\$")  # a bare "$" would start mathtext
+    ax_kl.set_title(f"{example.prompt} {answer_text}  (score {example.score:g})   "
+                    r"KL$_t$ = log $\pi$ - log $\pi_{ref}$;  " + pushed, fontsize=9)
+    kl_part = view["rewards"].numpy().copy()
+    kl_part[-1] -= example.score
+    ax_r.bar(x, kl_part, color=np.where(kl_part < 0, "#c62828", "#2e7d32"))
+    ax_r.axhline(0, color="k", lw=0.6)
+    ax_r.set_ylabel(r"-$\beta$ KL$_t$", fontsize=9)
+    low, high = min(float(kl_part.min()), -0.02), max(float(kl_part.max()), 0.02)
+    ax_r.set_ylim(1.3 * low, 1.3 * high)
+    ax_r.annotate(f"+ score {example.score:g}", xy=(x[-1], 0), xytext=(x[-1], 0.8 * high), ha="center", fontsize=8,
+                  color="#2e7d32", fontweight="bold")
+    clamp_text = "clamped at KL$_t$ >= 0" if clamp_kl else "not clamped"
+    sign = "positive: the penalty pays!" if kl_part.sum() > 0 else "a cost"
+    ax_r.set_title(f"reward r$_t$ = -{beta:g} KL$_t$ ({clamp_text}), plus the score at the last token.  "
+                   f"KL part summed: {kl_part.sum():+.3f} ({sign})", fontsize=9)
+    ax_a.plot(x, view["reward_to_go"].numpy(), "o-", color="#2e7d32", ms=4, label="reward-to-go")
+    ax_a.plot(x, view["values"].numpy(), "s--", color="#6a1b9a", ms=3, label=f"value V$_t$ ({critic})")
+    ax_a.bar(x, view["advantages"].numpy(), color="#ff8f00", alpha=0.7, label=f"advantage A$_t$ (GAE, lambda={lam:g})")
+    ax_a.axhline(0, color="k", lw=0.6)
+    ax_a.set_ylabel("return / value / A", fontsize=8)
+    ax_a.legend(fontsize=7, loc="lower left", ncol=3)
+    ax_a.set_xticks(x)
+    ax_a.set_xticklabels(example.tokens, fontfamily="monospace")
+    ax_a.set_xlabel("answer token t")
+    lo = min(-0.3, float(min(view["advantages"].min(), view["values"].min(), view["reward_to_go"].min())) - 0.1)
+    hi = max(1.15, float(max(view["advantages"].max(), view["values"].max(), view["reward_to_go"].max())) + 0.1)
+    ax_a.set_ylim(lo - 0.35 * (hi - lo), hi)
+
+
+def shaping_panel(examples: list[AnswerExample], beta: float = 0.1):
+    """Controls: the answer, beta (0-1), GAE lambda, the KL clamp and the critic; the three rows redraw."""
+    import ipywidgets
+
+    from rlvr.widgets import REMEMBERED_IMAGES, STYLE, AnalyticPanel, checkbox, float_slider
+
+    def draw(fig, answer, beta, lam, clamp_kl, critic):
+        example = next(e for e in examples if e.label == answer)
+        draw_shaping(fig, example, shaped_view(example, beta, lam, clamp_kl, critic), beta, lam, clamp_kl, critic)
+
+    labels = [e.label for e in examples]
+    controls = {
+        "answer": ipywidgets.Dropdown(options=labels, value=labels[min(1, len(labels) - 1)], description="answer",
+                                      style=STYLE, layout=ipywidgets.Layout(width="420px")),
+        "beta": float_slider("beta", 0.0, 1.0, 0.05, beta, description="beta (KL weight)"),
+        "lam": float_slider("lam", 0.0, 1.0, 0.05, 1.0, description="GAE lambda"),
+        "clamp_kl": checkbox("clamp_kl", True, description="clamp KL_t at >= 0"),
+        "critic": ipywidgets.Dropdown(options=list(CRITICS), value=CRITICS[0], description="value model",
+                                      style=STYLE, layout=ipywidgets.Layout(width="300px")),
+    }
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(10, 7), title="Reward shaping and GAE on one sampled answer")
+
+
+def draw_gaussian_kl(fig, view: GaussianKL) -> None:
+    """Estimators against log r with the samples' spread; relative bias and std bars (sampled, exact ticks)."""
+    from rlvr.widgets import fresh_axes
+    ax_f, ax_b, ax_s = fresh_axes(fig, 1, 3)
+    fig.subplots_adjust(top=0.8, left=0.06, right=0.98)
+    mu, exact, stats, log_r, curves = view.mu, view.exact, view.stats, view.log_r, view.curves
+    true_kl = exact["true_kl"]
+    for name in ESTIMATORS:
+        ax_f.plot(LOG_R_GRID, curves[name], color=KL_COLORS[name], lw=2, label=name)
+    ax_f.set_ylim(-3, 8)
+    ax_f.set_xlim(LOG_R_GRID[0], LOG_R_GRID[-1])
+    ax_f.axhline(0, color="k", lw=0.5)
+    density, edges = np.histogram(log_r, bins=np.linspace(-5, 5, 81), density=True)
+    low, high = ax_f.get_ylim()  # the histogram fills the height of the axes (its scale is not shown)
+    ax_f.stairs(low + (high - low) * density / (1.05 * density.max()), edges, baseline=low, fill=True,
+                color="#9e9e9e", alpha=0.35, zorder=0)
+    ax_f.set_xlabel(r"log r = log $\pi_{ref}$ - log $\pi$ of a sample")
+    ax_f.set_title("estimators (grey: where samples fall)", fontsize=9)
+    ax_f.legend(fontsize=8, loc="upper center")
+    xs = np.arange(3)
+    colors = [KL_COLORS[n] for n in ESTIMATORS]
+    ax_b.bar(xs, [stats[n]["rel_bias"] for n in ESTIMATORS], yerr=[2 * stats[n]["rel_bias_se"] for n in ESTIMATORS],
+             color=colors, capsize=3)
+    ax_b.scatter(xs, [(exact["mean"][n] - true_kl) / true_kl for n in ESTIMATORS], marker="_", s=400, color="k",
+                 zorder=3, label="exact")
+    ax_b.axhline(0, color="k", lw=0.5)
+    ax_b.set_xticks(xs, ESTIMATORS)
+    ax_b.set_ylim(-1, 1.5)
+    ax_b.set_title(f"bias / true KL ({len(log_r):,} samples, bars: +-2 s.e.)", fontsize=9)
+    ax_b.legend(fontsize=8, loc="upper left")
+    ax_s.bar(xs, [stats[n]["rel_std"] for n in ESTIMATORS], color=colors)
+    ax_s.scatter(xs, [exact["std"][n] / true_kl for n in ESTIMATORS], marker="_", s=400, color="k", zorder=3)
+    ax_s.set_yscale("log")
+    ax_s.set_ylim(0.3, 100)
+    ax_s.set_xticks(xs, ESTIMATORS)
+    ax_s.set_title("std / true KL (black: exact)", fontsize=9)
+    fig.suptitle(f"policy N(0, 1), reference N({mu:g}, 1): true KL = {true_kl:.3f};  std of one sample: "
+                 + ", ".join(f"{n} {exact['std'][n]:.2f}" for n in ESTIMATORS) + " (exact)", fontsize=10)
+
+
+def kl_panel(n_samples: int = KL_PANEL_SAMPLES, seed: int = 0, mu: float = 1.0):
+    """A slider moves the reference N(mu, 1) away from the policy N(0, 1) (mu 0.05-2.5); bars redraw."""
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
+    x = torch.randn(n_samples, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)  # [N]
+
+    def draw(fig, mu):
+        draw_gaussian_kl(fig, gaussian_kl_view(mu, x))
+
+    controls = {"mu": float_slider("mu", 0.05, 2.5, 0.05, mu, description="reference mean mu")}
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(11, 3.6), title="Three KL estimators from samples of the policy")
+
+
+def draw_policy_kl(fig, samples: dict) -> None:
+    """Histograms of the per-answer k1 and k3 (log counts) with their means and stds."""
+    from rlvr.widgets import fresh_axes
+    summary = policy_kl_summary(samples)
+    axes = fresh_axes(fig, 1, 3)
+    fig.subplots_adjust(top=0.8, left=0.07, right=0.98)
+    for ax, name in zip(axes, ESTIMATORS):
+        values = samples[name]
+        ax.hist(values, bins=60, color=KL_COLORS[name], alpha=0.8)
+        ax.set_yscale("log")
+        ax.axvline(summary["true_kl"], color="k", ls="--", lw=1, label=f"true KL {summary['true_kl']:.2f}")
+        ax.axvline(values.mean(), color=KL_COLORS[name], ls=":", lw=1.5, label=f"mean {values.mean():.2f}")
+        st = summary[name]
+        ax.set_title(f"{name} per answer: std {st['std']:.2f} (max {values.max():.1f})", fontsize=9)
+        ax.set_xlabel(f"{name} summed over the answer's tokens")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("answers (log scale)")
+    fig.suptitle(f"{summary['n']:,} answers of the GRPO policy, KL to the warm-up model", fontsize=10)
+
+
+def draw_memory(fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED,
+                bytes_frozen: int = BYTES_FROZEN) -> None:
+    """Stacked horizontal bars: GB per model for each set-up, with totals (and the lecture's, at 7B/16/2)."""
+    from rlvr.widgets import fresh_axes
+    ax = fresh_axes(fig)
+    fig.subplots_adjust(left=0.2, right=0.97, top=0.88, bottom=0.16)
+    names = list(SETUPS)[::-1]
+    for y, setup in enumerate(names):
+        left = 0.0
+        for model, gb in memory_gb(billions * 1e9, SETUPS[setup], bytes_trained, bytes_frozen).items():
+            ax.barh(y, gb, left=left, color=MODEL_COLORS[model], edgecolor="white")
+            left += gb
+        lecture = LECTURE_GB.get(setup)
+        note = f" (lecture: {lecture:g})" if lecture and (billions, bytes_trained, bytes_frozen) == (7.0, 16, 2) else ""
+        ax.text(left, y, f"  {left:,.0f} GB{note}", va="center", fontsize=9)
+    for model, trained in SETUPS["PPO"].items():
+        ax.barh(0, 0, color=MODEL_COLORS[model], label=f"{model} ({'trained' if trained else 'frozen'})")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("GB of weights, gradients and optimiser state (1 GB = 1e9 bytes; activations not counted)")
+    total = max(memory_totals(billions * 1e9, bytes_trained, bytes_frozen).values())
+    ax.set_xlim(0, total * 1.35)
+    ax.set_title(f"{billions:g}B parameters, {bytes_trained} bytes per trained and {bytes_frozen} per frozen parameter",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+
+
+def memory_panel():
+    """Sliders: parameters (0.5B-70B), bytes per trained parameter, bytes per frozen parameter."""
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, int_slider
+    controls = {"billions": choice_slider([0.5, 1.5, 3.0, 7.0, 14.0, 32.0, 70.0], 7.0, description="parameters (B)"),
+                "bytes_trained": int_slider("bytes_trained", 2, 20, 1, BYTES_TRAINED,
+                                            description="bytes / trained parameter"),
+                "bytes_frozen": choice_slider([1, 2, 4], BYTES_FROZEN, description="bytes / frozen parameter")}
+    fig_kw = {"figsize": (10, 3.6)}
+    return AnalyticPanel(draw_memory, controls, remember=REMEMBERED_IMAGES,
+                         title="What the models of PPO and GRPO weigh", **fig_kw)
