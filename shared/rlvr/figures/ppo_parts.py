@@ -49,7 +49,7 @@ def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.nda
         for edge in (1 - clip_eps, 1 + clip_eps):
             ax.axvline(edge, color="#616161", ls=":", lw=1)
         ax.axvline(1.0, color="#bdbdbd", lw=0.8)
-        ax.set_xlabel(r"ratio $r = \pi_\theta / \pi_{\mathrm{old}}$")
+        ax.set_xlabel(r"ratio $\rho = \pi_\theta / \pi_{\mathrm{old}}$")
         ax.set_xlim(ratios[0], ratios[-1])
     span = 2.1 * max(abs(advantage), 0.25)
     ax_obj.set_ylim(-span, span)
@@ -193,7 +193,7 @@ def shaping_panel(examples: list[AnswerExample], beta: float = 0.1):
 
 
 def draw_gaussian_kl(fig, view: GaussianKL) -> None:
-    """Estimators against log r with the samples' spread; relative bias and std bars (sampled, exact ticks)."""
+    """Estimators against the log-ratio l with the samples' spread; relative bias and std bars (exact ticks)."""
     from rlvr.widgets import fresh_axes
     ax_f, ax_b, ax_s = fresh_axes(fig, 1, 3)
     fig.subplots_adjust(top=0.8, left=0.06, right=0.98)
@@ -208,7 +208,7 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
     low, high = ax_f.get_ylim()  # the histogram fills the height of the axes (its scale is not shown)
     ax_f.stairs(low + (high - low) * density / (1.05 * density.max()), edges, baseline=low, fill=True,
                 color="#9e9e9e", alpha=0.35, zorder=0)
-    ax_f.set_xlabel(r"log r = log $\pi_{ref}$ - log $\pi$ of a sample")
+    ax_f.set_xlabel(r"$\ell$ = log $\pi_{ref}$ - log $\pi$ of a sample")
     ax_f.set_title("estimators (grey: where samples fall)", fontsize=9)
     ax_f.legend(fontsize=8, loc="upper center")
     xs = np.arange(3)
