@@ -7,7 +7,8 @@ from rlvr.experiments.common import Row, claim_row, half_unit, lecture_row, lect
 
 
 @pytest.mark.parametrize("shown, r", [("94%", 0.005), ("1.36", 0.005), ("1.0", 0.05), ("252", 0.5), ("8.1", 0.05),
-                                      ("~55%", 0.025), ("0.875", 0.0005), ("-0.38", 0.005), ("exact", 0.0)])
+                                      ("~55%", 0.025), ("0.875", 0.0005), ("-0.38", 0.005), ("exact", 0.0),
+                                      ("0", 0.0)])
 def test_r_is_half_a_unit_of_the_last_digit_the_lecture_shows(shown, r):
     assert half_unit(shown) == pytest.approx(r)
 
@@ -37,6 +38,11 @@ def test_a_row_agrees_exactly_inside_r_plus_3u():
 def test_bands_are_clipped_to_what_a_share_allows():
     row = lecture_row(section="5", figure="x", lecture="98%", values=[0.97], se=0.02, unit="%")
     assert row.band[1] == 1.0 and row.band[0] < 0.98
+
+
+def test_a_quantity_with_bounds_keeps_its_band_inside_them():
+    row = lecture_row(section="2.3", figure="a std", lecture="8.1", values=[14.0, 2.0, 26.0], bounds=(0.0, math.inf))
+    assert row.band[0] == 0.0 and row.band[1] > 26
 
 
 def test_exact_values_get_r_only():

@@ -1,4 +1,5 @@
-"""The package's layout: `rlvr.experiments` computes (no plotting, no widgets), `rlvr.figures` draws and wires panels."""
+"""The package's layout: `rlvr.experiments` computes (no plotting, no widgets), `rlvr.figures` draws and wires
+panels."""
 import ast
 import pkgutil
 import subprocess

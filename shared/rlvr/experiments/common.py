@@ -78,12 +78,15 @@ BOUNDS = {"%": (0.0, 1.0), "tokens": (0.0, math.inf), "GB": (0.0, math.inf), "st
 
 def half_unit(shown: str) -> float:
     """r: half a unit of the last digit of a number as the lecture writes it, in the row's units ("94%" -> 0.005,
-    "1.36" -> 0.005, "1.0" -> 0.05, "252" -> 0.5); "~" (approximate) multiplies it by 5; "exact" gives 0."""
+    "1.36" -> 0.005, "1.0" -> 0.05, "252" -> 0.5); "~" (approximate) multiplies it by 5; "exact" and a plain "0"
+    give 0."""
     text = shown.strip()
     if text == "exact":  # a formula or a claim of exactness: nothing is rounded
         return 0.0
     approximate = text.startswith("~")
     number = text.lstrip("~").rstrip("%x").strip()
+    if number.lstrip("-") == "0":  # a plain zero states an exact value ("unbiased": bias 0), not a rounded one
+        return 0.0
     decimals = len(number.split(".")[1]) if "." in number else 0
     r = 0.5 * 10.0 ** (-decimals) * (5 if approximate else 1)
     return r / 100 if text.endswith("%") else r
@@ -109,29 +112,26 @@ def uncertainty(values, se: float = 0.0, lecture_is_a_run: bool = True) -> float
     return per_seed * math.sqrt(1 + 1 / n) if lecture_is_a_run else per_seed / math.sqrt(n)
 
 
-def clipped(band: tuple[float, float], unit: str) -> tuple[float, float]:
-    """A band clipped to what a quantity in `unit` can be (a share to [0, 1])."""
-    lo, hi = BOUNDS.get(unit, (-math.inf, math.inf))
-    return max(band[0], lo), min(band[1], hi)
-
-
 def lecture_row(*, section: str, figure: str, lecture: float | str, shown: str | None = None, values,
-                se: float = 0.0, lecture_is_a_run: bool = True, unit: str = "", seeds=(), note: str = "") -> Row:
+                se: float = 0.0, lecture_is_a_run: bool = True, unit: str = "", bounds: tuple | None = None,
+                seeds=(), note: str = "") -> Row:
     """A measured row under the one band rule: band = lecture ± (r + 3u), clipped (see the module docstring).
 
     Args:
         lecture: the lecture's number as it writes it ("94%", "~55%", "1.0") or as a float in the row's units;
             shown: overrides the text that sets r ("exact" for a formula: r = 0).
         values: our measurement, one per seed; se: the evaluation's standard error of one seed's measurement.
+        bounds: what the quantity can be, if the unit does not say (a std: (0, inf)).
     """
     if isinstance(lecture, str):
         shown, lecture = shown or lecture, lecture_value(lecture)
     measured, spread = mean_and_spread(values)
     r = half_unit(shown if shown is not None else f"{lecture:g}")
     u = uncertainty(values, se, lecture_is_a_run)
-    band = clipped((lecture - r - 3 * u, lecture + r + 3 * u), unit)
+    limits = bounds or BOUNDS.get(unit, (-math.inf, math.inf))
+    band = (max(lecture - r - 3 * u, limits[0]), min(lecture + r + 3 * u, limits[1]))
     text = f"band = lecture ± (r {fmt(r, unit)} + 3u, u {fmt(u, unit)})"
-    if band == BOUNDS.get(unit):  # the band allows every possible value: no comparison is possible
+    if band == limits:  # the band allows every possible value: no comparison is possible
         band, text = None, f"no band: r + 3u (u {fmt(u, unit)}) spans every possible value"
     return Row(section=section, figure=figure, lecture=lecture, measured=measured, band=band, unit=unit,
                spread=spread, seeds=tuple(seeds), note=f"{text}; {note}" if note else text)

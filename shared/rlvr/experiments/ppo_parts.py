@@ -503,7 +503,7 @@ def policy_kl_rows(summaries: list[dict], seeds: tuple) -> list[Row]:
     for name in ("k1", "k3"):
         rows.append(lecture_row(section="2.3", figure=f"std of {name} per answer at that KL",
                                 lecture=float(LECTURE_KL[name]), shown=LECTURE_KL[name],
-                                values=[s[name]["std"] for s in summaries],
+                                values=[s[name]["std"] for s in summaries], bounds=(0.0, math.inf),
                                 se=float(np.mean([s[name]["std_se"] for s in summaries])), seeds=seeds, note=note))
     rows.append(claim_row(section="2.3", figure="std k3 / std k1 (> 1: k3 is the noisier one)",
                           lecture=float(LECTURE_KL["k3"]) / float(LECTURE_KL["k1"]),
