@@ -17,8 +17,31 @@ def fast_mode() -> bool:
 
 
 def pick(full, fast):
-    """Return `fast` in fast mode, else `full` (one place decides every size)."""
+    """Return `fast` in fast mode, else `full`."""
     return fast if fast_mode() else full
+
+
+SIZES: dict[str, tuple[int, int]] = {  # name -> (full size, fast size for CI): every notebook, panel and `reproduce`
+    "rl_steps": (200, 15),  # steps of every RL run (the lecture's 200), each 32 prompts x 8 answers
+    "eval_prompts": (2000, 200),  # held-out prompts for accuracy, think-first share and lengths
+    "pass_prompts": (2000, 100),  # held-out prompts for pass@k (16 answers each)
+    "budget_prompts": (1000, 200),  # held-out prompts for the thinking-budget demo
+    "panel_sft_steps": (1500, 60),  # warm-up steps when a panel trains a new teacher error rate (= SFTConfig().steps)
+    "race_figure_steps": (30, 15),  # the race's statements are about its first 30 steps
+    "shift_runs": (1000, 200),  # notebook 01: independent +5 runs trained at once
+    "hard_groups": (200_000, 50_000),  # notebook 01: simulated groups per p for the 3.5x
+    "reuse_prompts": (16, 4),  # notebook 02: prompts of the reused batch (8 answers each)
+    "shaping_candidates": (1024, 256),  # notebook 02: answers to pick the reward-shaping examples from
+    "value_rollouts": (64, 16),  # notebook 02: continuations per prefix for the Monte-Carlo values
+    "gauss_samples": (10_000_000, 500_000),  # notebook 02: samples per entry of Schulman's table (he used 10 million)
+    "kl_answers": (2000, 300),  # notebook 02: answers of the trained policy for the KL estimators
+}
+
+
+def size(name: str, fast: bool | None = None) -> int:
+    """A size from SIZES: the full one, or the CI one when `fast` (None: when RLVR_FAST is set). The one switch."""
+    full, small = SIZES[name]
+    return small if (fast_mode() if fast is None else fast) else full
 
 
 def repo_root() -> Path | None:

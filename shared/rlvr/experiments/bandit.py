@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from rlvr.config import one_thread
+from rlvr.config import SIZES, one_thread, size
 from rlvr.experiments.common import Row, claim_row, lecture_row
 from rlvr.objectives import compute_advantages
 
@@ -57,7 +57,7 @@ SHIFT = 5.0  # constant added to every reward ("5 points for the right format")
 SHIFT_STEPS = 150  # training steps, as in the lecture
 SHIFT_GROUP_SIZE = 16  # answers per run and step (chosen, see above)
 SHIFT_LR = 0.65  # plain SGD on the logits (chosen, see above)
-SHIFT_RUNS = 1000  # independent runs trained at once (one batched tensor)
+SHIFT_RUNS = SIZES["shift_runs"][0]  # independent runs trained at once (one batched tensor)
 
 # section 4.1
 HARD_P = 0.02  # "a very hard prompt": 2% of its answers are right
@@ -431,7 +431,7 @@ def simulate_correct_logit(p, group_size: int, n_groups: int = 4000, kinds=("mea
     return CorrectLogitSimulation(p_values, group_size, n_groups, steps, ses, no_signal)
 
 
-def hard_prompt_amplification(group_size: int = GROUP_SIZE, n_groups: int = 200_000, p: float = HARD_P,
+def hard_prompt_amplification(group_size: int = GROUP_SIZE, n_groups: int = SIZES["hard_groups"][0], p: float = HARD_P,
                               seed: int = 0) -> float:
     """Simulated relative weight of a prompt with accuracy p against p = 0.5, std estimated in groups of G."""
     simulation = simulate_correct_logit([p, 0.5], group_size, n_groups, seed=seed)
@@ -531,10 +531,9 @@ def estimator_rows(comparisons: list[EstimatorComparison], shifted: list[Estimat
     ]
 
 
-def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Every figure of lecture 2.1, 4.1 and Exercise 1 that notebook 01 reproduces, next to ours."""
-    runs = 200 if fast else SHIFT_RUNS
-    n_hard = 50_000 if fast else 200_000
+    runs, n_hard = size("shift_runs", fast), size("hard_groups", fast)
     comparisons = [compare_estimators(GROUP_SIZE, 0.0, seed=seed) for seed in seeds]
     shifted = [compare_estimators(GROUP_SIZE, SHIFT, seed=seed) for seed in seeds]
     shift_results = [shift_experiment(SHIFT, runs=runs, seed=seed) for seed in seeds]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rlvr.config import size
 from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
@@ -279,19 +280,14 @@ def expected_gradient_curve(logits, p_correct: float = P_CORRECT, group_size: in
 
 # ----------------------------------------------------------------------------------------------- arithmetic task
 def arithmetic_config(fast: bool | None = None, **overrides):
-    """The notebook's GRPO run on the arithmetic task: RLConfig's defaults (32 x 8, lr 1e-4, 200 steps).
-
-    fast (default: rlvr.config.fast_mode()) shrinks it to 6 steps of 8 prompts for CI.
-    """
-    from rlvr.config import fast_mode
+    """The notebook's GRPO run on the arithmetic task: notebook 03's run (32 x 8, lr 1e-4, size("rl_steps") steps,
+    warm-up and RL seed 0) with some fields changed."""
     from rlvr.train import RLConfig
-    fast = fast_mode() if fast is None else fast
-    base = dict(algo="grpo", steps=6, prompts_per_step=8) if fast else dict(algo="grpo")
-    return RLConfig(**{**base, **overrides})
+    return RLConfig.replicate(0, **{"algo": "grpo", "steps": size("rl_steps", fast), **overrides})
 
 
 def kimi_arithmetic_configs(weight: float = KIMI_WEIGHT, fast: bool | None = None) -> dict:
-    """label -> RLConfig: no length reward, switched on at step 0, switched on late (step 100; step 3 when fast)."""
+    """label -> RLConfig: no length reward, switched on at step 0, switched on half-way (step 100 at full size)."""
     late = arithmetic_config(fast).steps // 2
     return {"no length reward": arithmetic_config(fast),
             "length reward from step 0": arithmetic_config(fast, length_reward_weight=weight),
@@ -455,7 +451,7 @@ def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last:
     return rows
 
 
-def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Every quantitative statement of notebook 05 next to our measurement (the toy is cheap: full size always)."""
     return (exercise4_rows() + exercise5_rows() + gradient_rows() + toy_rows(seeds)
             + kimi_arithmetic_rows(fast=fast))

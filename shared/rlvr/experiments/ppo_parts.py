@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from rlvr.config import one_thread
+from rlvr.config import one_thread, size
 from rlvr.experiments.common import Row, claim_row, lecture_row
 from rlvr.model import response_logps, sample
 from rlvr.objectives import (
@@ -57,7 +57,6 @@ SCHULMAN_TABLE = {  # (mu, estimator) -> (bias / true KL, std / true KL): the ta
 # lecture 2.3, as written: "at true KL 1.36, std of k3 8.1 > k1 1.0"
 LECTURE_KL = {"true_kl": "1.36", "k1": "1.0", "k3": "8.1"}
 
-GRPO_STEPS, GRPO_STEPS_FAST = 200, 20  # the moved policy: notebook 03's GRPO run (32 prompts x 8, lr 1e-4)
 
 GB = 1e9  # 1 GB = 1e9 bytes (the lecture's 252 GB is 7e9 x 36 bytes)
 BYTES_TRAINED = 16  # bf16 weights + bf16 grads + fp32 master weights + Adam m and v (2 + 2 + 4 + 4 + 4)
@@ -179,10 +178,10 @@ def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLI
 
 # ============================================================================================== PPO for LMs
 @one_thread()
-def trained_policy(seed: int = 0, fast: bool = False):
+def trained_policy(seed: int = 0, fast: bool | None = None):
     """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
     from rlvr.train import RLConfig, run, warm_start
-    result = run(RLConfig.replicate(seed, algo="grpo", steps=GRPO_STEPS_FAST if fast else GRPO_STEPS), progress=False)
+    result = run(RLConfig.replicate(seed, algo="grpo", steps=size("rl_steps", fast)), progress=False)
     return result.policy, warm_start(result.config).model
 
 
@@ -520,10 +519,9 @@ def memory_rows() -> list[Row]:
             for setup, gb in LECTURE_GB.items()]
 
 
-def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Every number of lecture 2.2-2.4 and Exercise 2 that notebook 02 reproduces, next to ours."""
-    n_gauss = 500_000 if fast else SCHULMAN_SAMPLES
-    n_answers = 300 if fast else 2000
+    n_gauss, n_answers = size("gauss_samples", fast), size("kl_answers", fast)
     tables = [schulman_table(n_gauss, seed) for seed in seeds]
     summaries = []
     for seed in seeds:

@@ -20,19 +20,18 @@ import numpy as np
 import torch
 
 from rlvr.cache import cache_path, load_or_create, try_load
-from rlvr.config import pick
+from rlvr.config import SIZES, size
 from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean
 from rlvr.experiments.ppo_parts import memory_gb
 from rlvr.objectives import masked_mean
 from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
 
-STEPS = 200  # RL steps of every run (full size)
-FAST_STEPS = 10  # RL steps in fast mode (CI)
+STEPS = SIZES["rl_steps"][0]  # RL steps of every run (full size; fast mode: size("rl_steps"))
 THINK_TARGET = 0.8  # "steps to reach 80% think-first share"
 SMOOTH = 5  # centred moving average (steps) before reading off a crossing
 ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
-FIGURE_STEPS = 30  # the lecture's statements are about the early race: figures() needs only the first 30 steps
+FIGURE_STEPS = SIZES["race_figure_steps"][0]  # the lecture's statements are about the early race
 SECTION = "3"
 CACHE_KIND = "race-v4"  # bump when the recorded diagnostics or the numbers of a run change (v4: warm-up in the key)
 NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
@@ -51,9 +50,10 @@ SAME_SPEED = (1 / 1.5, 1.5)
 
 # ----------------------------------------------------------------------------------------------- configurations
 def race_config(name: str = "GRPO-8", steps: int | None = None, seed: int = 0, **overrides) -> RLConfig:
-    """The RLConfig of one run of the race (steps default: 200, or 10 in fast mode); overrides change fields."""
+    """The RLConfig of one run of the race (steps default: size("rl_steps"), 200 or the CI size); overrides change
+    fields."""
     fields = {**RACE[name], **overrides}
-    cfg = RLConfig.replicate(seed, steps=pick(STEPS, FAST_STEPS) if steps is None else steps, **fields)
+    cfg = RLConfig.replicate(seed, steps=size("rl_steps") if steps is None else steps, **fields)
     return normalised(cfg)
 
 
@@ -357,7 +357,7 @@ PPO_EXTRA_KNOBS = {  # what PPO adds to tune or decide, and our setting (RLConfi
 def panel_config(algo: str, lr: float, epsilon: float, updates: int, steps: int | None = None,
                  seed: int = 0) -> RLConfig:
     """The RLConfig of one panel setting (canonical, so equivalent settings share one cached run)."""
-    steps = pick(STEPS, FAST_STEPS) if steps is None else steps
+    steps = size("rl_steps") if steps is None else steps
     return normalised(RLConfig.replicate(seed, algo=algo, steps=steps, lr=float(lr), clip_eps=float(epsilon),
                                          epochs_per_batch=int(updates)))
 
@@ -410,9 +410,9 @@ def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
     ]
 
 
-def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Section 3's statements next to our measurement: three runs of 30 steps per seed (read from the notebook's
     200-step runs when they are cached; about 20 seconds per seed on a quiet 2-core laptop otherwise)."""
-    steps = FAST_STEPS if fast else FIGURE_STEPS
+    steps = size("race_figure_steps", fast)
     measured = [race_measurements(run_race(steps, seed, progress=False)) for seed in seeds]
     return rows_from(measured, tuple(seeds))

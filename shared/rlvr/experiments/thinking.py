@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from rlvr.cache import cache_path
-from rlvr.config import pick
+from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
 from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
@@ -48,12 +48,10 @@ from rlvr.train import CACHE_KIND as RL_CACHE_KIND
 from rlvr.train import RLConfig, RunResult, history_curve, run, run_key, train_rl, warm_start
 
 # ----------------------------------------------------------------------------------------------- sizes
-STEPS, FAST_STEPS = 200, 15  # RL steps of every run
-EVAL_PROMPTS, FAST_EVAL_PROMPTS = 2000, 200  # held-out prompts for accuracy, think-first share, lengths
-PASS_PROMPTS, FAST_PASS_PROMPTS = 2000, 100  # held-out prompts for pass@k
+# every size that CI shrinks comes from rlvr.config.SIZES through size(name, fast)
+STEPS = SIZES["rl_steps"][0]  # RL steps of every run at full size
+SFT_STEPS = SIZES["panel_sft_steps"][0]  # the default warm-up's steps (SFTConfig().steps, a test checks)
 PASS_SAMPLES = 16  # answers per prompt for pass@k (k = 1..16)
-SFT_STEPS, FAST_SFT_STEPS = SFTConfig().steps, 60  # warm-up steps when the panel trains a new teacher error rate
-BUDGET_PROMPTS, FAST_BUDGET_PROMPTS = 1000, 200  # held-out prompts for the thinking-budget demo
 TEACHER_SIMULATIONS = 200_000  # simulated teacher chains for the "0.9^10" row
 LATE_STEPS = 20  # "late in training" = the last 20 steps
 SMOOTH = 9  # centred moving average (steps) of the training curves
@@ -82,15 +80,11 @@ TRAINING_PANELS = {  # history key -> axis title
 }
 
 
-def fast_sizes(fast: bool) -> dict:
-    """The sizes every experiment of this notebook uses, full or fast (CI)."""
-    return {
-        "steps": FAST_STEPS if fast else STEPS,
-        "eval_prompts": FAST_EVAL_PROMPTS if fast else EVAL_PROMPTS,
-        "pass_prompts": FAST_PASS_PROMPTS if fast else PASS_PROMPTS,
-        "sft_steps": FAST_SFT_STEPS if fast else SFT_STEPS,
-        "budget_prompts": FAST_BUDGET_PROMPTS if fast else BUDGET_PROMPTS,
-    }
+def fast_sizes(fast: bool | None = None) -> dict:
+    """The sizes every experiment of this notebook uses, full or fast (CI), from rlvr.config.SIZES."""
+    return {"steps": size("rl_steps", fast), "eval_prompts": size("eval_prompts", fast),
+            "pass_prompts": size("pass_prompts", fast), "sft_steps": size("panel_sft_steps", fast),
+            "budget_prompts": size("budget_prompts", fast)}
 
 
 # ----------------------------------------------------------------------------------------------- the teacher
@@ -154,7 +148,7 @@ def warmup_metrics(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed:
     rate = round(float(teacher_error_rate), 4)  # 0.15000000000000002 from a slider is 0.15
     cfg = None if sft_steps is None else SFTConfig(steps=int(sft_steps))
     warm = warm_up(rate, seed, cfg=cfg, on_step=on_step, progress=on_step is None)  # a panel draws its own progress
-    n_prompts = n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS)
+    n_prompts = n_prompts or size("eval_prompts")
     report = warm_up_report(warm, n_prompts)
     return {**report, "losses": warm.losses, "model": warm.model, "teacher_error_rate": rate, "n_prompts": n_prompts}
 
@@ -181,7 +175,7 @@ def pct(value: float) -> str:
 # ----------------------------------------------------------------------------------------------- RL runs
 def rl_config(algo: str = "grpo", steps: int | None = None, seed: int = 0, **overrides) -> RLConfig:
     """The lecture's configuration (32 prompts x 8 answers, lr 1e-4, 200 steps) with some fields changed."""
-    steps = pick(STEPS, FAST_STEPS) if steps is None else int(steps)
+    steps = size("rl_steps") if steps is None else int(steps)
     return RLConfig.replicate(seed, algo=algo, steps=steps, **overrides)
 
 
@@ -193,7 +187,7 @@ def rl_run(algo: str = "grpo", steps: int | None = None, seed: int = 0, on_step=
 
 def held_out(policy: TinyTransformer, n_prompts: int | None = None, seed: int = 0) -> dict:
     """Metrics of one answer per held-out prompt at temperature 1."""
-    return evaluate(policy, n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS), temperature=1.0, seed=seed)
+    return evaluate(policy, n_prompts or size("eval_prompts"), temperature=1.0, seed=seed)
 
 
 def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: int = LATE_STEPS) -> float:
@@ -208,7 +202,7 @@ def kl_to_reference(policy: TinyTransformer, reference: TinyTransformer, n_promp
 
     KL = E_{o ~ policy}[sum_t log policy(o_t) - log reference(o_t)], the sum over the answer's tokens.
     """
-    prompts = prompt_tokens(held_out_prompts(n_prompts or pick(EVAL_PROMPTS, FAST_EVAL_PROMPTS)))  # [n, 11]
+    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
     rollout = sample(policy, prompts, 1.0, generator=torch.Generator().manual_seed(seed))
     logps = response_logps(policy, prompts, rollout.responses)  # [n, T]
     ref_logps = response_logps(reference, prompts, rollout.responses)  # [n, T]
@@ -219,7 +213,7 @@ def kl_to_reference(policy: TinyTransformer, reference: TinyTransformer, n_promp
 def pass_at_k(policy: TinyTransformer, n_prompts: int | None = None, n_samples: int = PASS_SAMPLES,
               seed: int = 0) -> dict[int, float]:
     """Unbiased pass@k for k = 1..n_samples, averaged over held-out prompts (n_samples answers each, T = 1)."""
-    n_prompts = n_prompts or pick(PASS_PROMPTS, FAST_PASS_PROMPTS)
+    n_prompts = n_prompts or size("pass_prompts")
     return pass_at_k_curve(policy, n_prompts, n_samples, tuple(range(1, n_samples + 1)), seed=seed)
 
 
@@ -244,7 +238,7 @@ def thinking_budget(model: TinyTransformer, budgets=range(N_DIGITS + 1), n_promp
     Returns:
         {b: accuracy} over the held-out prompts.
     """
-    n_prompts = n_prompts or pick(BUDGET_PROMPTS, FAST_BUDGET_PROMPTS)
+    n_prompts = n_prompts or size("budget_prompts")
     prompts = held_out_prompts(n_prompts)  # [n, 10]
     generator = torch.Generator().manual_seed(seed)
     ids = torch.cat([prompt_tokens(prompts), torch.full((n_prompts, 1), OPEN_ID)], dim=1)  # [n, 12]
@@ -346,11 +340,11 @@ def panel_run(knob: str, value, steps: int | None = None, n_prompts: int | None 
     """GRPO with one knob changed (group_size, beta or teacher_error_rate), through the checkpoint cache.
 
     A new teacher error rate first trains its warm-up (the progress bar covers both); in fast mode that warm-up
-    is short (FAST_SFT_STEPS) and the RL run is not cached.
+    is short (size('panel_sft_steps')) and the RL run is not cached.
     """
     value = knob_value(knob, value)
-    steps = pick(STEPS, FAST_STEPS) if steps is None else steps
-    sft_steps = pick(SFT_STEPS, FAST_SFT_STEPS) if sft_steps is None else sft_steps
+    steps = size("rl_steps") if steps is None else steps
+    sft_steps = size("panel_sft_steps") if sft_steps is None else sft_steps
     cfg = rl_config("grpo", steps, seed, **{knob: value})
     rate = cfg.teacher_error_rate
     is_default_warmup = sft_steps == SFT_STEPS or rate == DEFAULT_TEACHER_ERROR_RATE
@@ -523,7 +517,7 @@ def pass_rows(warm_pass: list[dict], grpo_pass: list[dict], n_prompts: int, seed
     return rows
 
 
-def measure(seed: int = 0, fast: bool = False) -> dict:
+def measure(seed: int = 0, fast: bool | None = None) -> dict:
     """Everything `figures` needs for one seed (RL runs come from the checkpoint cache after the first call)."""
     sizes = fast_sizes(fast)
     report = warmup_metrics(DEFAULT_TEACHER_ERROR_RATE, seed, sizes["eval_prompts"])
@@ -538,7 +532,7 @@ def measure(seed: int = 0, fast: bool = False) -> dict:
     }
 
 
-def rows_from(measurements: list[dict], seeds=(0,), fast: bool = False) -> list[Row]:
+def rows_from(measurements: list[dict], seeds=(0,), fast: bool | None = None) -> list[Row]:
     """The lecture-vs-measured rows of notebook 03 from `measure` outputs (one per seed)."""
     sizes = fast_sizes(fast)
     m = measurements
@@ -570,6 +564,6 @@ def exercise_rows() -> list[Row]:
     return rows
 
 
-def figures(seeds=(0,), fast: bool = False) -> list[Row]:
+def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Sections 5.1-5.3 and Exercises 3 and 6: every number of the lecture that notebook 03 reproduces, with ours."""
     return rows_from([measure(seed, fast) for seed in seeds], seeds, fast) + exercise_rows()

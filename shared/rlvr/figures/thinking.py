@@ -6,28 +6,24 @@ import math
 
 import numpy as np
 
-from rlvr.config import pick
+from rlvr.config import size
 from rlvr.experiments.thinking import (
     BETA_STEP,
-    FAST_SFT_STEPS,
-    FAST_STEPS,
     GROUP_SIZES,
     MAX_BETA,
     MAX_TEACHER_ERROR,
-    SFT_STEPS,
-    STEPS,
     TEACHER_ERROR_STEP,
     TRAINING_PANELS,
     PanelRun,
-    metric_curve,
-    histories_of,
-    knob_value,
-    pct,
     SFTProgress,
     first_step_above,
+    histories_of,
+    knob_value,
     late_mean,
+    metric_curve,
     panel_run,
     panel_run_on_disk,
+    pct,
     rl_config,
     smooth,
     smoothed_curve,
@@ -190,7 +186,7 @@ def plot_teacher_panel(fig, results: dict, live=None) -> None:
 def teacher_panel(default_result: dict | None = None, sft_steps: int | None = None,
                   n_prompts: int | None = None, seed: int = 0) -> TrainingPanel:
     """Run-button panel: retrain (or load) the warm-up for a teacher error rate in [0, 0.5] and show its metrics."""
-    sft_steps = pick(SFT_STEPS, FAST_SFT_STEPS) if sft_steps is None else sft_steps
+    sft_steps = size("panel_sft_steps") if sft_steps is None else sft_steps
 
     def train(teacher_error_rate, on_step=None):
         return warmup_metrics(teacher_error_rate, seed, n_prompts, sft_steps, on_step=SFTProgress(on_step))
@@ -286,7 +282,7 @@ def knob_panel(knob: str, default_result: PanelRun | None = None, steps: int | N
         return panel_run(knob, value, steps, n_prompts, sft_steps, seed=seed)
 
     label = KNOB_LABELS[knob]
-    n_steps = pick(STEPS, FAST_STEPS) if steps is None else steps
+    n_steps = size("rl_steps") if steps is None else steps
     return TrainingPanel(train, lambda fig, results, live: plot_knob_panel(fig, results, live, knob),
                          {knob: knob_control(knob)}, default_result=default_result,
                          label=lambda v: label.format(knob_value(knob, v[knob])), figsize=(11, 3.4),
