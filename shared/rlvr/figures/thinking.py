@@ -27,10 +27,12 @@ from rlvr.experiments.thinking import (
     rl_config,
     smooth,
     smoothed_curve,
+    teacher_answer_accuracy,
     teacher_chain_accuracy,
     warmup_metrics,
     warmup_on_disk,
 )
+from rlvr.figures.palette import algo_color
 from rlvr.task import (
     DEFAULT_TEACHER_ERROR_RATE,
     N_DIGITS,
@@ -39,15 +41,20 @@ from rlvr.train import RunResult
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
 
 FORMAT_COLORS = {"mean_length": "#333333", "mean_length_think": "C0", "mean_length_direct": "C1"}
+MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
 
 
 def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-") -> None:
     """Raw per-step values (faint) and their moving average (bold)."""
     y = metric_curve(history, key)
     x = np.arange(1, len(y) + 1)
+    smoothed = smoothed_curve(history, key)
+    if key == "direct_accuracy":  # late in training a step has only a handful of direct answers: hide the noise
+        few = smooth([h.get("cot_fraction", np.nan) for h in history], 27) > 1 - MIN_DIRECT_SHARE
+        smoothed = np.where(few, np.nan, smoothed)
     if raw:
         ax.plot(x, y, color=color, lw=0.7, alpha=0.25)
-    ax.plot(x, smoothed_curve(history, key), color=color, lw=1.7, ls=ls, label=label)
+    ax.plot(x, smoothed, color=color, lw=1.7, ls=ls, label=label)
 
 
 def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
@@ -64,7 +71,7 @@ def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_
     single = len(histories) == 1
     for ax, key in zip(axes, keys):
         for index, (label, history) in enumerate(histories.items()):
-            color = f"C{index}"
+            color = algo_color(label, f"C{index}")  # the module's colour for GRPO / Dr. GRPO / RFT
             if key == "mean_length" and single:
                 for part, name in (("mean_length", "all answers"), ("mean_length_think", "think-first"),
                                    ("mean_length_direct", "direct")):
@@ -172,9 +179,9 @@ def plot_teacher_panel(fig, results: dict, live=None) -> None:
         heights = [np.nan_to_num(report[where][key]) for _name, where, key in names]
         x = np.arange(len(names)) + (index - (len(results) - 1) / 2) * width
         ax_bar.bar(x, heights, width, color=f"C{index}", label=label)
-        teacher = teacher_chain_accuracy(report["teacher_error_rate"])
+        teacher = teacher_answer_accuracy(report["teacher_error_rate"])  # what "think acc." measures: the final digit
         ax_bar.plot([x[2] - width / 2, x[2] + width / 2], [teacher, teacher], color="k", lw=2)
-    ax_bar.plot([], [], color="k", lw=2, label="teacher: chain all right")
+    ax_bar.plot([], [], color="k", lw=2, label="teacher: final digit right")
     ax_bar.set_xticks(np.arange(len(names)), [n for n, _w, _k in names], fontsize=7)
     ax_bar.set_ylim(0, 1.3)
     ax_bar.set_yticks(np.linspace(0, 1, 6))
@@ -248,11 +255,13 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
                         label=label)
             if key == "kl_to_ref" and result is not None and "kl_to_warmup" in result.final:
                 ax.plot([len(history)], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
+    longest = max((len(history) for _label, history, _result in curves), default=1)
     for ax, (key, title) in zip(axes, keys):
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("RL step", fontsize=9)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
+        ax.set_xlim(0, longest + 2)  # a beta = 0 run has only its final star on the KL axis: keep the step range
         if key != "kl_to_ref":
             ax.set_ylim(-0.02, 1.02)
     if knob == "beta":

@@ -1,0 +1,19 @@
+"""One colour per algorithm (and per estimator) in every figure of the module."""
+
+ALGO_COLORS = {
+    "none": "#7f7f7f",  # no baseline / REINFORCE
+    "mean": "#17becf",  # the group mean, the answer itself included
+    "rloo": "#2ca02c",  # leave-one-out
+    "grpo": "#1f77b4",
+    "dr_grpo": "#ff7f0e",
+    "rft": "#9467bd",
+    "ppo": "#d62728",
+    "exact": "#000000",  # an exact or reference value
+}
+LABEL_TO_KEY = {"GRPO": "grpo", "Dr. GRPO": "dr_grpo", "RFT": "rft", "PPO": "ppo", "RLOO": "rloo"}
+
+
+def algo_color(label: str, default: str | None = None) -> str | None:
+    """The module's colour of an algorithm named by key ("grpo") or label ("Dr. GRPO"), else `default`."""
+    key = LABEL_TO_KEY.get(label, label)
+    return ALGO_COLORS.get(key, default)
