@@ -252,6 +252,58 @@ def test_axes_with_categories_or_extra_axes_are_made_new():
     assert w.fresh_axes(fig) is not ax and len(fig.axes) == 1
 
 
+# ----------------------------------------------------------------------------- toggle buttons
+
+def draw_algo(fig, algo, scale):
+    """A draw function whose picture depends on a named choice."""
+    ax = w.fresh_axes(fig)
+    ax.plot(X, np.tanh(scale * X) * (1 if algo == "grpo" else -1))
+
+
+def test_toggle_buttons_show_labels_and_give_values_in_the_common_style():
+    toggle = w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "ppo", description="algorithm")
+    assert (toggle.value, toggle.label, toggle.description) == ("ppo", "PPO", "algorithm")
+    assert toggle.style.description_width == "initial"
+    assert w.toggle_buttons("optimizer", ["sgd", "adam"]).value == "sgd"  # plain options; the first by default
+    with pytest.raises(ValueError, match="not one of the options"):
+        w.toggle_buttons("algo", ["grpo", "ppo"], "dr_grpo")
+
+
+def test_analytic_panel_redraws_and_remembers_on_a_toggle_click():
+    controls = {"algo": w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")]),
+                "scale": w.float_slider("scale", 0.5, 2.0, 0.5, 1.0)}
+    panel = w.AnalyticPanel(draw_algo, controls, remember=4, continuous_update=False)
+    first = panel.png()
+    panel.controls["algo"].value = "ppo"  # a click in the browser sets the value
+    assert panel.draw_count == 2 and panel.values == {"algo": "ppo", "scale": 1.0} and panel.png() != first
+    panel.controls["algo"].value = "grpo"
+    assert panel.draw_count == 2 and panel.png() == first, "a setting shown before comes from memory"
+    assert w.edge_values(controls["algo"]) == ["grpo", "ppo"]
+    assert w.exercise_panel_edges(panel) == []
+
+
+def test_training_panel_caches_runs_by_the_toggled_value_and_disables_the_toggle_while_running():
+    calls, disabled = [], []
+
+    def run(algo, lr, on_step):
+        calls.append((algo, lr))
+        disabled.append(panel.controls["algo"].disabled)
+        on_step(1, 1, [lr])
+        return [lr, algo]
+
+    controls = {"algo": w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")]),
+                "lr": w.float_slider("lr", 0.1, 1.0, 0.1, 0.5)}
+    panel = w.TrainingPanel(run, RecordingPlot(), controls)
+    panel.click_run()
+    panel.controls["algo"].value = "ppo"
+    assert len(calls) == 1, "a click on a toggle must never train"
+    panel.click_run()
+    panel.controls["algo"].value = "grpo"
+    assert panel.click_run() == [0.5, "grpo"] and calls == [("grpo", 0.5), ("ppo", 0.5)]
+    assert disabled == [True, True] and not panel.controls["algo"].disabled
+    assert list(panel.results) == ["algo=grpo, lr=0.5 (default)", "algo=ppo, lr=0.5"]
+
+
 # ----------------------------------------------------------------------------- training panel
 
 class FakeTraining:

@@ -105,6 +105,19 @@ def choice_slider(options, value=None, description="", continuous_update=True):
     )
 
 
+def toggle_buttons(name, options, value=None, description=None):
+    """ToggleButtons over a few named choices (an algorithm, an optimizer) in the common style: one click per choice
+    instead of a slider. `options` are values, or (label, value) pairs; panels see the value."""
+    options = list(options)
+    values = [option[1] if isinstance(option, tuple) else option for option in options]
+    if value is not None and value not in values:
+        raise ValueError(f"{name}: value {value!r} is not one of the options {values}")
+    return widgets.ToggleButtons(
+        options=options, value=values[0] if value is None else value, description=description or name,
+        style={**STYLE, "button_width": "auto"},
+    )
+
+
 def checkbox(name, value=False, description=None):
     """A Checkbox labelled `description` (default: `name`) in the common style."""
     return widgets.Checkbox(value=value, description=description or name, indent=False, style=STYLE)
