@@ -149,6 +149,65 @@ def test_measurements_and_rows():
     assert all(r.section == "3" for r in rows)
 
 
+
+def race_of_fakes():
+    """Think-first curves whose centred 5-step means reach 80% at step 3 (PPO-8, GRPO-8) and 5 (GRPO-1), e.g.
+    steps 1-5 of GRPO-1 average (0 + 1 + 1 + 1 + 1) / 5; CPU seconds per step 3.0, 1.1 and 2.0."""
+    return {"PPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 2.0)),
+            "GRPO-1": fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1)),
+            "GRPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 1.0))}
+
+
+def test_race_table_says_how_steps_are_read_and_marks_a_column_a_short_run_cannot_fill():
+    table = race.race_table(race_of_fakes())
+    assert "| PPO-8 | 3 |" in table and "| GRPO-1 | 5 |" in table
+    assert "*centred* moving average" in table and "looks 2 steps ahead" in table
+    assert "| — |" in table and "fewer than 26 steps" in table  # accuracy at step 25 of an 8-step run
+    assert "nan" not in table.lower()
+    full = {name: fake_run([1.0] * 30) for name in ("PPO-8", "GRPO-1")}
+    assert "—" not in race.race_table(full)
+
+
+def test_race_summary_prints_the_ratios_the_prose_reads():
+    text = race.race_summary_text(race_of_fakes())
+    assert "steps to 80% think-first: PPO-8 3, GRPO-1 5, GRPO-8 3" in text
+    assert "GRPO-1 / PPO-8 = 1.7x" in text and "GRPO-8 / PPO-8 = 1.0x" in text
+    assert "training CPU time per step (median), as a multiple of GRPO-1's: PPO-8 20.0x, GRPO-8 10.0x" in text
+    assert "(PPO-8 = 2.7x GRPO-1, GRPO-8 = 1.8x GRPO-1)" in text  # 8 x 3.0 s and 8 x 2.0 s against 8 x 1.1 s
+    never = {**race_of_fakes(), "GRPO-1": fake_run([0.0] * 8)}
+    assert "GRPO-1 not reached" in race.race_summary_text(never) and "= n/a" in race.race_summary_text(never)
+
+
+def test_step_and_seconds_text():
+    assert race.step_text(3.0) == "3" and race.step_text(math.nan, 30) == "not reached in 30 steps"
+    assert [race.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]
+
+
+def test_clip_summary_reads_the_last_update_and_the_peak_step():
+    run = fake_run([0.5] * 3, clip_fraction=[0.01, 0.03, 0.02], clip_fraction_per_update=[[0, 0.01]] * 3,
+                   abs_log_ratio_per_update=[[0, 0.004], [0, 0.006], [0, 0.005]])
+    summary = race.clip_summary(run)
+    assert summary["last_update"] == pytest.approx(0.01) and summary["abs_log_ratio_last_update"] == pytest.approx(0.005)
+    assert (summary["peak"], summary["peak_step"]) == (pytest.approx(0.03), 1)
+
+
+def test_train_runs_says_which_runs_trained_and_which_came_from_the_cache(capsys):
+    def runner(cfg, on_step=None, progress=True):
+        assert progress is False  # no tqdm bar: the line says it all
+        run = fake_run([0.5] * cfg.steps)
+        run.from_cache = cfg.seed == 1
+        run.timing = {"total_s": 12.0}
+        for step in range(1, cfg.steps + 1):
+            on_step(step, cfg.steps, run.history)
+        return run
+
+    results = frace.train_runs({"A": RLConfig(steps=3, seed=0), "B": RLConfig(steps=3, seed=1)}, runner)
+    out = capsys.readouterr().out.splitlines()
+    assert list(results) == ["A", "B"] and len(out) == 2
+    assert out[0].startswith("A: 3 steps, trained now in ") and out[0].endswith(" s")
+    assert out[1] == "B: 3 steps, loaded from the cache (training them took 12 s of wall-clock time when they were run)"
+
+
 # ----------------------------------------------------------------------------- costs
 def test_cost_table_uses_notebook_02s_memory_accounting():
     table = race.cost_table(70_000, 64)
@@ -181,6 +240,39 @@ def test_plots_draw(tmp_path):
         fig.savefig(tmp_path / "x.png")
 
 
+def visible_labels(axis) -> list[str]:
+    """The tick labels an axis shows inside its view limits (after a draw)."""
+    low, high = sorted(axis.get_view_interval())
+    return [tick.get_text() for tick, value in zip(axis.get_ticklabels(), axis.get_ticklocs())
+            if tick.get_text() and low <= value <= high]
+
+
+def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
+    from rlvr.figures.palette import ALGO_COLORS
+    from rlvr.widgets import new_figure
+    n = 40
+    runs = {name: fake_run([0.5] * n, seconds=seconds) for name, seconds in
+            (("PPO-8", (0.05, 0.9)), ("GRPO-1", (0.05, 0.05)), ("GRPO-8", (0.05, 0.45)))}
+    fig = new_figure((11, 6.5))
+    frace.plot_race(fig, runs)
+    colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines if not line.get_label().startswith("_")}
+    assert colours["PPO-8"] == ALGO_COLORS["ppo"] and colours["GRPO-1"] == ALGO_COLORS["grpo"]
+    assert len(set(colours.values())) == 3
+    assert fig.axes[1].get_xscale() == "log" and fig.axes[0].get_xscale() == "linear"
+    rng = np.random.default_rng(0)
+    reward = np.clip(0.9 + 0.02 * rng.standard_normal(n), 0, 1)
+    ppo = fake_run([0.5] * n, value_mean=list(reward), reward=list(reward), value_loss=list(reward * (1 - reward)),
+                   adv_sq_value=[0.08] * n, adv_sq_none=[0.9] * n, adv_sq_loo=[0.09] * n)
+    fig = new_figure((11, 6.5))
+    frace.plot_value(fig, ppo)
+    fig.canvas.draw()
+    loss_axes = fig.axes[1]
+    assert loss_axes.get_yscale() == "log" and len(visible_labels(loss_axes.yaxis)) >= 2  # less than a decade
+    assert len(visible_labels(fig.axes[2].yaxis)) >= 3
+    ratio = fig.axes[3].lines[0].get_ydata()
+    assert ratio[n // 2] == pytest.approx(0.08 / 0.09)
+
+
 def test_panel_plot_redrawn_on_its_reused_axes_looks_like_a_new_one():
     from rlvr.widgets import redraw_differences
     default, other = fake_run([0.2, 0.5, 0.9], clip_fraction=[0.0, 0.1, 0.1]), fake_run([0.1, 0.2, 0.6])
@@ -205,6 +297,7 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
     default = fake_run([0.4] * 3, clip_fraction=[0.0] * 3)
     panel = frace.epsilon_panel(default_result=default, steps=3)
     assert panel.error is None and len(panel.results) == 1
+    assert type(panel.controls["algo"]).__name__ == "ToggleButtons" and panel.controls["algo"].label == "GRPO"
     panel.controls["epsilon"].value = 0.5
     panel.controls["updates"].value = 4
     panel.controls["lr"].value = 1e-3

@@ -286,25 +286,100 @@ def final_value(run: RaceRun, key: str = "accuracy", last: int = 10) -> float:
     return finite_mean(run.curve(key)[-last:])
 
 
-def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
-    """Markdown table: steps and seconds to 80% think-first share and to `accuracy_level` accuracy, and more."""
-    def cell(value, unit=""):
-        return "not reached" if not math.isfinite(value) else f"{value:.0f}{unit}"
+def seconds_text(seconds: float) -> str:
+    """CPU or wall-clock seconds for a table cell: '2.4 s', '51 s', '3.2 min'."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
-    head = ["", f"steps to {THINK_TARGET:.0%} think-first", f"CPU seconds to {THINK_TARGET:.0%} think-first",
-            f"steps to {accuracy_level:.0%} accuracy", f"CPU seconds to {accuracy_level:.0%} accuracy",
+
+def step_text(step: float, steps: int | None = None) -> str:
+    """A step found by a crossing, or what to print when there is none ('not reached in 30 steps')."""
+    if math.isfinite(step):
+        return f"{step:.0f}"
+    return "not reached" + (f" in {steps} steps" if steps else "")
+
+
+def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
+    """Markdown table: steps and seconds to 80% think-first share and to `accuracy_level` accuracy, and more; a
+    footnote says how the steps are read off ('—' where a run is too short for a column)."""
+    def crossing(value, seconds=False):
+        if not math.isfinite(value):
+            return "not reached"
+        return seconds_text(value) if seconds else f"{value:.0f}"
+
+    head = ["", f"steps to {THINK_TARGET:.0%} think-first", f"CPU time to {THINK_TARGET:.0%} think-first",
+            f"steps to {accuracy_level:.0%} accuracy", f"CPU time to {accuracy_level:.0%} accuracy",
             f"accuracy at step {ACCURACY_STEP}", "accuracy, last 10 steps", "sampling CPU s/step",
             "training CPU s/step"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    short = any(len(run.history) <= ACCURACY_STEP for run in runs.values())
     for name, run in runs.items():
         timing = seconds_per_step(run)
-        acc_50 = accuracy_at(run)
+        acc_at = accuracy_at(run)
         lines.append("| " + " | ".join([
-            name, cell(steps_to(run)), cell(seconds_to(run), " s"), cell(steps_to(run, "accuracy", accuracy_level)),
-            cell(seconds_to(run, "accuracy", accuracy_level), " s"),
-            "not reached" if not math.isfinite(acc_50) else f"{acc_50:.0%}", f"{final_value(run):.0%}",
+            name, crossing(steps_to(run)), crossing(seconds_to(run), True),
+            crossing(steps_to(run, "accuracy", accuracy_level)),
+            crossing(seconds_to(run, "accuracy", accuracy_level), True),
+            f"{acc_at:.0%}" if math.isfinite(acc_at) else "—", f"{final_value(run):.0%}",
             f"{timing['sampling_cpu_s']:.2f}", f"{timing['training_cpu_s']:.2f}"]) + " |")
+    lines.append("")
+    lines.append(f"Steps count from 0. \"Steps to 80%\" is the first step whose {SMOOTH}-step *centred* moving average "
+                 f"(steps t-{SMOOTH // 2} to t+{SMOOTH // 2}, so it looks {SMOOTH // 2} steps ahead: the solid curves "
+                 f"of the figure) reaches 80%; the CPU time is the run's CPU seconds before that step's metrics were "
+                 f"known." + (f" \"—\": the run has fewer than {ACCURACY_STEP + 1} steps." if short else ""))
     return "\n".join(lines)
+
+
+def cost_ratios(runs: dict[str, RaceRun], reference: str = "GRPO-1") -> dict[str, dict]:
+    """Per run: median training and sampling CPU seconds per step and the whole run's CPU time at those medians,
+    each also as a multiple of `reference`'s (medians resist load spikes on a shared machine)."""
+    out = {}
+    base = seconds_per_step(runs[reference])
+    for name, run in runs.items():
+        timing = seconds_per_step(run)
+        total = len(run.history) * (timing["sampling_cpu_s"] + timing["training_cpu_s"])
+        base_total = len(runs[reference].history) * (base["sampling_cpu_s"] + base["training_cpu_s"])
+        out[name] = {"training_cpu_s": timing["training_cpu_s"], "sampling_cpu_s": timing["sampling_cpu_s"],
+                     "run_cpu_s": total, "training_x": timing["training_cpu_s"] / base["training_cpu_s"],
+                     "sampling_x": timing["sampling_cpu_s"] / base["sampling_cpu_s"], "run_x": total / base_total}
+    return out
+
+
+def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, reference: str = "GRPO-1") -> str:
+    """The race's comparisons from the runs themselves (what the prose after the table reads): steps to each level
+    and their ratios to PPO-8's, then the CPU cost per step and per run as multiples of `reference`'s."""
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.1f}x" if math.isfinite(a) and math.isfinite(b) and b > 0 else "n/a"
+
+    lines = []
+    for key, level, what in (("cot_fraction", THINK_TARGET, "think-first"), ("accuracy", accuracy_level, "accuracy")):
+        what = f"{level:.0%} {what}"
+        s = {name: steps_to(run, key, level) for name, run in runs.items()}
+        lines.append(f"steps to {what}: " + ", ".join(f"{name} {step_text(s[name])}" for name in runs)
+                     + "   (" + ", ".join(f"{name} / PPO-8 = {ratio(s[name], s['PPO-8'])}"
+                                          for name in runs if name != "PPO-8") + ")")
+    costs = cost_ratios(runs, reference)
+    others = [name for name in runs if name != reference]
+    n = len(runs[reference].history)
+    lines.append(f"training CPU time per step (median), as a multiple of {reference}'s: "
+                 + ", ".join(f"{name} {costs[name]['training_x']:.1f}x" for name in others))
+    lines.append(f"sampling CPU time per step (median), as a multiple of {reference}'s: "
+                 + ", ".join(f"{name} {costs[name]['sampling_x']:.1f}x" for name in others))
+    lines.append(f"CPU time of all {n} steps at the median cost per step: "
+                 + ", ".join(f"{name} {seconds_text(c['run_cpu_s'])}" for name, c in costs.items())
+                 + "   (" + ", ".join(f"{name} = {costs[name]['run_x']:.1f}x {reference}" for name in others) + ")")
+    return "\n".join(lines)
+
+
+def clip_summary(run: RaceRun) -> dict:
+    """How hard the clip works in a multi-update run: the clipped share in the last update (mean over steps), and the
+    largest clipped share of a step (mean over its updates after the first) with that step."""
+    per_step = run.curve("clip_fraction")
+    peak = int(np.nanargmax(per_step)) if np.isfinite(per_step).any() else -1
+    return {"last_update": float(mean_clip_per_update(run)[-1]),
+            "peak": float(per_step[peak]) if peak >= 0 else math.nan, "peak_step": peak,
+            "abs_log_ratio_last_update": float(mean_clip_per_update(run, "abs_log_ratio_per_update")[-1])}
 
 
 def mean_clip_per_update(run: RaceRun, key: str = "clip_fraction_per_update") -> np.ndarray:

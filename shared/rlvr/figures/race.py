@@ -1,10 +1,13 @@
 """Notebook 04's figures and panel: the race per step and per CPU second, the value model, clipping, the run without
-a clip, and the epsilon / updates panel (the computation is in `rlvr.experiments.race`)."""
+a clip, and the algorithm / epsilon / updates panel (the computation is in `rlvr.experiments.race`); and the line that
+reports a cell's training runs while they train."""
 from __future__ import annotations
 
-import numpy as np
+import time
 
-from rlvr.train import history_curve
+import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
+
 from rlvr.experiments.race import (
     THINK_TARGET,
     RaceRun,
@@ -12,15 +15,31 @@ from rlvr.experiments.race import (
     mean_clip_per_update,
     panel_config,
     race_run,
+    seconds_text,
     smooth,
 )
-from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider
+from rlvr.figures.palette import ALGO_COLORS
+from rlvr.train import history_curve
+from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, in_notebook, int_slider, toggle_buttons
 
-COLORS = {"PPO-8": "#d62728", "GRPO-1": "#1f77b4", "GRPO-8": "#2ca02c"}
+# One colour per algorithm (rlvr.figures.palette); GRPO-8 is GRPO's blue in a dark shade, GRPO-1 the palette's blue.
+COLORS = {"PPO-8": ALGO_COLORS["ppo"], "GRPO-1": ALGO_COLORS["grpo"], "GRPO-8": "#08306b"}
+NO_CLIP_COLOR = "#8c564b"  # GRPO-8 without the clip (a variant, not another algorithm: brown, dashed)
+BASELINE_COLORS = {"adv_sq_none": ALGO_COLORS["none"], "adv_sq_loo": ALGO_COLORS["rloo"],
+                   "adv_sq_value": ALGO_COLORS["ppo"]}
+
+
+def plain_ticks(axis, subs=(1.0, 2.0, 5.0)) -> None:
+    """Log-axis tick labels as plain numbers ('0.02', '10') at 1, 2 and 5 times each power of ten, so that even an
+    axis that spans less than a decade has several labels."""
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def plot_race(fig, runs: dict[str, RaceRun]) -> None:
-    """2 x 2: accuracy and think-first share (rows) against RL step and against CPU seconds (columns)."""
+    """2 x 2: accuracy and think-first share (rows) against RL step and against CPU seconds on a log axis (columns:
+    GRPO-1's whole run costs a small fraction of PPO-8's, so a linear axis would squeeze it into its first tenth)."""
     axes = fresh_axes(fig, 2, 2)
     for row, (key, title) in enumerate((("accuracy", "accuracy"), ("cot_fraction", "think-first share"))):
         for name, run in runs.items():
@@ -34,43 +53,66 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
             axes[row, col].set_xlabel(xlabel)
             axes[row, col].set_ylim(0, 1)
             axes[row, col].grid(alpha=0.3)
+        axes[row, 1].set_xscale("log")
+        plain_ticks(axes[row, 1].xaxis, subs=(1.0,))
+        axes[row, 1].yaxis.set_major_formatter(PercentFormatter(1.0))
+        axes[row, 0].yaxis.set_major_formatter(PercentFormatter(1.0))
     axes[1, 0].axhline(THINK_TARGET, color="grey", ls=":", lw=1)
     axes[1, 1].axhline(THINK_TARGET, color="grey", ls=":", lw=1)
     axes[0, 0].legend(loc="lower right", fontsize=8)
+    axes[0, 1].legend(loc="lower right", fontsize=8)
     axes[0, 0].set_title("per RL step")
-    axes[0, 1].set_title("per CPU second")
+    axes[0, 1].set_title("per CPU second (log scale)")
 
 
 def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
-    """1 x 3: PPO's value prediction vs the mean reward (first steps), its loss, and the squared advantage with
-    three baselines (none, leave-one-out group mean, value model)."""
-    ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
+    """2 x 2: PPO's value prediction vs the mean reward (first steps); its loss next to p(1 - p); the squared
+    advantage with three baselines (none, leave-one-out group mean, value model; log axis); and the value model's
+    squared advantage divided by the leave-one-out one (below 1: the value model is the better baseline)."""
+    (ax1, ax2), (ax3, ax4) = fresh_axes(fig, 2, 2)
     steps = np.arange(len(run.history))
     early = steps[:first_steps]
     ax1.plot(early, run.curve("value_mean")[:first_steps], "o-", ms=3, color=COLORS["PPO-8"], lw=1.8,
              label="value at the 1st answer token")
     ax1.plot(early, run.curve("reward")[:first_steps], "k--", lw=1, label="mean reward of the batch")
     ax1.set_title(f"value prediction, first {len(early)} steps")
-    ax1.set_xlabel("RL step")
     ax1.set_ylim(-0.05, 1)
     ax1.legend(fontsize=7, loc="lower right")
-    ax2.semilogy(steps, run.curve("value_loss"), color=COLORS["PPO-8"], lw=1.2)
-    ax2.set_title("value loss (mean over the updates)")
-    ax2.set_xlabel("RL step")
+
+    reward = run.curve("reward")
+    ax2.plot(steps, run.curve("value_loss"), color=COLORS["PPO-8"], lw=0.8, alpha=0.3)
+    ax2.plot(steps, smooth(run.curve("value_loss")), color=COLORS["PPO-8"], lw=1.6, label="value loss")
+    ax2.plot(steps, smooth(reward * (1 - reward)), color="black", ls="--", lw=1.2,
+             label="p(1 - p), p = the batch's mean reward")
+    ax2.set_yscale("log")
+    plain_ticks(ax2.yaxis)
+    smoothed = smooth(run.curve("value_loss"))
+    if np.isfinite(smoothed).any() and np.nanmin(smoothed) > 0:  # the smoothed curve decides the range, not one dip
+        ax2.set_ylim(np.nanmin(smoothed) / 2, np.nanmax(smoothed) * 1.5)
+    ax2.set_title("value loss (mean over the updates), log scale")
+    ax2.legend(fontsize=7, loc="upper right")
+
     others = f"mean of the other {run.config.group_size - 1} answers (RLOO)"
-    for key, label, color in (("adv_sq_none", "no baseline", "grey"), ("adv_sq_loo", others, "#1f77b4"),
-                              ("adv_sq_value", "value model (PPO)", COLORS["PPO-8"])):
-        ax3.plot(steps, smooth(run.curve(key)), color=color, lw=1.6, label=label)
-    ax3.set_title("mean squared advantage")
-    ax3.set_xlabel("RL step")
-    ax3.set_ylim(bottom=0)
-    ax3.legend(fontsize=7)
-    for ax in (ax1, ax2, ax3):
+    for key, label in (("adv_sq_none", "no baseline"), ("adv_sq_loo", others), ("adv_sq_value", "value model (PPO)")):
+        ax3.plot(steps, smooth(run.curve(key)), color=BASELINE_COLORS[key], lw=1.6, label=label)
+    ax3.set_yscale("log")
+    plain_ticks(ax3.yaxis)
+    ax3.set_title("mean squared advantage, log scale")
+    ax3.legend(fontsize=7, loc="center right")
+
+    ratio = smooth(run.curve("adv_sq_value")) / smooth(run.curve("adv_sq_loo"))  # [steps]
+    ax4.plot(steps, ratio, color=COLORS["PPO-8"], lw=1.6)
+    ax4.axhline(1.0, color=BASELINE_COLORS["adv_sq_loo"], lw=1.2, ls="--", label="as good as leave-one-out")
+    ax4.set_title("squared advantage: value model / leave-one-out")
+    ax4.set_ylim(0, max(1.5, float(np.nanmax(ratio[1:])) * 1.05) if len(ratio) > 1 else 1.5)
+    ax4.legend(fontsize=7, loc="upper right")
+    for ax in (ax1, ax2, ax3, ax4):
+        ax.set_xlabel("RL step")
         ax.grid(alpha=0.3)
 
 
 def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
-    """1 x 2: clip fraction by update index (mean over steps) and clip fraction against step, for multi-update runs."""
+    """1 x 2: clipped share (%) by update index (mean over steps) and against step, for multi-update runs."""
     ax1, ax2 = fresh_axes(fig, 1, 2)
     for name, run in runs.items():
         if run.config.epochs < 2:
@@ -79,7 +121,7 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
         updates = np.arange(1, run.config.epochs + 1)
         ax1.plot(updates, mean_clip_per_update(run), "o-", color=color, label=f"{name}: clipped (gradient 0)")
         ax1.plot(updates, mean_clip_per_update(run, "ratio_outside_per_update"), "s--", color=color, alpha=0.6,
-                 label=f"{name}: ratio outside band")
+                 label=f"{name}: ratio outside the band")
         ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=name)
     ax1.set_xlabel("update on the same batch")
     ax1.set_ylabel("share of answer tokens")
@@ -91,24 +133,30 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
 
 
 def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
-    """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not."""
+    """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not (the
+    first run in GRPO-8's colour, solid; the second dashed on top, so both show where they overlap)."""
     ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
-    for (name, run), color in zip(runs.items(), ("#2ca02c", "#9467bd", "#8c564b")):
-        ax1.plot(smooth(run.curve("cot_fraction")), color=color, lw=1.6, label=name)
-        ax2.plot(smooth(run.curve("accuracy")), color=color, lw=1.6, label=name)
+    styles = ((COLORS["GRPO-8"], "-", 2.2), (NO_CLIP_COLOR, "--", 1.4))
+    for (name, run), (color, ls, lw) in zip(runs.items(), styles):
+        ax1.plot(smooth(run.curve("cot_fraction")), color=color, ls=ls, lw=lw, label=name)
+        ax2.plot(smooth(run.curve("accuracy")), color=color, ls=ls, lw=lw, label=name)
         updates = np.arange(1, run.config.epochs + 1)
-        ax3.plot(updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o-", color=color, label=name)
+        ax3.plot(updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o", color=color, ls=ls, lw=lw,
+                 label=name)
     ax1.set_title("think-first share")
     ax2.set_title("accuracy")
     ax3.set_title("mean |log ratio| (mean over steps)")
     for ax in (ax1, ax2):
         ax.set_xlabel("RL step")
         ax.set_ylim(0, 1)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax3.set_xlabel("update on the same batch")
     ax1.legend(fontsize=7, loc="lower right")
+    ax3.legend(fontsize=7, loc="upper left")
     for ax in (ax1, ax2, ax3):
         ax.grid(alpha=0.3)
 
@@ -127,17 +175,19 @@ def values_from_key(key: str) -> dict:
 
 
 def plot_panel(fig, results: dict, live=None) -> None:
-    """1 x 3 against RL step: think-first share, accuracy, clipped share (default run grey, others coloured)."""
+    """1 x 3 against RL step: think-first share, accuracy, clipped share (the default run grey, the others in their
+    algorithm's colour, the run in progress dotted)."""
     axes = fresh_axes(fig, 1, 3)
     keys = (("cot_fraction", "think-first share"), ("accuracy", "accuracy"), ("clip_fraction", "clipped share"))
-    curves = [(label, run.history, None) for label, run in results.items()]
+    curves = [(label, run.history, "-") for label, run in results.items()]
     if live is not None:
         curves.append(("running...", live, ":"))
-    for index, (label, history, style) in enumerate(curves):
-        color = "#555555" if "(default)" in label else f"C{index % 10}"
+    for label, history, style in curves:
+        algo = label.split("-")[0].lower() if label != "running..." else None
+        color = "#555555" if "(default)" in label else ALGO_COLORS.get(algo, "black")
         for ax, (key, _title) in zip(axes, keys):
             y = history_curve(history, key)
-            ax.plot(smooth(y), color=color, ls=style or "-", lw=1.6, label=label)
+            ax.plot(smooth(y), color=color, ls=style, lw=1.6, label=label)
     for ax, (_key, title) in zip(axes, keys):
         ax.set_title(title)
         ax.set_xlabel("RL step")
@@ -145,6 +195,8 @@ def plot_panel(fig, results: dict, live=None) -> None:
     axes[0].set_ylim(0, 1)
     axes[1].set_ylim(0, 1)
     axes[2].set_ylim(bottom=0)
+    for ax, decimals in zip(axes, (0, 0, 1)):
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=decimals))
     axes[1].legend(fontsize=7, loc="best")
 
 
@@ -154,7 +206,8 @@ def panel_label(values: dict) -> str:
 
 
 def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:
-    """Run-button panel: algorithm, learning rate, clip epsilon (0.05-0.5) and updates per batch (1-8), each run
+    """Run-button panel: algorithm (toggle buttons), learning rate, clip epsilon (0.05-0.5) and updates per batch
+    (1-8), each run
     overlaid on the default (GRPO-8, lr 1e-4, eps 0.2); results cached per configuration on disk."""
     def run(algo, lr, epsilon, updates, on_step=None):
         return race_run(panel_config(algo, lr, epsilon, updates, steps, seed), on_step=on_step, progress=False)
@@ -163,7 +216,7 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
         return cached_run(panel_config(**values_from_key(key), steps=steps, seed=seed))
 
     controls = {
-        "algo": choice_slider(["grpo", "ppo"], "grpo", description="algorithm", continuous_update=False),
+        "algo": toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "grpo", description="algorithm"),
         "lr": choice_slider(PANEL_LRS, 1e-4, description="learning rate", continuous_update=False),
         "epsilon": float_slider("epsilon", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
         "updates": int_slider("updates", 1, 8, 1, 8, description="updates per batch", continuous_update=False),
@@ -171,3 +224,71 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
     return TrainingPanel(run, plot_panel, controls, defaults=PANEL_DEFAULTS, default_result=default_result,
                          label=panel_label, figsize=(10.5, 3.3), disk_cache=True, load=load,
                          save=lambda _key, _result: None, title="PPO / GRPO: clip epsilon and updates per batch")
+
+
+# ----------------------------------------------------------------------------------------------- training cells
+class RunProgress:
+    """What a cell that trains several runs shows while they train: one line per run (step, seconds so far), and at
+    the end 'trained in ...' or 'loaded from the cache'. In a notebook the lines are one text output updated in
+    place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere each finished run
+    prints its line."""
+
+    def __init__(self, labels, every_seconds: float = 0.5):
+        self.lines = {label: f"{label}: waiting" for label in labels}
+        self.every_seconds, self.last = every_seconds, -1.0
+        self.notebook = in_notebook()
+        self.handle = None
+        self.start = time.perf_counter()
+
+    def text(self) -> str:
+        """The current lines."""
+        return "\n".join(self.lines.values())
+
+    def show(self, force: bool = False) -> None:
+        """Update the notebook output (at most every `every_seconds`, unless forced)."""
+        now = time.perf_counter()
+        if not self.notebook or (not force and now - self.last < self.every_seconds):
+            return
+        self.last = now
+        from IPython.display import display
+        data = {"text/plain": self.text()}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
+
+    def callback(self, label: str):
+        """The on_step(step, total, history) of one run."""
+        start = time.perf_counter()
+
+        def on_step(step: int, total: int, history=None) -> None:
+            self.lines[label] = f"{label}: step {step}/{total}, {seconds_text(time.perf_counter() - start)}"
+            self.show(force=step == 1)
+        return on_step
+
+    def finish(self, label: str, result, seconds: float) -> None:
+        """Say how the run was obtained: trained now (in how long) or loaded from the cache."""
+        steps = len(result.history)
+        if result.from_cache:
+            took = result.timing.get("total_s", float("nan"))
+            self.lines[label] = (f"{label}: {steps} steps, loaded from the cache (training them took "
+                                 f"{seconds_text(took)} of wall-clock time when they were run)")
+        else:
+            self.lines[label] = f"{label}: {steps} steps, trained now in {seconds_text(seconds)}"
+        self.show(force=True)
+        if not self.notebook:
+            print(self.lines[label], flush=True)
+
+
+def train_runs(configs: dict, runner=None) -> dict:
+    """Obtain every run of `configs` (label -> RLConfig) with `runner(cfg, on_step=..., progress=False)` (default:
+    `race.race_run`; notebook 05 passes `rlvr.train.run`), reporting with RunProgress. Returns label -> result."""
+    runner = race_run if runner is None else runner
+    progress = RunProgress(configs)
+    progress.show(force=True)
+    results = {}
+    for label, cfg in configs.items():
+        start = time.perf_counter()
+        results[label] = runner(cfg, on_step=progress.callback(label), progress=False)
+        progress.finish(label, results[label], time.perf_counter() - start)
+    return results
