@@ -187,7 +187,8 @@ def test_clip_summary_reads_the_last_update_and_the_peak_step():
     run = fake_run([0.5] * 3, clip_fraction=[0.01, 0.03, 0.02], clip_fraction_per_update=[[0, 0.01]] * 3,
                    abs_log_ratio_per_update=[[0, 0.004], [0, 0.006], [0, 0.005]])
     summary = race.clip_summary(run)
-    assert summary["last_update"] == pytest.approx(0.01) and summary["abs_log_ratio_last_update"] == pytest.approx(0.005)
+    assert summary["last_update"] == pytest.approx(0.01)
+    assert summary["abs_log_ratio_last_update"] == pytest.approx(0.005)
     assert (summary["peak"], summary["peak_step"]) == (pytest.approx(0.03), 1)
 
 
