@@ -158,3 +158,11 @@ def test_strict_mode_raises_on_a_wrong_answer(monkeypatch):
 def test_free_answer_has_hint_and_solution():
     assert "grad p / p" in checks.score_mean_zero.hint().text
     assert "(G-1)/G" in checks.score_mean_zero.solution().text
+
+
+@pytest.mark.parametrize("exercise", [checks.mean_baseline, checks.rloo], ids=["mean", "rloo"])
+def test_a_correct_answer_lists_every_case(exercise):
+    message = exercise.check(exercise.reference).message
+    assert message.startswith(f"passed {len(exercise.cases)} of {len(exercise.cases)} cases.")
+    for case in exercise.cases:
+        assert f"{case.description}: ok | maxdiff" in message

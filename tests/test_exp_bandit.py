@@ -252,3 +252,47 @@ def test_estimator_band_uses_each_seeds_own_standard_error_when_the_seeds_agree_
     spread_out = [comparison(0.9 + 0.1 * i, 0.001) for i in range(3)]  # spread 0.1 dominates
     low, high = b.estimator_rows(spread_out, spread_out, seeds=(0, 1, 2))[1].band
     assert high - low == pytest.approx(2 * 3 * 0.1 / 3 ** 0.5)
+
+
+# ----------------------------------------------------------------------------- the +5 shift's variance, the figures
+@pytest.mark.parametrize("shift", [0.0, 5.0])
+def test_no_baseline_variance_is_the_monte_carlo_variance(shift):
+    """The closed form against 20,000 groups (the variance of a variance estimate: a few percent here)."""
+    measured = b.compare_estimators(8, shift, n_groups=20_000, seed=3).stats["none"].variance
+    assert b.no_baseline_variance(8, shift) == pytest.approx(measured, rel=0.05)
+
+
+def test_shift_term_variance_is_c_squared_times_one_minus_sum_pi_squared_over_g():
+    probs = torch.softmax(LOGITS, 0)
+    assert b.shift_term_variance(5.0, 8) == pytest.approx(25 * float(1 - (probs ** 2).sum()) / 8)
+    # by enumeration of one answer: Var of c (onehot(z) - pi), trace, divided by G
+    second = sum(float(p) * float(((torch.eye(5, dtype=torch.float64)[z] - probs) ** 2).sum())
+                 for z, p in enumerate(probs))
+    assert b.shift_term_variance(5.0, 8) == pytest.approx(25 * second / 8)
+    assert b.shift_term_variance(0.0, 8) == 0
+
+
+def test_shift_histogram_bars_of_the_two_methods_do_not_overlap():
+    """The 'where the runs end' panel: each method's bar sits beside the other's, none hides another."""
+    import matplotlib.pyplot as plt
+    fig = plt.figure()
+    fb.draw_shift_runs(fig, b.shift_experiment(runs=20, steps=5, seed=0))
+    bars = [patch for patch in fig.axes[-1].patches]
+    spans = sorted((p.get_x(), p.get_x() + p.get_width()) for p in bars)
+    assert all(end <= start + 1e-12 for (_, end), (start, _) in zip(spans, spans[1:]))
+    plt.close(fig)
+
+
+def test_figures_use_the_modules_palette_and_label_their_axes():
+    import matplotlib.pyplot as plt
+
+    from rlvr.figures.palette import ALGO_COLORS
+    assert all(fb.COLORS[kind] == ALGO_COLORS[kind] for kind in fb.COLORS)
+    fig = plt.figure()
+    fb.draw_estimators(fig, b.compare_estimators(8, n_groups=500))
+    assert all(ax.get_ylabel() for ax in fig.axes)
+    fig.clear()
+    sizes = (2, 4, 8)
+    fb.draw_baseline_scale(fig, sizes, b.baseline_scale_vs_group_size(sizes, n_groups=500))
+    assert fig.axes[0].get_ylabel() and len(fig.axes[0].get_legend().get_texts()) == 4
+    plt.close(fig)

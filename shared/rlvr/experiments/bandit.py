@@ -86,6 +86,26 @@ def exact_gradient(logits, rewards=REWARDS) -> torch.Tensor:
     return probs * (rewards - (probs * rewards).sum())  # [K]
 
 
+def no_baseline_variance(group_size: int = GROUP_SIZE, shift: float = 0.0, logits=INIT_LOGITS,
+                         rewards=REWARDS) -> float:
+    """Exact variance (trace of the covariance) of the no-baseline estimate from one group of G answers.
+
+    One answer contributes X = (R(z) + c)(onehot(z) - pi); the group averages G independent copies, so
+    Var = (E||X||^2 - ||grad J||^2) / G, with E||X||^2 = sum_z pi_z (R_z + c)^2 ||onehot(z) - pi||^2.
+    """
+    probs = policy(logits).double()  # [K]
+    r = as_tensor(rewards, torch.float64) + shift  # [K]
+    spread = ((torch.eye(len(probs), dtype=torch.float64) - probs) ** 2).sum(dim=1)  # [K] ||onehot(z) - pi||^2
+    second_moment = float((probs * r ** 2 * spread).sum())
+    return (second_moment - float(exact_gradient(logits, rewards).double().pow(2).sum())) / group_size
+
+
+def shift_term_variance(shift: float, group_size: int = GROUP_SIZE, logits=INIT_LOGITS) -> float:
+    """Variance of the term a constant c adds to the no-baseline estimate: c^2 (1 - sum_k pi_k^2) / G."""
+    probs = policy(logits).double()  # [K]
+    return shift ** 2 * float(1 - (probs ** 2).sum()) / group_size
+
+
 # ----------------------------------------------------------------------------------------------- group estimators
 def sample_answers(probs: torch.Tensor, n_groups: int, group_size: int, generator: torch.Generator) -> torch.Tensor:
     """n_groups independent groups of answers from one policy. probs [K] -> answers [N, G] (int64)."""

@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.ticker import MaxNLocator
 
+from rlvr.figures.palette import ALGO_COLORS
 from rlvr.experiments.bandit import (
     AMPLIFICATION,
     GROUP_SIZE,
@@ -33,7 +34,9 @@ from rlvr.experiments.bandit import (
     std_effect,
 )
 
-COLORS = {"none": "#808080", "mean": "#1f77b4", "rloo": "#2ca02c", "grpo": "#d62728", "exact": "#000000"}
+COLORS = {kind: ALGO_COLORS[kind] for kind in ("none", "mean", "rloo", "grpo", "exact")}  # the module's palette
+NO_SIGNAL_COLOR = "#424242"  # the share of groups without signal: a property of p and G, not of an estimator
+LEARNED_REWARD_COLOR = "#8c564b"  # best-of-n: picked by the learned reward (the truth picks in "exact" black)
 
 
 def figure_layout(fig, name: str, build) -> dict:
@@ -73,15 +76,16 @@ def _build_shift_layout(fig, kinds: list) -> dict:
     axes = fig.subplots(1, len(kinds) + 1, width_ratios=[1.4] * len(kinds) + [1])
     fig.subplots_adjust(left=0.07, right=0.98, top=0.78, bottom=0.15, wspace=0.3)
     bins = np.linspace(0, 1, 26)
+    width = np.diff(bins) / len(kinds)  # each method's bars take their share of a bin, side by side
     runs, means, hists = {}, {}, {}
-    for ax, kind in zip(axes, kinds):
+    for index, (ax, kind) in enumerate(zip(axes, kinds)):
         color = COLORS.get(kind, "#555555")
         runs[kind] = ax.add_collection(LineCollection([], colors=color, linewidths=0.6))
         (means[kind],) = ax.plot([], [], color="black", lw=2.2, label="mean over runs")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("training step")
-        hists[kind] = axes[-1].bar(bins[:-1], np.zeros(len(bins) - 1), width=np.diff(bins), align="edge",
-                                   color=color, alpha=0.7, label=LABELS.get(kind, kind))
+        hists[kind] = axes[-1].bar(bins[:-1] + index * width, np.zeros(len(bins) - 1), width=width, align="edge",
+                                   color=color, label=LABELS.get(kind, kind))
     axes[0].set_ylabel("P(correct answer)")
     axes[0].legend(loc="lower right", fontsize=7)
     axes[-1].set_ylim(0.7, 10)
@@ -112,7 +116,7 @@ def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
         set_bar_heights(state["hists"][kind], np.histogram(result.final.numpy(), bins=state["bins"])[0])
     first = results[kinds[0]]
     state["axes"][-1].set_ylim(0.7, first.final.numel() * 2)
-    state["title"].set_text(f"{first.final.numel()} runs, +{first.shift:g} on every reward, G = {first.group_size}, "
+    state["title"].set_text(f"{first.final.numel():,} runs, +{first.shift:g} on every reward, G = {first.group_size}, "
                             f"SGD lr {first.lr:.2g}")
 
 
@@ -139,7 +143,8 @@ def _build_std_layout(fig) -> dict:
     ax_step.legend(fontsize=6.5, loc="lower center", ncol=2)
 
     low, high = p_for_amplification()
-    ax_amp.plot(P_GRID, ideal_amplification(P_GRID), color="black", ls="--", lw=1.2, label="0.5/√(p(1-p)): true std")
+    ax_amp.plot(P_GRID, ideal_amplification(P_GRID), color=COLORS["exact"], ls="--", lw=1.2,
+                label="0.5/√(p(1-p)): true std")
     (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label="std from the group")
     (amp_dots,) = ax_amp.plot([], [], color=COLORS["grpo"], **dots)
     ax_amp.axhline(AMPLIFICATION, color="#888888", lw=0.8, ls=":")
@@ -152,8 +157,8 @@ def _build_std_layout(fig) -> dict:
     ax_amp.set_title("relative amplification by the std", fontsize=9)
     ax_amp.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.88))
 
-    (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color="#6a1b9a", lw=2, label="p^G + (1-p)^G")
-    (zero_dots,) = ax_zero.plot([], [], color="#6a1b9a", label="simulated", **dots)
+    (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color=NO_SIGNAL_COLOR, lw=2, label="p^G + (1-p)^G")
+    (zero_dots,) = ax_zero.plot([], [], color=NO_SIGNAL_COLOR, label="simulated", **dots)
     ax_zero.set_ylim(-0.02, 1.02)
     ax_zero.set_xlabel("p")
     ax_zero.set_ylabel("share of groups")
@@ -187,12 +192,13 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
     x = np.arange(NUM_ANSWERS)
     width = 0.8 / (len(kinds) + 1)
     zeros = np.zeros(NUM_ANSWERS)
-    exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor="black", label="exact")
+    exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor=COLORS["exact"], label="exact")
     means = {kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
              for i, kind in enumerate(kinds)}
     ax_mean.axhline(0, color="black", lw=0.6)
     ax_mean.set_xticks(x, ["0 (right)"] + [str(i) for i in range(1, NUM_ANSWERS)])
     ax_mean.set_xlabel("logit of answer")
+    ax_mean.set_ylabel("average estimate E[g] (per logit)")
     ax_mean.legend(fontsize=7, loc="upper right")
     ax_mean.yaxis.set_major_locator(MaxNLocator(5))
 
@@ -202,9 +208,11 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
     (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color="black", ms=16, mew=2)
     ax_bias.set_title("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)", fontsize=9)
     ax_bias.yaxis.set_major_locator(MaxNLocator(4))
+    ax_bias.set_ylabel("bias (length of the error vector)")
     variance = ax_var.bar(short, np.ones(len(kinds)), color=colors)
     ax_var.set_yscale("log")
     ax_var.set_title("variance (trace of the covariance)", fontsize=9)
+    ax_var.set_ylabel("variance of one group's estimate")
     for ax in (ax_bias, ax_var):
         ax.tick_params(axis="x", labelsize=8)
     return {"axes": [ax_mean, ax_bias, ax_var], "exact": exact, "means": means, "bias": bias, "floor": floor,
@@ -230,8 +238,8 @@ def draw_estimators(fig, comparison: EstimatorComparison) -> None:
     variances = [stats[kind].variance for kind in kinds]
     set_bar_heights(state["variance"], variances)
     ax_var.set_ylim(min(variances) / 2, max(variances) * 2)
-    ax_mean.set_title(f"G = {comparison.group_size}, reward {comparison.shift:+g}: average estimate vs exact "
-                      f"gradient", fontsize=9)
+    rewards = f"+{comparison.shift:g} on every reward" if comparison.shift else "0/1 rewards"
+    ax_mean.set_title(f"G = {comparison.group_size}, {rewards}: average estimate vs exact gradient", fontsize=9)
 
 
 def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
@@ -289,9 +297,11 @@ def draw_best_of_n(fig, result: BestOfN) -> None:
     """Quality of the picked answer vs n: by the learned reward (its score and the truth) and by the true reward."""
     from rlvr.widgets import fresh_axes
     ax = fresh_axes(fig)
-    ax.plot(result.ns, result.proxy_of_pick, "o--", color="#ff9800", label="learned reward's score of its pick")
-    ax.plot(result.ns, result.true_of_pick, "o-", color="#d62728", label="true quality of that pick")
-    ax.plot(result.ns, result.true_of_best, "o-", color="#2ca02c", label="true quality, picked by the true reward")
+    ax.plot(result.ns, result.proxy_of_pick, "o--", color=LEARNED_REWARD_COLOR, mfc="white",
+            label="learned reward's score of its pick")
+    ax.plot(result.ns, result.true_of_pick, "o-", color=LEARNED_REWARD_COLOR, label="true quality of that pick")
+    ax.plot(result.ns, result.true_of_best, "o-", color=COLORS["exact"],
+            label="true quality, picked by the true reward")
     ax.set_xscale("log", base=2)
     top = 6.0
     ax.set_ylim(-0.5, top)
@@ -300,8 +310,29 @@ def draw_best_of_n(fig, result: BestOfN) -> None:
         first = int(np.argmax(off_chart))
         ax.annotate(f"keeps climbing: {result.proxy_of_pick[-1]:.0f} at n = {result.ns[-1]}",
                     xy=(result.ns[first], top), xytext=(result.ns[first] * 2, top - 0.8), fontsize=8,
-                    color="#e65100", arrowprops={"arrowstyle": "->", "color": "#e65100"})
+                    color=LEARNED_REWARD_COLOR, arrowprops={"arrowstyle": "->", "color": LEARNED_REWARD_COLOR})
     ax.set_xlabel("n answers to choose from (optimisation pressure)")
     ax.set_ylabel("average over trials")
     ax.set_title("best-of-n: a learned reward (quality + heavy-tailed error) vs the true one", fontsize=10)
     ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.12))
+
+
+def draw_baseline_scale(fig, group_sizes, scales: dict) -> None:
+    """Exercise 1(d): E[g] / exact gradient against G for the mean baseline and RLOO (+-2 SE), with (G-1)/G and 1.
+
+    `scales` is `bandit.baseline_scale_vs_group_size(group_sizes, kinds=("mean", "rloo"))`.
+    """
+    from rlvr.widgets import fresh_axes
+    ax = fresh_axes(fig)
+    grid = np.linspace(min(group_sizes), max(group_sizes), 200)
+    ax.plot(grid, (grid - 1) / grid, color=COLORS["mean"], lw=1, ls="--", label="(G-1)/G")
+    ax.axhline(1.0, color=COLORS["exact"], lw=1, ls="--", label="1 (exact gradient)")
+    for kind, (values, ses) in scales.items():
+        ax.errorbar(group_sizes, values, yerr=2 * np.asarray(ses), fmt="o", color=COLORS[kind], capsize=3,
+                    label=LABELS[kind] + " (±2 SE)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(group_sizes, [str(g) for g in group_sizes])
+    ax.set_xlabel("group size G")
+    ax.set_ylabel("E[g] / exact gradient")
+    ax.set_title("the mean baseline shrinks the gradient by (G-1)/G; RLOO does not", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
