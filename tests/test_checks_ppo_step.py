@@ -1,8 +1,5 @@
 """Notebook 04's checker of a learner's GAE and value loss inside one PPO step: the solution notebook's functions and
 the package's are correct; each typical mistake is Incorrect at its stage; a stub is Not attempted."""
-import json
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -12,7 +9,8 @@ from rlvr.checks import nb04 as checks
 from rlvr.config import STRICT_ENV
 from rlvr.train import value_loss
 
-ROOT = Path(__file__).resolve().parents[1]
+from notebook_code import solution_functions
+
 
 
 @pytest.fixture(autouse=True)
@@ -20,12 +18,9 @@ def normal_mode(monkeypatch):
     monkeypatch.delenv(STRICT_ENV, raising=False)
 
 
-def solution_functions():
+def notebook_pieces():
     """my_gae and my_value_loss as written in the solution notebook."""
-    nb = json.loads((ROOT / "solutions" / "04_ppo_vs_grpo.ipynb").read_text(encoding="utf-8"))
-    source = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("def my_gae"))
-    namespace = {"torch": torch}
-    exec(source, namespace)  # noqa: S102 - our own notebook's code
+    namespace = solution_functions("04_ppo_vs_grpo.ipynb", "def my_gae", {"torch": torch})
     return namespace["my_gae"], namespace["my_value_loss"]
 
 
@@ -51,7 +46,7 @@ def stub(*args, **kwargs):
 
 def test_right_pieces_are_correct():
     assert checks.ppo_pieces.check(objectives.gae, value_loss).passed
-    assert checks.ppo_pieces.check(*solution_functions()).passed
+    assert checks.ppo_pieces.check(*notebook_pieces()).passed
     assert checks.ppo_pieces.check(gae, value_loss).passed
 
 

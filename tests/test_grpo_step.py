@@ -1,9 +1,7 @@
 """`rlvr.grpo_step` (one GRPO step as a function, and a loop around any such function) and notebook 03's checker of a
 learner's whole step: the reference reproduces train_rl bit for bit, the solution notebook's function reproduces the
 package's run step for step, and each typical mistake is reported as Incorrect at the stage it breaks."""
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +15,8 @@ from rlvr.grpo_step import StepError, grpo_step, identical_steps, train_with_ste
 from rlvr.model import response_logps, sample
 from rlvr.train import RLConfig, train_rl
 
-ROOT = Path(__file__).resolve().parents[1]
+from notebook_code import solution_functions
+
 KEYS = ("reward", "accuracy", "cot_fraction", "loss", "all_same_group_fraction", "mean_length")
 
 
@@ -29,11 +28,8 @@ def normal_mode(monkeypatch):
 
 def solution_step():
     """`my_grpo_step` as written in the solution notebook (executed from its source)."""
-    nb = json.loads((ROOT / "solutions" / "03_grpo.ipynb").read_text(encoding="utf-8"))
-    source = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("def my_grpo_step"))
     namespace = {"np": np, "torch": torch, "task": task, "sample": sample, "response_logps": response_logps}
-    exec(source, namespace)  # noqa: S102 - our own notebook's code
-    return namespace["my_grpo_step"]
+    return solution_functions("03_grpo.ipynb", "def my_grpo_step", namespace)["my_grpo_step"]
 
 
 def assert_same_history(a: list[dict], b: list[dict]) -> None:

@@ -459,6 +459,18 @@ class Question:
         self._hint = hint
         self._solution = solution
 
+    def checked(self, evaluate: Callable[[], Result]) -> Result:
+        """Run an evaluation: a checker bug becomes "Could not check"; strict mode raises unless it is correct."""
+        try:
+            result = evaluate()
+        except KeyboardInterrupt:
+            raise
+        except Exception as error:  # noqa: BLE001 - a checker bug must not crash the notebook
+            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {_one_line_error(error)}")
+        if strict_mode() and not result.passed:
+            raise AssertionError(str(result))
+        return result
+
     def hint(self) -> Note:
         """Show the hint."""
         return Note(f"Hint ({self.name})", self._hint or "No hint for this one.")
@@ -496,15 +508,7 @@ class Exercise(Question):
 
     def check(self, fn: Callable) -> Result:
         """Check `fn` on every case; return a Result (and raise AssertionError in strict mode unless correct)."""
-        try:
-            result = self._evaluate(fn)
-        except KeyboardInterrupt:
-            raise
-        except Exception as error:  # noqa: BLE001 - a checker bug must not crash the notebook
-            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {_one_line_error(error)}")
-        if strict_mode() and not result.passed:
-            raise AssertionError(str(result))
-        return result
+        return self.checked(lambda: self._evaluate(fn))
 
     def _evaluate(self, fn: Callable) -> Result:
         """Run the cases in order and stop at the first one that does not pass."""

@@ -17,7 +17,7 @@ from typing import Callable
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import Outcome, Question, Result, _one_line_error, strict_mode
+from rlvr.checks.core import Outcome, Question, Result, _one_line_error
 from rlvr.train import Batch, RLConfig, StepHooks, Trainer, value_loss, warm_start
 
 
@@ -209,15 +209,7 @@ class PPOPiecesExercise(Question):
 
     def check(self, gae_fn: Callable, value_loss_fn: Callable) -> Result:
         """A Result (and AssertionError in strict mode unless correct)."""
-        try:
-            result = self._evaluate(gae_fn, value_loss_fn)
-        except KeyboardInterrupt:
-            raise
-        except Exception as error:  # noqa: BLE001 - a checker bug must not crash the notebook
-            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {_one_line_error(error)}")
-        if strict_mode() and not result.passed:
-            raise AssertionError(str(result))
-        return result
+        return self.checked(lambda: self._evaluate(gae_fn, value_loss_fn))
 
     def _evaluate(self, gae_fn: Callable, value_loss_fn: Callable) -> Result:
         """The first case whose step differs decides; all agree: correct."""

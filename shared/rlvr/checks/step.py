@@ -342,15 +342,7 @@ class StepExercise(Question):
 
     def check(self, fn: Callable) -> Result:
         """Check `fn` on every case; a Result (and AssertionError in strict mode unless correct)."""
-        try:
-            result = self._evaluate(fn)
-        except KeyboardInterrupt:
-            raise
-        except Exception as error:  # noqa: BLE001 - a checker bug must not crash the notebook
-            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {_one_line_error(error)}")
-        if strict_mode() and not result.passed:
-            raise AssertionError(str(result))
-        return result
+        return self.checked(lambda: self._evaluate(fn))
 
     def _evaluate(self, fn: Callable) -> Result:
         """The first case whose run differs from the package's decides; all agree: correct."""
