@@ -232,3 +232,65 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
     assert collapsed[1:] == ["0.0%", "0.0%", "—", "1.0", "100.0%"]
     assert thinks[1:] == ["100.0%", "50.0%", "50.0%", "15.0", "25.0%"]
     assert len({len(line) for line in lines}) == 1  # right-aligned under their headers
+
+
+# ----------------------------------------------------------------------------------------------- printed lines
+def test_row_lines_print_each_case_next_to_the_lecture_and_an_exact_zero_as_0():
+    lines = lb.row_lines(lb.exercise5_rows()).splitlines()
+    assert len(lines) == 4 and lines[0].endswith("+0.5000   (lecture: 0.5)")
+    assert lines[2].split()[-3:] == ["0", "(lecture:", "0)"]  # min(0, 0), never '-0.0000'
+    assert lb.signed_text(-3e-17) == "0" and lb.signed_text(-0.00123) == "-0.0012"
+    assert "+0.0100   (lecture: 0.01)" in lb.row_lines(lb.exercise4_rows())
+
+
+def test_expected_gradient_text_prints_round_off_as_0_and_grpo_as_equal_and_opposite():
+    rows = lb.expected_gradient_text().splitlines()
+    true, grpo, dr = rows[1].split()[-2:], rows[2].split()[-2:], rows[3].split()[-2:]
+    assert true == ["0", "0"] and dr == ["0", "0"]
+    assert float(grpo[0]) == pytest.approx(-float(grpo[1])) and float(grpo[0]) > 0
+
+
+def test_toy_drift_and_length_split_texts_read_the_runs():
+    runs = lb.train_toy_pair(lb.P_CORRECT)
+    mean = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
+    step = int(np.nonzero(mean[:, 1] >= 0.9 * lb.L_CAP)[0][0])
+    assert f"reaches 27 tokens (90% of the cap) at step {step};" in lb.toy_drift_text(runs)
+    assert 0 < step < lb.STEPS
+    text = lb.length_split_text({0.3: runs})
+    overall = runs["grpo"].mean_length_all().mean(axis=1)
+    assert f"{overall[0]:.1f} thinking tokens at the start, {overall[-1]:.1f} after {lb.STEPS} steps" in text
+
+
+# ----------------------------------------------------------------------------------------------- figures
+def test_overlapping_correct_and_wrong_curves_both_stay_visible():
+    from rlvr.widgets import new_figure
+    fig = new_figure((9, 3.8))
+    flb.draw_token_weights(fig)  # |A| = 1 for both answers: the GRPO curves coincide
+    lines = {line.get_label(): line for line in fig.axes[0].lines if not line.get_label().startswith("_")}
+    correct, wrong = lines["GRPO, correct (A = +1)"], lines["GRPO, wrong (A = -1)"]
+    assert np.allclose(correct.get_ydata(), wrong.get_ydata())
+    assert correct.get_linewidth() > 2 * wrong.get_linewidth() and correct.get_zorder() <= wrong.get_zorder()
+    assert fig.axes[0].lines.index(correct) < fig.axes[0].lines.index(wrong)  # drawn first, so underneath
+
+
+def test_toy_panel_picks_the_optimizer_with_buttons():
+    panel = flb.toy_panel()
+    assert type(panel.controls["optimizer"]).__name__ == "ToggleButtons"
+    before = panel.png()
+    panel.controls["optimizer"].value = "adam"
+    assert panel.png() != before and "adam" in panel.figure.texts[0].get_text()
+
+
+def test_kimi_runs_are_drawn_in_colours_no_algorithm_uses_and_the_late_run_dashed():
+    from rlvr.experiments.race import RaceRun
+    from rlvr.figures.palette import ALGO_COLORS
+    from rlvr.train import RLConfig
+    from rlvr.widgets import new_figure
+    history = [{"cot_fraction": 0.5, "accuracy": 0.5, "mean_length": 9.0}] * 10
+    runs = {label: RaceRun(RLConfig(), history) for label in ("none", "from 0", "from 5")}
+    fig = new_figure((10, 3.3))
+    flb.plot_kimi_arithmetic(fig, runs, switch_on=5)
+    lines = [line for line in fig.axes[0].lines if not line.get_label().startswith("_")]
+    colours = [line.get_color() for line in lines]
+    assert len(set(colours)) == 3 and not set(colours[1:]) & set(ALGO_COLORS.values())
+    assert lines[2].get_linestyle() == "--"

@@ -369,6 +369,61 @@ def exercise5_rows() -> list[Row]:
                                     rewards.tolist())]
 
 
+def signed_text(value: float, decimals: int = 4, zero_below: float = 1e-12) -> str:
+    """A signed number for a printed line; float round-off around an exact 0 prints as 0 (never '-0.0000')."""
+    return "0" if abs(value) < zero_below else f"{value:+.{decimals}f}"
+
+
+def row_lines(rows: list[Row], decimals: int = 4) -> str:
+    """One line per row, our value next to the lecture's: what a cell prints where the notebook's one table (at its
+    end) will repeat the rows."""
+    width = max(len(row.figure) for row in rows)
+    return "\n".join(f"{row.figure:{width}s}  {signed_text(row.measured, decimals):>8s}"
+                     + (f"   (lecture: {row.lecture:g})" if isinstance(row.lecture, float) else "") for row in rows)
+
+
+def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
+    """The exact expected gradients at the start, one line per objective (true, GRPO, Dr. GRPO), 0 where exact."""
+    grads = expected_gradients(p_correct=p_correct, group_size=group_size)
+    lines = [f"expected gradient w.r.t. the continue logits (p = {p_correct}, G = {group_size})   correct path"
+             f"    wrong path"]
+    for name, label in (("true", "true objective  d E[r] / d theta"), ("grpo", "GRPO loss       E[d L / d theta]"),
+                        ("dr_grpo", "Dr. GRPO loss   E[d L / d theta]")):
+        lines.append(f"  {label:62s} {signed_text(grads[name][0]):>12s}  {signed_text(grads[name][1]):>12s}")
+    lines.append("  (0: below 1e-12, the float round-off of an exact 0)")
+    return "\n".join(lines)
+
+
+def first_step_at(curve: np.ndarray, level: float, above: bool = True) -> int | None:
+    """First step at which a curve is >= level (or <= level with above=False); None if never."""
+    hits = np.nonzero(curve >= level if above else curve <= level)[0]
+    return int(hits[0]) if len(hits) else None
+
+
+def toy_drift_text(runs: dict, cap: int = L_CAP) -> str:
+    """When the GRPO loss's lengths get to the cap (within 10%) and to 0 (under one token), from the mean over runs."""
+    lengths = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
+    wrong = first_step_at(lengths[:, 1], 0.9 * cap)
+    right = first_step_at(lengths[:, 0], 1.0, above=False)
+    return (f"GRPO loss: the wrong path's mean length reaches {0.9 * cap:g} tokens (90% of the cap) at step "
+            f"{'—' if wrong is None else wrong}; the correct path's falls below 1 token at step "
+            f"{'—' if right is None else right} (of {len(lengths) - 1})")
+
+
+def length_split_text(pairs: dict) -> str:
+    """For {p: train_toy_pair(p)}: the GRPO loss's mean thinking tokens over all answers at the start and the end,
+    and per path at the end (means over runs)."""
+    lines = []
+    for p_correct, runs in pairs.items():
+        grpo = runs["grpo"]
+        overall = grpo.mean_length_all().mean(axis=1)  # [S+1]
+        paths = grpo.mean_length()[-1].mean(axis=0)  # [2]
+        lines.append(f"p(correct) = {p_correct}: all answers {overall[0]:.1f} thinking tokens at the start, "
+                     f"{overall[-1]:.1f} after {len(overall) - 1} steps (correct path {paths[0]:.1f}, "
+                     f"wrong path {paths[1]:.1f})")
+    return "\n".join(lines)
+
+
 def gradient_rows() -> list[Row]:
     """The enumerated expected gradients at the start of training (p = 0.3, G = 8)."""
     grads = expected_gradients()

@@ -23,6 +23,15 @@ from rlvr.experiments.length_bias import (
 from rlvr.objectives import kimi_length_reward
 
 PATH_COLORS = ("#2e7d32", "#c62828")  # correct, wrong
+# Where the correct and the wrong answer's curves coincide (equal |A|, or no drift), the correct one is drawn wide and
+# light under the wrong one, so both stay visible.
+UNDER = {"lw": 4.0, "alpha": 0.55}  # the correct answer's / path's line
+OVER = {"lw": 1.6, "alpha": 1.0}  # the wrong answer's / path's line
+# The Kimi runs on the arithmetic task are all GRPO: black for the run without the reward (the reference), and two
+# colours no algorithm of the module uses (rlvr.figures.palette); the late run is dashed because it follows the
+# reference run until its switch.
+KIMI_STYLES = ({"color": "black", "ls": "-", "lw": 1.8}, {"color": "#8c564b", "ls": "-", "lw": 1.6},
+               {"color": "#e377c2", "ls": "--", "lw": 1.6})
 
 
 def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, correct_length: int = 100,
@@ -34,13 +43,13 @@ def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, c
     answers = ((adv_correct, correct_length, PATH_COLORS[0], "correct"),
                (adv_wrong, wrong_length, PATH_COLORS[1], "wrong"))
     lines = []
-    for adv, length, color, name in answers:
+    for (adv, length, color, name), style in zip(answers, (UNDER, OVER)):
         grpo = per_token_weight(adv, lengths, "grpo")  # [n]
         dr = per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths)  # [n]
-        ax_w.plot(lengths, np.abs(grpo), color=color, label=f"GRPO, {name} (A = {adv:+.2g})")
-        ax_w.plot(lengths, np.abs(dr), color=color, ls="--", label=f"Dr. GRPO, {name}")
-        ax_total.plot(lengths, grpo * lengths, color=color)
-        ax_total.plot(lengths, dr * lengths, color=color, ls="--")
+        ax_w.plot(lengths, np.abs(grpo), color=color, label=f"GRPO, {name} (A = {adv:+.2g})", **style)
+        ax_w.plot(lengths, np.abs(dr), color=color, ls="--", label=f"Dr. GRPO, {name}", **style)
+        ax_total.plot(lengths, grpo * lengths, color=color, **style)
+        ax_total.plot(lengths, dr * lengths, color=color, ls="--", **style)
         capped = length > max_len  # no answer is longer than L_max: the generation cap
         length = min(length, max_len)
         w_grpo, w_dr = adv / length, adv / max_len
@@ -93,10 +102,10 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
     for ax, (loss, run) in zip(axes, runs.items()):
         lengths = run.mean_length()  # [S+1, N, 2]
         steps = np.arange(len(lengths))
-        for path in (0, 1):
+        for path, style in zip((0, 1), (UNDER, OVER)):
             ax.plot(steps, lengths[:, :, path], color=PATH_COLORS[path], lw=0.5, alpha=0.35)
-            ax.plot(steps, lengths[:, :, path].mean(axis=1), color=PATH_COLORS[path], lw=2.2,
-                    label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}")
+            ax.plot(steps, lengths[:, :, path].mean(axis=1), color=PATH_COLORS[path],
+                    label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}", **style)
         ax.axhline(run.cap, color="grey", ls=":", lw=1)
         ax.axhline(lengths[0, 0, 0], color="grey", ls="--", lw=0.8)
         if switch_on is not None and run.length_reward_weight:
@@ -118,11 +127,12 @@ def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, op
 
 
 def toy_panel():
-    """Sliders: probability of a correct answer, group size G, optimizer; retrains both losses on release."""
-    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, float_slider
+    """Sliders for the probability of a correct answer and the group size G, buttons for the optimizer; retrains both
+    losses on release."""
+    from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, float_slider, toggle_buttons
     controls = {"p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
                 "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
-                "optimizer": choice_slider(["sgd", "adam"], OPTIMIZER, description="optimizer")}
+                "optimizer": toggle_buttons("optimizer", [("SGD", "sgd"), ("Adam", "adam")], OPTIMIZER)}
     return AnalyticPanel(draw_toy, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8), continuous_update=False,
                          title="The toy model trained with the GRPO loss and with the Dr. GRPO loss")
 
@@ -156,8 +166,8 @@ def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=
     if hi > lo:
         grid = np.linspace(lo, hi, 50)
         lam = 0.5 - (grid - lo) / (hi - lo)
-        ax.plot(grid, lam, color=PATH_COLORS[0], label="correct: $\\lambda$")
-        ax.plot(grid, np.minimum(lam, 0), color=PATH_COLORS[1], ls="--", label="wrong: min(0, $\\lambda$)")
+        ax.plot(grid, lam, color=PATH_COLORS[0], label="correct: $\\lambda$", **UNDER)
+        ax.plot(grid, np.minimum(lam, 0), color=PATH_COLORS[1], ls="--", label="wrong: min(0, $\\lambda$)", **OVER)
     else:
         ax.text(0.5, 0.8, "all lengths equal: every reward is 0", transform=ax.transAxes, ha="center", fontsize=8)
     colors = [PATH_COLORS[0] if c else PATH_COLORS[1] for c in correct.tolist()]
@@ -204,23 +214,52 @@ def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic ta
     for key, color, label in (("cot_fraction", "#6a1b9a", "think-first share"), ("accuracy", "black", "accuracy"),
                               ("cot_accuracy", "#2e7d32", "accuracy of think-first answers")):
         ax_share.plot(smooth(result.curve(key)), color=color, label=label)
+    from matplotlib.ticker import PercentFormatter
     ax_share.set(xlabel="step", ylim=(0, 1.02), title="why: format and accuracy")
+    ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
 
 
 def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
-    """Think-first share, accuracy and mean length against step for each run."""
+    """Think-first share, accuracy and mean length against step for each run (KIMI_STYLES, in the runs' order)."""
     from rlvr.widgets import fresh_axes
     axes = fresh_axes(fig, 1, 3)
-    colors = ["black", "#e65100", "#1565c0"]
-    for (label, result), color in zip(runs.items(), colors):
+    for (label, result), style in zip(runs.items(), KIMI_STYLES):
         for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
-            ax.plot(smooth(result.curve(key)), color=color, label=label, lw=1.4)
-    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length")):
+            ax.plot(smooth(result.curve(key)), label=label, **style)
+    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length (tokens)")):
         ax.set(xlabel="step", title=title)
+        ax.grid(alpha=0.3)
         if switch_on is not None:
-            ax.axvline(switch_on, color="#1565c0", ls="-.", lw=0.8)
-    axes[0].set_ylim(0, 1.02)
-    axes[1].set_ylim(0, 1.02)
+            ax.axvline(switch_on, color=KIMI_STYLES[2]["color"], ls="-.", lw=0.8)
+    from matplotlib.ticker import PercentFormatter
+    for ax in axes[:2]:
+        ax.set_ylim(0, 1.02)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     axes[2].set_ylim(0, 16.5)
     axes[0].legend(fontsize=7, loc="lower right")
+
+
+def plot_length_split(fig, pairs: dict) -> None:
+    """For {p: train_toy_pair(p)}: the GRPO loss's expected thinking tokens over all answers and per path, one axes
+    per p (shared y)."""
+    from rlvr.widgets import fresh_axes
+    axes = np.atleast_1d(fresh_axes(fig, 1, len(pairs), sharey=True))
+    for ax, (p_correct, runs) in zip(axes, pairs.items()):
+        grpo = runs["grpo"]
+        ax.plot(grpo.mean_length_all().mean(axis=1), color="black", lw=2, label="all answers")
+        for path, style in zip((0, 1), (UNDER, OVER)):
+            ax.plot(grpo.mean_length()[:, :, path].mean(axis=1), color=PATH_COLORS[path], label=PATH_NAMES[path],
+                    **style)
+        ax.set(title=f"toy model, GRPO loss, p(correct) = {p_correct}", xlabel="step")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("expected thinking tokens")
+
+
+def train_arithmetic(configs: dict) -> dict:
+    """`rlvr.train.run` for every config (label -> RLConfig; cached on disk), each run's line saying whether it
+    trained now (and how long it took) or came from the cache. Returns label -> RunResult."""
+    from rlvr.figures.race import train_runs
+    from rlvr.train import run
+    return train_runs(configs, run)
