@@ -147,6 +147,10 @@ def test_measurements_and_rows():
     row = next(r for r in rows if r.figure.endswith("think-first share, PPO-8"))
     assert row.measured == pytest.approx(m["steps_PPO-8"] + 1) and row.spread == pytest.approx(math.sqrt(2))
     assert all(r.section == "3" for r in rows)
+    undefined = next(r for r in rows if r.figure == "accuracy at step 25, PPO-8")  # a 6-step run has no step 25
+    assert undefined.measured is None and "not defined in 6 steps" in undefined.note
+    from rlvr.experiments.common import markdown_table
+    assert "nan" not in markdown_table(rows)
 
 
 

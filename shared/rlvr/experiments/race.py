@@ -445,6 +445,7 @@ def race_measurements(runs: dict[str, RaceRun], steps: int = FIGURE_STEPS) -> di
     helps = value_helps_step(runs["PPO-8"])
     timing = {name: seconds_per_step(run) for name, run in runs.items()}
     return {
+        "steps": min(len(run.history) for run in runs.values()),
         "value_at_start": runs["PPO-8"].history[0]["value_mean"],
         **{f"steps_{name}": steps[name] for name in runs},
         **{f"accuracy_{name}": accuracy_at(run) for name, run in runs.items()},
@@ -463,7 +464,8 @@ def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
                          band=band, unit=unit, seeds=seeds, note=note)
 
     target = f"{THINK_TARGET:.0%}"
-    return [
+    steps = min(m.get("steps", STEPS) for m in measured)
+    return [undefined_as_dash(r, steps) for r in [
         row("PPO value prediction at step 0 (mean, 1st answer token)", 0.0, "value_at_start", (-1e-9, 1e-9),
             note="zero-initialised head: the baseline does nothing at first"),
         row(f"steps to {target} think-first share, PPO-8", "fast at first sight", "steps_PPO-8", unit="steps"),
@@ -482,7 +484,16 @@ def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
             "only after training the value model", "value_beats_group_mean"),
         row("training CPU time per step, PPO-8 / GRPO-8", "PPO costs more (a value model to train)",
             "training_s_ratio_ppo_grpo8", (1.0, math.inf), "x", note="median CPU seconds per step"),
-    ]
+    ]]
+
+
+def undefined_as_dash(row: Row, steps: int) -> Row:
+    """A row whose value these steps do not define (a level never reached, a step past the run's end) shows '—' and
+    says why, never 'nan'."""
+    if row.measured is None or math.isfinite(row.measured):
+        return row
+    why = f"not defined in {steps} steps (never reached, or past the run's end)"
+    return replace(row, measured=None, spread=None, note=f"{row.note}; {why}" if row.note else why)
 
 
 def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
