@@ -1,6 +1,7 @@
 """The TRL bridge (`rlvr.scale`): tokenizer, reward function, and a few offline GRPOTrainer steps after a warm-up.
 
-Runs with `-m scale`; needs the [scale] extra (a missing trl/transformers fails, it does not skip).
+Runs with `-m scale`; needs the [scale] extra (a missing trl/transformers fails, it does not skip). Two processes:
+test_scale_processes.py; a model by path: test_scale_hf_model.py; the verl export: test_scale_verl.py.
 """
 import copy
 import math
@@ -13,19 +14,16 @@ import pytest
 import torch
 
 from rlvr import scale
-from rlvr.sft import SFTConfig
 from rlvr.task import STOP_ID, VOCAB, direct_answer, encode, prompt_text, sample_prompts, think_answer
 
 pytestmark = [pytest.mark.scale]
 
-# a short warm-up: long enough for well-formed answers (formats are learnt in ~100 steps), not for the chain
-QUICK_WARM_UP = scale.ScaleWarmUpConfig(sft=SFTConfig(steps=150, batch_size=128, lr=3e-3, warmup_steps=20))
-
 
 @pytest.fixture(scope="module")
 def warm_model():
-    """A briefly warmed-up GPT-2 (not cached: the test exercises the training code)."""
-    model, losses = scale.warm_up(cfg=QUICK_WARM_UP, use_cache=False)
+    """A briefly warmed-up GPT-2 (scale.QUICK_WARM_UP: well-formed answers, not the chain). Cached, so the scale test
+    files share one warm-up; a fresh checkout (CI's) trains it here, through the training code."""
+    model, losses = scale.warm_up(cfg=scale.QUICK_WARM_UP)
     assert all(math.isfinite(x) for x in losses)
     assert losses[-1] < losses[0] - 0.5, "the warm-up did not learn"
     return model
@@ -86,6 +84,7 @@ def test_reward_matches_verifier_and_reads_ids():
     assert reward(prompts=[], completions=stripped[:1], digits=digits[:1].tolist()) == [0.0]  # no ids: no '$'
     assert reward.history[0]["think_share"] == 0.25
     assert reward.history[0]["malformed_share"] == 0.25
+    assert reward.prompts[0] == [prompt_text(d) for d in digits]
 
 
 def test_dataset_has_prompts_and_digits():
@@ -109,6 +108,9 @@ def test_trl_grpo_steps_after_warm_up(warm_model):
     assert len(logs) == cfg.steps
     assert all(math.isfinite(e["loss"]) and math.isfinite(e["reward"]) for e in logs)
     assert all(0.0 <= h["accuracy"] <= 1.0 and h["malformed_share"] < 0.5 for h in run.history)
+    for logged, local in zip(run.history, run.local_history):  # one process: the logged means are its own answers'
+        assert logged["reward"] == pytest.approx(local["accuracy"], abs=1e-6)
+        assert all(logged[k] == pytest.approx(local[k], abs=1e-5) for k in scale.TASK_METRICS)
     assert any(e["reward_std"] > 0 for e in logs), "no group had mixed rewards: nothing to learn from"
     changed = [name for name, w in warm_model.state_dict().items() if not torch.equal(w, before[name])]
     assert changed, "GRPO steps left every weight unchanged"
