@@ -25,7 +25,7 @@ from .hf_model import instruction_text
 
 DATA_SOURCE = "rlvr/last_digit_sum"
 REWARD_FILE, TASK_FILE, OVERRIDES_FILE, RUN_FILE = "reward_fn.py", "rlvr_task.py", "overrides.txt", "run_verl.sh"
-MAX_PROMPT_TOKENS = 256  # our instruction is ~130 tokens with a chat template's own text (Qwen2.5's tokenizer)
+MAX_PROMPT_TOKENS = 256  # our instruction (58 words, 32 digits) in a chat template: ~150 tokens (estimated)
 ENGINE_SETTINGS = {  # not knobs of ours: a starting point for one GPU (see docs/trl_mapping.md)
     "actor_rollout_ref.rollout.name": "vllm",
     "actor_rollout_ref.rollout.tensor_model_parallel_size": 1,
