@@ -1,5 +1,8 @@
 """Checker of notebook 04's clip-fraction exercise: stub, reference, the written solution and realistic mistakes."""
+import json
+import re
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -113,3 +116,54 @@ def test_reference_agrees_with_a_hand_count():
 def test_free_answer_has_hint_and_solution():
     assert "clip" in str(nb04.no_clip_prediction.hint()).lower()
     assert "measure" in str(nb04.no_clip_prediction.solution()).lower()
+
+
+# ------------------------------------------------------------------------------------------ the notebook's scaffolding
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+
+def scaffolding_problems(path: Path) -> list[str]:
+    """What breaks the module's exercise scaffolding in a solution notebook: an answer cell that is not the template
+    (only '### BEGIN SOLUTION', '**Your answer:** ...', '### END SOLUTION'), a hint or solution that runs before an
+    attempt (a call outside a comment, or Markdown telling the learner to run one), an exercise heading without the
+    lecture's number that is not a 'Your turn', or not exactly one lecture table (show(...)) after every exercise."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    problems, tables, checks_at = [], [], []
+    for index, cell in enumerate(cells):
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            if "### BEGIN SOLUTION" in text and not re.fullmatch(
+                    r"### BEGIN SOLUTION\n\*\*Your answer:\*\* \S[\s\S]*\n### END SOLUTION", text.strip()):
+                problems.append(f"cell {index}: an answer cell that is not the template")
+            if re.search(r"`checks\.\w+\.(hint|solution)\(\)`", text):
+                problems.append(f"cell {index}: Markdown sends the learner to a hint or solution")
+            for heading in re.findall(r"(?m)^#+ .*Exercise.*$", text):
+                if not re.search(r"Exercise \d", heading):
+                    problems.append(f"cell {index}: exercise heading without the lecture's number: {heading}")
+            continue
+        code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+        if any(re.search(r"\.(hint|solution)\(\)", line) for line in code):
+            problems.append(f"cell {index}: a hint or solution that runs before an attempt")
+        if any(re.search(r"(?<![.\w])show\(", line) for line in code):
+            tables.append(index)
+        if any(".check(" in line for line in code):
+            checks_at.append(index)
+    if len(tables) != 1 or (checks_at and tables[0] < max(checks_at)):
+        problems.append(f"lecture tables (show) in cells {tables}: want one, after every exercise")
+    return problems
+
+
+def test_notebook_04_follows_the_exercise_scaffolding():
+    assert scaffolding_problems(SOLUTIONS / "04_ppo_vs_grpo.ipynb") == []
+
+
+def test_the_scaffolding_check_can_fail(tmp_path):
+    bad = {"cells": [{"cell_type": "markdown", "source": ["### BEGIN SOLUTION\nNo.\n### END SOLUTION"]},
+                     {"cell_type": "markdown", "source": ["### Exercise: unnumbered\nHint: `checks.x.hint()`"]},
+                     {"cell_type": "code", "source": ["checks.x.hint()\nshow(rows)"]},
+                     {"cell_type": "code", "source": ["checks.x.check(f)\nplt.show()"]}]}
+    path = tmp_path / "bad.ipynb"
+    path.write_text(json.dumps(bad))
+    problems = scaffolding_problems(path)
+    assert [p.split(":")[0] for p in problems] == ["cell 0", "cell 1", "cell 1", "cell 2",
+                                                   "lecture tables (show) in cells [2]"], problems

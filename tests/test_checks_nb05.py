@@ -169,3 +169,9 @@ def test_incorrect_messages_do_not_reveal_expected_values():
 def test_free_answers_have_hint_and_solution():
     for question in (checks.exercise_7d, checks.arithmetic_prediction):
         assert question.hint().text and question.solution().text
+
+
+# ----------------------------------------------------------------------------------------------- the notebook
+def test_notebook_05_follows_the_exercise_scaffolding():
+    from test_checks_nb04 import SOLUTIONS, scaffolding_problems  # one definition of the scaffolding rules
+    assert scaffolding_problems(SOLUTIONS / "05_length_bias.ipynb") == []
