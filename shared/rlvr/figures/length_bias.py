@@ -109,8 +109,8 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
         ax.axhline(run.cap, color="grey", ls=":", lw=1)
         ax.axhline(lengths[0, 0, 0], color="grey", ls="--", lw=0.8)
         if switch_on is not None and run.length_reward_weight:
-            ax.axvline(switch_on, color="#1565c0", ls="-.", lw=1)
-            ax.text(switch_on, run.cap * 0.75, "length reward on ", color="#1565c0", fontsize=7, ha="right")
+            ax.axvline(switch_on, color="#555555", ls="-.", lw=1)
+            ax.text(switch_on, run.cap * 0.75, "length reward on ", color="#555555", fontsize=7, ha="right")
         ax.set(title=LOSS_LABELS.get(loss, loss), xlabel="step", ylim=(-1, run.cap + 2))
         ax.legend(fontsize=7, loc="center right", title="final mean", title_fontsize=7)
     axes[0].set_ylabel("expected thinking tokens")
