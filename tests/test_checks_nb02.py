@@ -111,4 +111,11 @@ def test_strict_mode_raises_unless_correct(monkeypatch):
 
 def test_free_answer_has_hint_and_solution():
     assert "pi_old" in nb02.one_update.hint().text
-    assert "r_t = 1" in nb02.one_update.solution().text
+    assert r"\rho_t = 1" in nb02.one_update.solution().text
+
+
+def test_free_answer_writes_the_ratio_as_rho():
+    """Notation (docs/notation.md): rho is the PPO ratio, r_t the shaped reward; the hint and solution use rho."""
+    text = nb02.one_update._hint + nb02.one_update._solution
+    assert r"\rho" in nb02.one_update._solution and "rho = 1" in nb02.one_update._hint
+    assert "r_t = 1" not in text and "r = 1" not in text and r"\nabla r" not in text

@@ -247,3 +247,82 @@ def test_policy_kl_rows_report_the_claim_and_bands():
     assert [r.agrees for r in rows] == [False, True, True, True]
     half = 0.005 + 3 * 0.01 * 2 ** 0.5  # the lecture's "1.36" rounds to 0.005; one seed: u = SE * sqrt(1 + 1/1)
     assert rows[0].band == pytest.approx((1.36 - half, 1.36 + half))
+
+
+# ----------------------------------------------------------------------------------------------- PPO with a KL penalty
+def fake_run(scores, kls, beta=0.1):
+    """A RunResult-like object with a history of `reward` and `kl_to_ref` per step."""
+    from types import SimpleNamespace as NS
+    history = [{"reward": s, "kl_to_ref": k} for s, k in zip(scores, kls)]
+    return NS(config=NS(beta=beta), history=history, timing={"total_s": 51.6}, from_cache=False)
+
+
+def test_kl_curves_are_minus_beta_times_the_summed_kl_and_the_summary_reads_the_ends():
+    scores, kls = np.linspace(0.2, 0.9, 40), np.linspace(0.0, 2.0, 40)
+    curves = parts.kl_curves(fake_run(scores, kls, beta=0.1), window=5)
+    np.testing.assert_allclose(curves.kl_reward, -0.1 * kls)
+    np.testing.assert_allclose(curves.score_smooth[5:-5], scores[5:-5])  # a line is its own centred average
+    summary = parts.kl_run_summary(curves, window=10)
+    assert summary["window"] == 10
+    assert summary["score"] == pytest.approx((scores[:10].mean(), scores[-10:].mean()))
+    assert summary["kl_reward"] == pytest.approx((-0.1 * kls[:10].mean(), -0.1 * kls[-10:].mean()))
+    assert "as the lecture expects" in parts.kl_run_statement(summary)
+    assert parts.kl_run_summary(parts.kl_curves(fake_run(scores[:6], kls[:6])), window=10)["window"] == 3
+
+
+def test_kl_run_statement_says_so_when_the_curves_do_not_do_what_the_lecture_expects():
+    flat = parts.kl_run_summary(parts.kl_curves(fake_run([0.5] * 20, np.linspace(0, 1, 20))))
+    assert "did not rise" in parts.kl_run_statement(flat) and "not the picture" in parts.kl_run_statement(flat)
+
+
+def test_run_time_says_whether_the_run_trained_now():
+    run = fake_run([0.5], [0.0])
+    assert parts.run_time(run) == "trained now in 52 s"
+    run.from_cache = True
+    assert parts.run_time(run) == "loaded from the cache (it trained in 52 s)"
+
+
+def test_kl_run_steps_are_half_the_lectures_rl_steps():
+    from rlvr.config import SIZES
+    assert parts.kl_run_steps(fast=False) == SIZES["rl_steps"][0] // 2
+    assert parts.kl_run_steps(fast=True) == SIZES["rl_steps"][1] // 2
+
+
+def test_draw_kl_run_plots_both_curves_in_ppo_red():
+    import matplotlib.pyplot as plt
+
+    from rlvr.figures.palette import ALGO_COLORS
+    fig = plt.figure()
+    fparts.draw_kl_run(fig, parts.kl_curves(fake_run(np.linspace(0.2, 0.9, 30), np.linspace(0, 2, 30))))
+    lines = [line for ax in fig.axes for line in ax.get_lines() if len(line.get_xdata()) == 30]
+    assert len(lines) == 4 and {line.get_color() for line in lines} == {ALGO_COLORS["ppo"]}
+    assert all(ax.get_ylabel() for ax in fig.axes)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------------------------- printing
+def test_signed_never_prints_negative_zero():
+    assert parts.signed(-0.004) == "+0.00" and parts.signed(-0.0) == "+0.00"
+    assert parts.signed(-0.006) == "-0.01" and parts.signed(1.744) == "+1.74" and parts.signed(-6.012, 1) == "-6.0"
+
+
+def test_tail_effect_drops_the_largest_values():
+    samples = {"k3": np.array([0.0, 1.0, 2.0, 3.0, 100.0, 300.0])}
+    tail = parts.tail_effect(samples, "k3", top=2)
+    assert list(tail["largest"]) == [300.0, 100.0] and tail["n"] == 6
+    assert tail["std"] == pytest.approx(np.std(samples["k3"]))
+    assert tail["std_without"] == pytest.approx(np.std([0, 1, 2, 3]))
+
+
+def test_exercise_rows_and_figure_labels_name_the_ratio_rho():
+    """Notation: rho is the PPO ratio (r is a reward); no row or clip-figure label uses r for the ratio."""
+    import matplotlib.pyplot as plt
+    figures = [row.figure for row in parts.exercise_rows()]
+    assert all("ρ" in f for f in figures) and not any("r=" in f or "dJ/dr" in f or "r =" in f for f in figures)
+    fig = plt.figure()
+    fparts.draw_clip_both_signs(fig)
+    labels = [ax.get_ylabel() + ax.get_xlabel() for ax in fig.axes]
+    labels += [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert all("(r)" not in text and "dJ/dr" not in text and "$rA$" not in text for text in labels)
+    assert any(r"\rho" in text for text in labels)
+    plt.close(fig)

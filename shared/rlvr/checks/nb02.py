@@ -14,12 +14,12 @@ from rlvr.checks import Exercise, FreeAnswer, GradCase
 
 
 def _clipped_objective(ratio: torch.Tensor, advantage, clip_eps: float = 0.2) -> torch.Tensor:
-    """Reference: PPO's clipped objective (to MAXIMISE), elementwise. ratio [N], advantage float or [N] -> [N]."""
+    """Reference: PPO's clipped objective (to MAXIMISE), elementwise. ratio rho [N], advantage float or [N] -> [N]."""
     return torch.minimum(ratio * advantage, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantage)
 
 
 def _case(description: str, ratios, advantage, clip_eps: float) -> GradCase:
-    """A case on a float64 tensor of ratios; the value and d objective / d ratio are compared."""
+    """A case on a float64 tensor of ratios rho; the value and d objective / d rho are compared."""
     advantage = torch.tensor(advantage, dtype=torch.float64) if isinstance(advantage, list) else advantage
     return GradCase(description, kwargs={"ratio": torch.tensor(ratios, dtype=torch.float64), "advantage": advantage,
                                          "clip_eps": clip_eps}, wrt=["ratio"])
@@ -51,18 +51,20 @@ return torch.minimum(unclipped, clipped)                               # [N]
 one_update = FreeAnswer(
     "clipping when every batch is used for one update only",
     hint=(
-        "The ratio is pi_theta / pi_old, and pi_old is the policy that sampled the batch. Before the first update "
-        "on a batch, how do the two compare? Look at the gradient of the objective at r = 1 for either sign of A."
+        "The ratio rho = pi_theta / pi_old compares the policy with the one that sampled the batch. Before the first "
+        "update on a batch, how do the two compare? Look at the gradient of the objective at rho = 1 for either sign "
+        "of A."
     ),
     solution=r"""
 Clipping does nothing then. The ratio is computed against the policy that sampled the batch, and before the
-first (and only) update on it the two are the same policy: $r_t = 1$ for every token. At $r = 1$ we are inside
+first (and only) update on it the two are the same policy: $\rho_t = 1$ for every token. At $\rho = 1$ we are inside
 $[1-\epsilon, 1+\epsilon]$, the clipped and unclipped terms are equal, and
-$\nabla_\theta \min(r_t A_t, \mathrm{clip}(r_t) A_t) = A_t \nabla_\theta r_t = A_t \nabla_\theta \log \pi_\theta(a_t)$
-(because $\nabla r = r \nabla \log \pi$ and $r = 1$): exactly the policy gradient with advantage $A_t$.
+$\nabla_\theta \min(\rho_t A_t, \mathrm{clip}(\rho_t) A_t) = A_t \nabla_\theta \rho_t
+= A_t \nabla_\theta \log \pi_\theta(a_t)$
+(because $\nabla \rho = \rho \nabla \log \pi$ and $\rho = 1$): exactly the policy gradient with advantage $A_t$.
 The clip only acts once the same batch is reused: after a few updates the policy has moved, ratios drift away
 from 1, and the clip switches the gradient off for tokens that have already moved far enough in the direction
-their advantage asks for. (Cheaper way to say it: with one update, PPO = REINFORCE with a baseline; GRPO in its
-"online" form is the same statement.)
+their advantage asks for. (In short: with one update per batch, PPO is the policy gradient with advantages $A_t$;
+the same holds for GRPO with one update per batch, notebook 03.)
 """,
 )

@@ -1,11 +1,12 @@
 """The parts of PPO (lecture 2.2-2.4): the clipped objective, reward shaping and GAE, KL estimators, memory.
 
-* Clipped objective: its value and autograd gradient against the ratio r, with the zero-gradient regions, and
-  what happens to the ratios when one batch is reused for several updates.
+* Clipped objective: its value and autograd gradient against the ratio rho = pi_theta / pi_old, with the
+  zero-gradient regions, and what happens to the ratios when one batch is reused for several updates.
 * PPO for language models: AlpacaFarm's per-token reward (-beta * KL_t, the score added at the last token,
   KL_t clamped at >= 0) and GAE on answers sampled from a policy that has moved away from the warm-up model
   (the GRPO run of notebook 03). The value of every prefix is estimated by Monte-Carlo continuations: what a
-  perfectly trained value model would predict.
+  perfectly trained value model would predict. A PPO run with beta > 0 shows the training curves the lecture
+  expects: the score rises while the KL part of the reward falls.
 * KL estimators k1, k2, k3 (Schulman 2020): Gaussians (his table, closed forms) and the trained policy against
   the warm-up model, per answer (the sum of the per-token estimates).
 * Memory of PPO's four models (mixed-precision Adam: 16 bytes per trained parameter, 2 per frozen one).
@@ -39,10 +40,10 @@ from rlvr.objectives import (
 from rlvr.task import MAX_NEW_TOKENS, decode, prompt_text, prompt_tokens, sample_prompts, score_batch
 
 CLIP_EPS = 0.2  # PPO's clip range (Schulman et al. 2017; AlpacaFarm; the lecture)
-RATIO_GRID = np.linspace(0.0025, 1.9975, 400)  # ratios r for the curves (grid midpoints: never exactly 1 +- eps)
+RATIO_GRID = np.linspace(0.0025, 1.9975, 400)  # ratios rho for the curves (grid midpoints: never exactly 1 +- eps)
 EXERCISE_RATIOS = (0.5, 1.0, 1.1, 1.5)  # Exercise 2: A = +2, eps = 0.2
 EXERCISE_ADVANTAGE = 2.0
-# r -> (objective, dJ/dr), as the lecture writes them
+# rho -> (objective, dJ/drho), as the lecture writes them
 EXERCISE_VALUES = {0.5: ("1.0", "2"), 1.0: ("2.0", "2"), 1.1: ("2.2", "2"), 1.5: ("2.4", "0")}
 
 ESTIMATORS = ("k1", "k2", "k3")
@@ -73,11 +74,11 @@ LECTURE_GB = {"PPO": 252.0, "no value model": 140.0, "rule-based verifier": 126.
 
 # ============================================================================================== clipped objective
 def clip_objective_and_grad(ratios, advantage: float, clip_eps: float = CLIP_EPS) -> tuple[np.ndarray, np.ndarray]:
-    """PPO's clipped objective J(r) = min(r A, clip(r, 1-eps, 1+eps) A) and dJ/dr by autograd.
+    """PPO's clipped objective J(rho) = min(rho A, clip(rho, 1-eps, 1+eps) A) and dJ/drho by autograd.
 
-    Uses `rlvr.objectives.ppo_clip_loss` (objective = -loss) with logps = log r and old_logps = 0.
+    Uses `rlvr.objectives.ppo_clip_loss` (objective = -loss) with logps = log rho and old_logps = 0.
     Args:
-        ratios: [N] positive ratios r = pi_theta / pi_old.
+        ratios: [N] positive ratios rho = pi_theta / pi_old.
     Returns:
         objective [N] and gradient [N] (numpy, float64).
     """
@@ -91,7 +92,7 @@ def clip_objective_and_grad(ratios, advantage: float, clip_eps: float = CLIP_EPS
 
 
 def zero_gradient_spans(ratios: np.ndarray, grad: np.ndarray) -> list[tuple[float, float]]:
-    """Intervals of r where the gradient is exactly 0 (each grid point widened by half a grid step)."""
+    """Intervals of rho where the gradient is exactly 0 (each grid point widened by half a grid step)."""
     half = 0.5 * float(ratios[1] - ratios[0])
     zero = np.concatenate([[False], grad == 0, [False]]).astype(int)  # [N + 2]
     starts = np.flatnonzero(np.diff(zero) == 1)  # first zero point of each run
@@ -100,7 +101,7 @@ def zero_gradient_spans(ratios: np.ndarray, grad: np.ndarray) -> list[tuple[floa
 
 
 def first_zero_gradient_ratio(advantage: float, clip_eps: float = CLIP_EPS, step: float = 1e-4) -> float:
-    """Where the gradient switches off: the smallest zero-gradient r for A > 0, the largest for A < 0."""
+    """Where the gradient switches off: the smallest zero-gradient rho for A > 0, the largest for A < 0."""
     ratios = np.arange(step / 2, 2.0, step)  # [N]
     _, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
     zero = ratios[grad == 0]
@@ -178,11 +179,92 @@ def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLI
 
 # ============================================================================================== PPO for LMs
 @one_thread()
+def grpo_run(seed: int = 0, fast: bool | None = None, progress: bool = False):
+    """Notebook 03's GRPO run (`rl_steps` steps from the warm-up of the same seed): from the cache, or trained now."""
+    from rlvr.train import RLConfig, run
+    return run(RLConfig.replicate(seed, algo="grpo", steps=size("rl_steps", fast)), progress=progress)
+
+
 def trained_policy(seed: int = 0, fast: bool | None = None):
     """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
-    from rlvr.train import RLConfig, run, warm_start
-    result = run(RLConfig.replicate(seed, algo="grpo", steps=size("rl_steps", fast)), progress=False)
+    from rlvr.train import warm_start
+    result = grpo_run(seed, fast)
     return result.policy, warm_start(result.config).model
+
+
+def reference_model(result):
+    """The frozen warm-up model a run started from (its KL reference)."""
+    from rlvr.train import warm_start
+    return warm_start(result.config).model
+
+
+def run_time(result) -> str:
+    """'trained now in 52 s' or 'loaded from the cache (it trained in 52 s)' for a RunResult."""
+    seconds = float(result.timing.get("total_s", float("nan")))
+    return (f"loaded from the cache (it trained in {seconds:.0f} s)" if result.from_cache
+            else f"trained now in {seconds:.0f} s")
+
+
+# ---------------------------------------------------------------------------------------------- PPO with a KL penalty
+KL_RUN_BETA = 0.1  # the KL weight of the beta > 0 run (Demo 2's default; the runs of notebooks 03-05 use 0)
+
+
+def kl_run_steps(fast: bool | None = None) -> int:
+    """Steps of the beta > 0 PPO run: half the lecture's 200 RL steps (`rl_steps`), about a minute of training."""
+    return size("rl_steps", fast) // 2
+
+
+@one_thread()
+def kl_run(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = None, progress: bool = False):
+    """PPO (8 updates per batch, KL_t clamped at >= 0) from the warm-up of `seed` with -beta KL_t in every token's
+    reward: from the cache, or trained now. steps=None: `kl_run_steps()`."""
+    from rlvr.train import RLConfig, run
+    steps = kl_run_steps() if steps is None else steps
+    return run(RLConfig.replicate(seed, algo="ppo", beta=beta, steps=steps), progress=progress)
+
+
+@dataclass
+class KLCurves:
+    """A PPO run's per-step score and KL part of the reward, raw and smoothed."""
+
+    beta: float
+    step: np.ndarray  # [T]
+    score: np.ndarray  # [T] mean verifier score of the step's answers
+    kl: np.ndarray  # [T] mean over answers of sum_t (log pi - log pi_ref): the policy's KL to the warm-up
+    kl_reward: np.ndarray  # [T] -beta * kl: the KL part of an answer's reward (before the clamp)
+    score_smooth: np.ndarray  # [T]
+    kl_reward_smooth: np.ndarray  # [T]
+
+
+def kl_curves(result, window: int = 9) -> KLCurves:
+    """The curves of a beta > 0 run from its history (`reward` and `kl_to_ref`), smoothed over `window` steps."""
+    from rlvr.experiments.common import smooth
+    from rlvr.train import history_curve
+    beta = result.config.beta
+    score, kl = history_curve(result.history, "reward"), history_curve(result.history, "kl_to_ref")  # [T] each
+    kl_reward = -beta * kl
+    return KLCurves(beta, np.arange(len(score)), score, kl, kl_reward, smooth(score, window),
+                    smooth(kl_reward, window))
+
+
+def kl_run_summary(curves: KLCurves, window: int = 10) -> dict:
+    """Means of the score and the KL reward over the first and the last `window` steps (fewer for a short run)."""
+    n = max(1, min(window, len(curves.score) // 2))
+    first, last = slice(0, n), slice(len(curves.score) - n, None)
+    return {"window": n, "score": (float(curves.score[first].mean()), float(curves.score[last].mean())),
+            "kl_reward": (float(curves.kl_reward[first].mean()), float(curves.kl_reward[last].mean())),
+            "kl": (float(curves.kl[first].mean()), float(curves.kl[last].mean()))}
+
+
+def kl_run_statement(summary: dict) -> str:
+    """One sentence saying what the two curves did, whichever way they went."""
+    (s0, s1), (k0, k1) = summary["score"], summary["kl_reward"]
+    score = "rose" if s1 > s0 else "did not rise"
+    kl = "fell (more negative)" if k1 < k0 else "did not fall"
+    verdict = (", as the lecture expects: the policy buys its higher score by moving away from the warm-up model, and "
+               "the penalty grows with that distance" if s1 > s0 and k1 < k0 else
+               ": not the picture the lecture expects")
+    return f"the score {score} and the KL reward {kl}{verdict}"
 
 
 @dataclass
@@ -443,6 +525,20 @@ def policy_kl_summary(samples: dict) -> dict:
     return out
 
 
+def tail_effect(samples: dict, name: str = "k3", top: int = 3) -> dict:
+    """How much the `top` largest per-answer values of one estimator weigh: those values, and its std with and
+    without them."""
+    values = np.sort(np.asarray(samples[name], dtype=float))  # [n] ascending
+    return {"largest": values[::-1][:top], "n": len(values), "std": float(values.std()),
+            "std_without": float(values[:-top].std()) if len(values) > top else float("nan")}
+
+
+def signed(x: float, digits: int = 2) -> str:
+    """x with its sign and `digits` decimals, never '-0.00' (a value that rounds to zero prints as +0.00)."""
+    value = round(float(x), digits)
+    return f"{(value if value != 0 else 0.0):+.{digits}f}"
+
+
 # ============================================================================================== memory
 def memory_gb(n_params: float, models: dict, bytes_trained: float = BYTES_TRAINED,
               bytes_frozen: float = BYTES_FROZEN) -> dict[str, float]:
@@ -464,16 +560,16 @@ def exercise_rows() -> list[Row]:
     rows = []
     for r, value, g in zip(EXERCISE_RATIOS, objective, grad):
         want_value, want_grad = EXERCISE_VALUES[r]
-        rows.append(lecture_row(section="Ex. 2", figure=f"clipped objective, A=+2, eps=0.2, r={r}",
+        rows.append(lecture_row(section="Ex. 2", figure=f"clipped objective, A=+2, eps=0.2, ρ={r}",
                                 lecture=float(want_value), shown=want_value, values=[value], lecture_is_a_run=False,
                                 note="rlvr.objectives.ppo_clip_loss"))
-        rows.append(lecture_row(section="Ex. 2", figure=f"dJ/dr (autograd), A=+2, eps=0.2, r={r}",
+        rows.append(lecture_row(section="Ex. 2", figure=f"dJ/dρ (autograd), A=+2, eps=0.2, ρ={r}",
                                 lecture=float(want_grad), shown=want_grad, values=[g], lecture_is_a_run=False))
     step = 1e-4
     upper, lower = first_zero_gradient_ratio(1.0, CLIP_EPS, step), first_zero_gradient_ratio(-1.0, CLIP_EPS, step)
-    rows.append(lecture_row(section="2.2", figure="A > 0: gradient is 0 from r = (eps 0.2)", lecture=1.2,
+    rows.append(lecture_row(section="2.2", figure="A > 0: gradient is 0 from ρ = (eps 0.2)", lecture=1.2,
                             values=[upper], lecture_is_a_run=False, note="smallest zero-gradient ratio on a 1e-4 grid"))
-    rows.append(lecture_row(section="2.2", figure="A < 0: gradient is 0 below r = (eps 0.2)", lecture=0.8,
+    rows.append(lecture_row(section="2.2", figure="A < 0: gradient is 0 below ρ = (eps 0.2)", lecture=0.8,
                             values=[lower], lecture_is_a_run=False, note="largest zero-gradient ratio on a 1e-4 grid"))
     return rows
 

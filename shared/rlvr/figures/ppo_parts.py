@@ -1,5 +1,5 @@
-"""Notebook 02's figures and panels: PPO's clip, reusing a batch, reward shaping and GAE, the KL estimators and the
-memory bill (the computation is in `rlvr.experiments.ppo_parts`)."""
+"""Notebook 02's figures and panels: PPO's clip, reusing a batch, reward shaping and GAE, PPO's curves with a KL
+penalty, the KL estimators and the memory bill (the computation is in `rlvr.experiments.ppo_parts`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,6 +19,7 @@ from rlvr.experiments.ppo_parts import (
     SETUPS,
     AnswerExample,
     GaussianKL,
+    KLCurves,
     ReuseResult,
     clip_objective_and_grad,
     gaussian_kl_view,
@@ -28,19 +29,23 @@ from rlvr.experiments.ppo_parts import (
     shaped_view,
     zero_gradient_spans,
 )
+from rlvr.figures.palette import ALGO_COLORS
 
-KL_COLORS = {"k1": "#1f77b4", "k2": "#ff7f0e", "k3": "#2ca02c"}
+PPO_COLOR = ALGO_COLORS["ppo"]  # the module's palette: every PPO curve and the clipped objective
+PPO_DARK = "#7f1416"  # a second PPO run next to the first (a larger learning rate)
+# the KL estimators are not algorithms: colours outside the module's algorithm palette
+KL_COLORS = {"k1": "#8c564b", "k2": "#e377c2", "k3": "#bcbd22"}
 
 
 MODEL_COLORS = {"policy": "#1565c0", "value model": "#6a1b9a", "reference": "#90caf9", "reward model": "#ce93d8"}
 
 
 def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.ndarray = RATIO_GRID,
-              color: str = "#1565c0") -> None:
-    """Objective (left axes) and gradient (right axes) against r, zero-gradient regions shaded."""
+              color: str = PPO_COLOR) -> None:
+    """Objective (left axes) and gradient (right axes) against the ratio rho, zero-gradient regions shaded."""
     objective, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
-    ax_obj.plot(ratios, ratios * advantage, ls="--", color="#9e9e9e", lw=1, label="unclipped $rA$")
-    ax_obj.plot(ratios, objective, color=color, lw=2, label=r"$\min(rA,\ \mathrm{clip}(r)A)$")
+    ax_obj.plot(ratios, ratios * advantage, ls="--", color="#9e9e9e", lw=1, label=r"unclipped $\rho A$")
+    ax_obj.plot(ratios, objective, color=color, lw=2, label=r"$\min(\rho A,\ \mathrm{clip}(\rho)A)$")
     ax_grad.plot(ratios, grad, color=color, lw=2, drawstyle="steps-mid")
     for ax in (ax_obj, ax_grad):
         if advantage != 0:
@@ -54,8 +59,8 @@ def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.nda
     span = 2.1 * max(abs(advantage), 0.25)
     ax_obj.set_ylim(-span, span)
     ax_grad.set_ylim(-1.3 * max(abs(advantage), 0.25), 1.3 * max(abs(advantage), 0.25))
-    ax_obj.set_ylabel("objective J(r)")
-    ax_grad.set_ylabel("gradient dJ/dr")
+    ax_obj.set_ylabel(r"objective $J(\rho)$")
+    ax_grad.set_ylabel(r"gradient $dJ/d\rho$")
 
 
 def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
@@ -65,9 +70,9 @@ def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANT
     fig.subplots_adjust(top=0.8)
     plot_clip(ax_obj, ax_grad, advantage, epsilon)
     if advantage > 0:
-        where = f"r > 1 + eps = {1 + epsilon:.2f}: this token is already more likely, no further push"
+        where = f"ρ > 1 + eps = {1 + epsilon:.2f}: this token is already more likely, no further push"
     elif advantage < 0:
-        where = f"r < 1 - eps = {1 - epsilon:.2f}: this token is already less likely, no further push"
+        where = f"ρ < 1 - eps = {1 - epsilon:.2f}: this token is already less likely, no further push"
     else:
         where = "A = 0: no signal at any ratio"
     ax_obj.set_title(f"A = {advantage:+.2f}, eps = {epsilon:.2f}", fontsize=10)
@@ -80,44 +85,57 @@ def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXE
     """A 2 x 2 figure: objective and gradient for +A (top) and -A (bottom)."""
     from rlvr.widgets import fresh_axes
     axes = fresh_axes(fig, 2, 2)
-    for row, (adv, color) in enumerate(((abs(advantage), "#1565c0"), (-abs(advantage), "#c62828"))):
-        plot_clip(axes[row, 0], axes[row, 1], adv, clip_eps, color=color)
+    fig.subplots_adjust(top=0.9, hspace=0.55)
+    size = max(abs(advantage), 0.25)
+    for row, adv in enumerate((size, -size)):
+        plot_clip(axes[row, 0], axes[row, 1], adv, clip_eps)
         axes[row, 0].set_title(f"A = {adv:+g}: objective", fontsize=10)
         axes[row, 1].set_title(f"A = {adv:+g}: gradient (shaded: exactly 0)", fontsize=10)
     axes[0, 0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"eps = {clip_eps:.2f}: for A > 0 the gradient stops above ρ = {1 + clip_eps:.2f}, "
+                 f"for A < 0 below ρ = {1 - clip_eps:.2f}", fontsize=10, color="#424242")
 
 
 def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
-    """Sliders for eps (0.05-0.5) and the advantage (-3 to 3) over the clipped objective and its gradient."""
+    """Sliders for eps (0.05-0.5) and the size of the advantage (0.25-3) over the clipped objective and its
+    gradient, for +A (top row) and -A (bottom row)."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
+
+    def draw(fig, epsilon, advantage):
+        draw_clip_both_signs(fig, epsilon, advantage)
+
     controls = {"epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
-                "advantage": float_slider("advantage", -3.0, 3.0, 0.25, advantage, description="advantage A")}
-    return AnalyticPanel(draw_clip, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(10, 3.8), title="PPO's clipped objective")
+                "advantage": float_slider("advantage", 0.25, 3.0, 0.25, abs(advantage), description="|A|")}
+    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
+                         figsize=(10, 6), title="PPO's clipped objective, both signs of the advantage")
 
 
 def draw_reuse(fig, results: list[ReuseResult]) -> None:
     """Ratio spread (median, 1-99% band) and clip fraction against the update index, per learning rate."""
     from rlvr.widgets import fresh_axes
     ax_ratio, ax_clip = fresh_axes(fig, 1, 2)
-    colors = ("#1565c0", "#c62828", "#2e7d32")
-    for res, color in zip(results, colors):
+    styles = ((PPO_COLOR, "-"), (PPO_DARK, "--"), ("#424242", ":"))
+    for index, (res, (color, ls)) in enumerate(zip(results, styles)):
         u = np.arange(1, len(res.clip_fraction) + 1)
         q = res.quantiles
-        ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
-        ax_ratio.plot(u, q[:, 2], color=color, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band")
-        ax_clip.plot(u, 100 * res.clip_fraction, "o-", color=color, label=f"lr {res.lr:g}")
+        if index == 0:  # the first band filled, the others hatched: same algorithm, told apart by the pattern
+            ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
+        else:
+            ax_ratio.fill_between(u, q[:, 1], q[:, 3], facecolor="none", edgecolor=color, hatch="///", lw=0,
+                                  alpha=0.5)
+        ax_ratio.plot(u, q[:, 2], color=color, ls=ls, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band")
+        ax_clip.plot(u, 100 * res.clip_fraction, "o", ls=ls, color=color, label=f"lr {res.lr:g}")
     eps = results[0].clip_eps
     ax_ratio.axhspan(1 - eps, 1 + eps, color="#ffcc80", alpha=0.35, lw=0)
     ax_ratio.set_yscale("log")
     ax_ratio.set_ylim(0.03, 5)
     ax_ratio.set_xlabel("update on the same batch")
-    ax_ratio.set_ylabel(r"ratio $\pi_\theta/\pi_{\mathrm{old}}$ before the update")
-    ax_ratio.set_title("ratio per token: median and 1-99% band (shaded: [1 - eps, 1 + eps])", fontsize=10)
+    ax_ratio.set_ylabel(r"ratio $\rho = \pi_\theta/\pi_{\mathrm{old}}$ before the update")
+    ax_ratio.set_title("ratio per token: median and 1-99% band (orange: [1 - eps, 1 + eps])", fontsize=10)
     ax_ratio.legend(fontsize=8, loc="lower left")
     ax_clip.set_xlabel("update on the same batch")
-    ax_clip.set_ylabel("tokens with zero gradient (%)")
-    ax_clip.set_title("clip fraction", fontsize=10)
+    ax_clip.set_ylabel("clip fraction (% of tokens, gradient 0)")
+    ax_clip.set_title("clip fraction before each update", fontsize=10)
     ax_clip.legend(fontsize=8)
     for ax in (ax_ratio, ax_clip):
         ax.set_xticks(np.arange(1, len(results[0].clip_fraction) + 1))
@@ -208,7 +226,7 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
     low, high = ax_f.get_ylim()  # the histogram fills the height of the axes (its scale is not shown)
     ax_f.stairs(low + (high - low) * density / (1.05 * density.max()), edges, baseline=low, fill=True,
                 color="#9e9e9e", alpha=0.35, zorder=0)
-    ax_f.set_xlabel(r"$\ell$ = log $\pi_{ref}$ - log $\pi$ of a sample")
+    ax_f.set_xlabel(r"$\ell = \log\pi_{\mathrm{ref}} - \log\pi$ of a sample")
     ax_f.set_title("estimators (grey: where samples fall)", fontsize=9)
     ax_f.legend(fontsize=8, loc="upper center")
     xs = np.arange(3)
@@ -263,6 +281,28 @@ def draw_policy_kl(fig, samples: dict) -> None:
         ax.legend(fontsize=7)
     axes[0].set_ylabel("answers (log scale)")
     fig.suptitle(f"{summary['n']:,} answers of the GRPO policy, KL to the warm-up model", fontsize=10)
+
+
+def draw_kl_run(fig, curves: KLCurves) -> None:
+    """Two panels against the PPO step: the mean score, and the KL part of the reward, -beta x summed KL per answer
+    (thin: every step; thick: smoothed)."""
+    from rlvr.widgets import fresh_axes
+    ax_score, ax_kl = fresh_axes(fig, 1, 2)
+    fig.subplots_adjust(top=0.8, wspace=0.3)
+    kl_label = r"$-\beta \times$ summed KL$_t$ per answer"
+    for ax, raw, smooth, label in ((ax_score, curves.score, curves.score_smooth, "mean score (verifier, 0 or 1)"),
+                                   (ax_kl, curves.kl_reward, curves.kl_reward_smooth, kl_label)):
+        ax.plot(curves.step, raw, color=PPO_COLOR, lw=0.8, alpha=0.35, label="every step")
+        ax.plot(curves.step, smooth, color=PPO_COLOR, lw=2, label="smoothed")
+        ax.set_xlabel("PPO step (8 updates on each batch)")
+        ax.set_ylabel(label, fontsize=9)
+    ax_kl.axhline(0, color="k", lw=0.6)
+    ax_score.set_ylim(0, 1)
+    ax_score.legend(fontsize=8, loc="lower right")
+    ax_score.set_title("the score", fontsize=10)
+    ax_kl.set_title("the KL part of the reward", fontsize=10)
+    fig.suptitle(f"PPO from the warm-up model with a KL penalty, β = {curves.beta:g} (KL unclamped, summed over "
+                 "each answer's tokens)", fontsize=10)
 
 
 def draw_memory(fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED,
