@@ -168,17 +168,18 @@ def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> str | Non
     if not isinstance(got, torch.Tensor) or got.numel() != 1:
         return "value loss: return one scalar tensor (the loss), not " + type(got).__name__ + "."
     if not torch.isfinite(got).all():
-        return f"value loss: {float(got)} (not a finite number)."
+        return f"value loss: {got.item()} (not a finite number)."
     if got.grad_fn is None:
         return ("value loss: it is detached from the values (no gradient can reach the value model): avoid .item(), "
                 ".detach() and torch.tensor(...) inside it.")
+    got_value = got.item()  # the graph was checked above; the value alone is compared below
     want = float(value_loss(values.detach(), returns, mask))
-    if math.isclose(float(got), want, rel_tol=1e-4, abs_tol=1e-7):
+    if math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7):
         return None
     for mistake, fn in VALUE_LOSS_MISTAKES.items():
-        if math.isclose(float(got), float(fn(values.detach(), returns, mask)), rel_tol=1e-4, abs_tol=1e-7):
+        if math.isclose(got_value, float(fn(values.detach(), returns, mask)), rel_tol=1e-4, abs_tol=1e-7):
             return f"value loss: {mistake}."
-    return f"value loss: yours is {float(got):.4g} on these values and returns; the mean of (values - returns)^2 " \
+    return f"value loss: yours is {got_value:.4g} on these values and returns; the mean of (values - returns)^2 " \
            "over the real tokens differs."
 
 
