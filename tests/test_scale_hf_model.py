@@ -97,3 +97,25 @@ def test_grpo_by_path_on_the_command_line(saved, tmp_path, capsys):
     assert scale.parameter_hash(trained) != scale.parameter_hash(model)
     assert not any(torch.isnan(p).any() for p in trained.parameters())
     assert f"model {folder}" in capsys.readouterr().out
+
+
+def test_gpu_recipe_in_the_doc_names_real_settings():
+    """The doc's GPU recipe (not run here) calls functions that exist with settings TRL's GRPOConfig has."""
+    import ast
+    import dataclasses
+    import inspect
+    from pathlib import Path
+
+    from trl import GRPOConfig
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "trl_mapping.md").read_text()
+    code = doc[doc.index("```python\n# grpo_qwen.py"):].split("```")[1].removeprefix("python\n")
+    calls = {node.func.attr: node for node in ast.walk(ast.parse(code))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    assert {"load_causal_lm", "make_trainer", "TRLRunConfig"} <= set(calls)
+    run_fields = {f.name for f in dataclasses.fields(scale.TRLRunConfig)}
+    assert {k.arg for k in calls["TRLRunConfig"].keywords} <= run_fields
+    trainer_args = set(inspect.signature(scale.make_trainer).parameters)
+    grpo_fields = {f.name for f in dataclasses.fields(GRPOConfig)}
+    unknown = {k.arg for k in calls["make_trainer"].keywords} - trainer_args - grpo_fields
+    assert not unknown, f"not GRPOConfig settings: {unknown}"

@@ -72,7 +72,8 @@ def run_parser() -> argparse.ArgumentParser:
                    help=f"tokens per answer (default {MAX_NEW_TOKENS})")
     p.add_argument("--eval-prompts", type=non_negative_int, default=pick(1000, 300),
                    help="held-out prompts evaluated before and after (0: skip; default %(default)s)")
-    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the warm-up, the prompts and the sampling (default 0)")
     p.add_argument("--save", help="write the trained model and tokenizer to this folder")
     p.add_argument("--json", help="write config, history, step seconds and evaluations to this file")
     return p
