@@ -147,8 +147,8 @@ def verl_overrides(cfg: RLConfig, out) -> dict[str, object]:
 
 
 def verl_differences(cfg: RLConfig) -> list[str]:
-    """What verl's GRPO does differently from this RLConfig, with no key to set it ours."""
-    notes = ["verl clips the gradient norm at 1.0 (actor.optim.clip_grad); our loop does not clip"]
+    """What the export leaves at verl's values, which differ from this RLConfig's."""
+    notes = ["verl clips the gradient norm at 1.0 (actor.optim.clip_grad), kept for a real model; our loop does not"]
     if cfg.std == "population":
         notes.append("verl divides by the unbiased std of the group (torch.std); this RLConfig's std is 'population'")
     if cfg.advantage_eps != 1e-6:
