@@ -95,9 +95,10 @@ def test_kv_cache_repeat_interleave_maps_row_i_to_a_group():
         v.copy_(-k)
     cache.length = 7
     group = cache.repeat_interleave(4)
-    for k, v in zip(group.k, group.v):
+    for k, v, k_before in zip(group.k, group.v, cache.k):
         assert k[:, 0, 0, 0].tolist() == [0.0] * 4 + [1.0] * 4 + [2.0] * 4
-        assert torch.equal(v, -k)
+        assert torch.equal(v[:, :, :7], -k[:, :, :7])  # the filled positions; the rest is written before it is read
+        assert torch.equal(k[:, :, :7], k_before[:, :, :7].repeat_interleave(4, dim=0))
     assert group.length == 7
     assert cache.k[0].shape[0] == 3  # the original is left as it was
 
@@ -175,3 +176,118 @@ def test_same_seed_same_initial_weights():
     torch.manual_seed(3)
     b = TinyTransformer(ModelConfig())
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+# ---------------------------------------------------------------- the decode step's tricks change no bit (issue 22)
+def plain_sample(model, prompt_ids, temperature, max_new_tokens, generator, samples_per_prompt):
+    """`sample` as it was written before its speed-ups: a fresh cache, the bias per step, multinomial, padding as it
+    goes. Every trick must give these numbers bit for bit."""
+    from rlvr.model import KVCache
+    cache = KVCache(model.cfg, prompt_ids.shape[0])
+    logits = model(prompt_ids, cache)[:, -1]  # [N, V]
+    prompt_ids = prompt_ids.repeat_interleave(samples_per_prompt, dim=0)  # [B, P]
+    logits = logits.repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
+    cache = cache.repeat_interleave(samples_per_prompt)
+    done = torch.zeros(prompt_ids.shape[0], dtype=torch.bool)  # [B]
+    tokens, logps = [], []
+    for step in range(max_new_tokens):
+        logprobs = torch.log_softmax(logits if temperature == 0 else logits / temperature, dim=-1)  # [B, V]
+        tok = (logprobs.argmax(dim=-1) if temperature == 0 else
+               torch.multinomial(logprobs.exp(), 1, generator=generator).squeeze(1))  # [B]
+        tokens.append(torch.where(done, PAD_ID, tok))
+        logps.append(torch.where(done, 0.0, logprobs.gather(1, tok[:, None]).squeeze(1)))
+        done = done | (tok == STOP_ID)
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        logits = model(tokens[-1][:, None], cache)[:, -1]
+    return torch.stack(tokens, dim=1), torch.stack(logps, dim=1)
+
+
+@pytest.fixture(scope="module")
+def biased_model():
+    """A model whose offset biases are far from 0 and whose answers stop at '$' at different lengths."""
+    torch.manual_seed(1)
+    m = TinyTransformer(ModelConfig(offset_bias_init=2.0)).eval()
+    with torch.no_grad():
+        m.tok_emb.weight[STOP_ID] += 0.15  # tied output: '$' becomes likely, so answers end early and late
+    return m
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.0, 0.7])
+@pytest.mark.parametrize("n_prompts, group_size", [(32, 8), (7, 1), (3, 4)])
+def test_sample_gives_the_plain_loops_numbers_bit_for_bit(biased_model, temperature, n_prompts, group_size):
+    prompt_ids = prompt_tokens(sample_prompts(n_prompts, np.random.default_rng(n_prompts)))
+    for seed in range(3):
+        got = sample(biased_model, prompt_ids, temperature, generator=torch.Generator().manual_seed(seed),
+                     samples_per_prompt=group_size)
+        tokens, logps = plain_sample(biased_model, prompt_ids, temperature, MAX_NEW_TOKENS,
+                                     torch.Generator().manual_seed(seed), group_size)
+        assert torch.equal(got.responses, tokens)
+        assert torch.equal(got.logps, logps)
+        assert torch.equal(got.response_mask, response_mask(tokens))
+    lengths = got.response_mask.sum(1)
+    assert temperature == 0 or lengths.min() < lengths.max()  # answers of several lengths: padding is exercised
+
+
+def test_draw_is_multinomials_own_draw():
+    from rlvr.model import _draw
+    for seed in range(20):
+        probs = torch.softmax(3 * torch.randn(64, VOCAB_SIZE, generator=torch.Generator().manual_seed(seed)), -1)
+        mine, theirs = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
+        for _ in range(3):
+            assert torch.equal(_draw(probs, mine), torch.multinomial(probs, 1, generator=theirs).squeeze(1))
+        assert torch.equal(mine.get_state(), theirs.get_state())  # the same random numbers used up
+
+
+def test_bias_table_rows_equal_the_bias_of_each_step(biased_model):
+    for block, table in zip(biased_model.blocks, biased_model.position_biases()):
+        T = biased_model.cfg.block_size
+        assert torch.equal(table, block.attn.position_bias(0, T, T))
+        for start in range(T):
+            assert torch.equal(table[:, start:start + 1, :start + 1], block.attn.position_bias(start, 1, start + 1))
+
+
+def test_position_fastest_values_give_the_same_products_at_every_length():
+    from rlvr.model import KVCache
+    torch.manual_seed(0)
+    cfg = ModelConfig()
+    cache = KVCache(cfg, batch=256)
+    for v in cache.v:
+        v.normal_()
+    cache.length = cfg.block_size
+    cache.keep_values_transposed()
+    for end in range(1, cfg.block_size + 1):
+        weights = torch.softmax(torch.randn(256, cfg.n_heads, 1, end), dim=-1)  # [B, H, 1, end]
+        shared = torch.softmax(torch.randn(cfg.n_heads, 1, end), dim=-1)  # [H, 1, end], as in the positional layer
+        for layer in range(cfg.n_layers):
+            row_major = cache.v[layer][:, :, :end]
+            fast = cache.values_for_bmm(layer, end)
+            assert torch.equal(fast, row_major)
+            assert torch.equal(weights @ fast, weights @ row_major), end
+            assert torch.equal(shared @ fast, shared @ row_major), end
+
+
+def test_static_cache_reuses_its_buffers_and_a_plain_one_does_not():
+    from rlvr.model import KVCache
+    cfg = ModelConfig()
+    a, b = KVCache(cfg, 5, static=True), KVCache(cfg, 5, static=True)
+    assert a.k[0] is b.k[0] and a.v[1] is b.v[1]
+    assert KVCache(cfg, 6, static=True).k[0] is not a.k[0]  # another shape, another buffer
+    assert KVCache(cfg, 5).k[0] is not KVCache(cfg, 5).k[0]
+
+
+def test_no_grad_shared_prompt_forward_equals_the_one_with_grad(model, prompts):
+    rollout = sample(model, prompts[:4], generator=torch.Generator().manual_seed(2), samples_per_prompt=8)
+    with_grad = response_logps(model, rollout.prompt_ids, rollout.responses, samples_per_prompt=8)
+    with torch.no_grad():
+        sample(model, prompts, samples_per_prompt=8)  # leaves other numbers in the static buffers
+        without = response_logps(model, rollout.prompt_ids, rollout.responses, samples_per_prompt=8)
+    assert torch.equal(with_grad.detach(), without)
+
+
+def test_nan_probabilities_are_refused_as_multinomial_refuses_them(prompts):
+    broken = TinyTransformer().eval()
+    with torch.no_grad():
+        broken.ln_f.weight.fill_(float("nan"))
+    with pytest.raises(RuntimeError, match="probability tensor"):
+        sample(broken, prompts[:2], generator=torch.Generator().manual_seed(0))
