@@ -1,7 +1,9 @@
 """Speed of the lecture's GRPO run (32 prompts x 8 answers, 200 steps): median of several runs, the sampling /
-training split, and the FLOP/s reached next to what a large matmul reaches on this machine.
+training split, its time against a plain KV-cached PyTorch loop of the same size (`plain_loop.py`, run in turn with
+ours in this process: ours, plain, ours, plain, ...; the median of the per-pair ratios), and the FLOP/s reached next
+to what a large matmul reaches on this machine.
 
-Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo] [--warm-up STEPSxBATCH@LR]
+Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo] [--warm-up STEPSxBATCH@LR] [--no-plain]
 The warm-up model is loaded from the cache (trained first if absent); its time is not counted. --warm-up starts
 from another warm-up (e.g. 800x128@1e-3, the one before docs/calibration.md) to compare run times.
 """
@@ -9,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -18,6 +22,9 @@ from rlvr.model import sample
 from rlvr.sft import SFTConfig, warm_up
 from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN, prompt_tokens, sample_prompts
 from rlvr.train import RLConfig, train_rl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plain_loop  # noqa: E402  (the yardstick, next to this file)
 
 TRAINED_ANSWER_TOKENS = MAX_NEW_TOKENS - 1  # per answer in the training forward / backward (at most; its prompt is
 # run once for its group)
@@ -94,24 +101,35 @@ def main() -> None:
     parser.add_argument("--algo", default="grpo")
     parser.add_argument("--warm-up", default=None, metavar="STEPSxBATCH@LR",
                         help="start from this warm-up instead of the default one")
+    parser.add_argument("--no-plain", action="store_true", help="skip the plain reference loop")
     args = parser.parse_args()
     model = warm_up(0.1, 0, cfg=warm_up_config(args.warm_up)).model
     cfg = RLConfig(algo=args.algo, steps=args.steps)
-    totals, samplings, trainings, flops = [], [], [], []
+    totals, samplings, trainings, flops, plains = [], [], [], [], []
     for seed in range(args.runs):
         result = train_rl(RLConfig(**{**cfg.to_dict(), "seed": seed}), policy=model, progress=False)
         totals.append(result.timing["total_s"])
         samplings.append(result.timing["sampling_s"])
         trainings.append(result.timing["training_s"])
         flops.append(run_flops(model, result.history, cfg))
+        if not args.no_plain:
+            plains.append(plain_loop.run(args.steps, cfg.prompts_per_step, cfg.group_size, seed=seed))
     total = statistics.median(totals)
     peak = matmul_gflops()
     shaped = model_shape_gflops(model, cfg.prompts_per_step * cfg.group_size * TRAINED_ANSWER_TOKENS)
     work = statistics.median(flops) / 1e9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "
-          f"(all: {', '.join(f'{t:.1f}' for t in totals)}); target <= 6 s for grpo")
+          f"(all: {', '.join(f'{t:.1f}' for t in totals)})")
     print(f"  sampling {statistics.median(samplings):.1f} s | training {statistics.median(trainings):.1f} s")
+    if plains:
+        ratios = [ours / plain["total_s"] for ours, plain in zip(totals, plains)]
+        print(f"  plain KV-cached loop of the same size (benchmarks/plain_loop.py), run in turn with ours: median "
+              f"{statistics.median(p['total_s'] for p in plains):.1f} s (sampling "
+              f"{statistics.median(p['sampling_s'] for p in plains):.1f} s, training "
+              f"{statistics.median(p['training_s'] for p in plains):.1f} s)")
+        print(f"  ours / plain: median {statistics.median(ratios):.2f} (all: {', '.join(f'{r:.2f}' for r in ratios)})"
+              f"{'; target <= 0.6' if args.algo == 'grpo' else ''}")
     print(f"  ~{work / total:.1f} GFLOP/s reached; a 1024x1024 matmul reaches "
           f"{peak:.0f} GFLOP/s here")
     print(f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "

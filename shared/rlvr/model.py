@@ -43,7 +43,7 @@ def _buffer(shape: tuple, name: str, static: bool, device=None, dtype=torch.floa
     if not static:
         return torch.empty(shape, device=device, dtype=dtype)
     pool = _STATIC.__dict__.setdefault("pool", {})
-    key = (name, tuple(shape), dtype, torch.device(device or "cpu"))
+    key = (name, tuple(shape), dtype, torch.device(device or "cpu"), torch.is_inference_mode_enabled())
     if key not in pool:
         if len(pool) >= _MAX_STATIC_BUFFERS:
             pool.clear()
@@ -146,7 +146,8 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """x [B, T, D] -> [B, T, D]; with a cache, x holds the T newest positions."""
         B, T, D = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)  # [B, H, T, Dh]
+        q, k, v = (part.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2)  # [B, H, T, Dh]
+                   for part in self.qkv(x).split(D, dim=-1))  # the same views as one reshape, a cheaper backward
         start = 0
         if cache is not None:
             start = cache.length
@@ -297,25 +298,39 @@ def sample(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float 
 
     A decode step does only what depends on the new token: the attention biases are computed once per call
     (`KVCache.bias`), the draw is multinomial's own exponential race without its input checks (`_draw`), and the
-    padding after '$' and the sampled tokens' log-probs are filled in once at the end.
+    padding after '$' and the sampled tokens' log-probs are filled in once at the end. The steps run in inference
+    mode (less bookkeeping per operation than no_grad); the returned tensors are ordinary ones.
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if samples_per_prompt < 1:
         raise ValueError(f"samples_per_prompt must be >= 1, got {samples_per_prompt}")
+    with torch.inference_mode():
+        tokens, logprobs = _decode(model, prompt_ids, temperature, max_new_tokens, generator, samples_per_prompt)
+    drawn = torch.stack(tokens, dim=1)  # [B, T] with what was drawn after '$' too
+    mask = response_mask(drawn)  # [B, T]
+    logps = torch.stack(logprobs, dim=1).gather(2, drawn[..., None]).squeeze(-1)  # [B, T]
+    if torch.isnan(logps).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    return Rollout(prompt_ids.repeat_interleave(samples_per_prompt, dim=0), drawn.masked_fill(~mask, PAD_ID),
+                   logps.masked_fill(~mask, 0.0), mask)
+
+
+def _decode(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float, max_new_tokens: int,
+            generator: torch.Generator | None, samples_per_prompt: int) -> tuple[list, list]:
+    """`sample`'s loop: the tokens drawn (T x [B], also after '$') and the log-probs they were drawn from
+    (T x [B, V])."""
     N, P = prompt_ids.shape
     max_new_tokens = min(max_new_tokens, model.cfg.block_size - P)
     cache = KVCache(model.cfg, N, device=prompt_ids.device, static=True)
     cache.bias = model.position_biases()
     logits = model(prompt_ids, cache)[:, -1]  # [N, V]
     if samples_per_prompt > 1:
-        prompt_ids = prompt_ids.repeat_interleave(samples_per_prompt, dim=0)  # [B, P]
         logits = logits.repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
         cache = cache.repeat_interleave(samples_per_prompt)
     cache.keep_values_transposed()
-    B = prompt_ids.shape[0]
     tokens, logprobs = [], []  # T x [B], T x [B, V]
-    done = torch.zeros(B, dtype=torch.bool, device=prompt_ids.device)  # [B]
+    done = torch.zeros(logits.shape[0], dtype=torch.bool, device=prompt_ids.device)  # [B]
     for step in range(max_new_tokens):
         scaled = logits if temperature in (0, 1) else logits / temperature  # dividing by 1 changes no bit
         logprobs.append(torch.log_softmax(scaled, dim=-1))  # [B, V]
@@ -324,12 +339,7 @@ def sample(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float 
         if step == max_new_tokens - 1 or bool(done.all()):
             break
         logits = model(tokens[-1][:, None], cache)[:, -1]  # [B, V]
-    drawn = torch.stack(tokens, dim=1)  # [B, T] with what was drawn after '$' too
-    mask = response_mask(drawn)  # [B, T]
-    logps = torch.stack(logprobs, dim=1).gather(2, drawn[..., None]).squeeze(-1)  # [B, T]
-    if torch.isnan(logps).any():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    return Rollout(prompt_ids, drawn.masked_fill(~mask, PAD_ID), logps.masked_fill(~mask, 0.0), mask)
+    return tokens, logprobs
 
 
 def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
