@@ -291,3 +291,22 @@ def test_nan_probabilities_are_refused_as_multinomial_refuses_them(prompts):
         broken.ln_f.weight.fill_(float("nan"))
     with pytest.raises(RuntimeError, match="probability tensor"):
         sample(broken, prompts[:2], generator=torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("T, start, grad", [(14, 11, True), (11, 0, False), (26, 0, True)])
+def test_attention_arithmetic_is_sdpas_bit_for_bit(T, start, grad):
+    """The content layer computes softmax(q k^T / sqrt(Dh) + bias) v itself: the numbers (and gradients) of
+    F.scaled_dot_product_attention, which it replaced, for a training forward, a prefill and a full sequence."""
+    import torch.nn.functional as F
+    torch.manual_seed(T)
+    B, H, Dh, n = 64, 4, 16, start + T
+    q, k, v = (torch.randn(B, H, n, Dh, requires_grad=grad) for _ in range(3))
+    bias = torch.randn(H, n, n).masked_fill(torch.ones(n, n).triu(1).bool(), float("-inf"))
+    bias = bias[:, start:].clone().requires_grad_(grad)  # [H, T, n]
+    mine = torch.softmax((q[:, :, start:] @ k.transpose(-1, -2)) * Dh ** -0.5 + bias, dim=-1) @ v
+    sdpa = F.scaled_dot_product_attention(q[:, :, start:], k, v, attn_mask=bias)
+    assert torch.equal(mine, sdpa)
+    if grad:
+        g = torch.randn_like(mine)
+        for a, b in zip(torch.autograd.grad(mine, (q, k, v, bias), g), torch.autograd.grad(sdpa, (q, k, v, bias), g)):
+            assert torch.equal(a, b)

@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from .task import MAX_NEW_TOKENS, PAD_ID, PROMPT_LEN, STOP_ID, VOCAB_SIZE
 
@@ -96,10 +95,10 @@ class KVCache:
     def _repeat(self, buffer: torch.Tensor, repeats: int, name: str, dim: int = 2) -> torch.Tensor:
         """A buffer whose row i * repeats + j is row i of `buffer` at the positions filled so far (along `dim`).
         [B, ...] -> [B * repeats, ...]."""
-        out = _buffer((buffer.shape[0] * repeats,) + buffer.shape[1:], name, self.static, buffer.device,
-                      buffer.dtype)
-        filled = (slice(None),) * dim + (slice(0, self.length),)
-        out[filled] = buffer[filled].repeat_interleave(repeats, dim=0)
+        B = buffer.shape[0]
+        out = _buffer((B * repeats,) + buffer.shape[1:], name, self.static, buffer.device, buffer.dtype)
+        filled = (slice(None),) * (dim + 1) + (slice(0, self.length),)
+        out.view(B, repeats, *buffer.shape[1:])[filled] = buffer[:, None][filled]  # one broadcast copy
         return out
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -160,11 +159,9 @@ class Attention(nn.Module):
             v = cache.values_for_bmm(self.layer, start + 1)  # [B, H, start+1, Dh]
         if self.positional:  # weights depend on the offset alone: the same "look k back" at every position
             out = torch.softmax(bias, dim=-1) @ v  # [B, H, T, Dh]
-        elif T == 1:  # one new position: plain matmuls beat SDPA's kernel at this size
-            scores = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5 + bias  # [B, H, 1, start+1]
-            out = scores.softmax(dim=-1) @ v  # [B, H, 1, Dh]
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # [B, H, T, Dh]
+        else:  # SDPA's own arithmetic, without its check for rows with every key masked (a causal row has one)
+            scores = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5 + bias  # [B, H, T, start+T]
+            out = scores.softmax(dim=-1) @ v  # [B, H, T, Dh]
         return self.proj(out.transpose(1, 2).reshape(B, T, D))
 
 
@@ -201,8 +198,8 @@ class TinyTransformer(nn.Module):
         start = 0 if cache is None else cache.length
         if start + idx.shape[1] > self.cfg.block_size:
             raise ValueError(f"sequence of {start + idx.shape[1]} tokens exceeds block_size {self.cfg.block_size}")
-        pos = torch.arange(start, start + idx.shape[1], device=idx.device)  # [T]
-        x = self.tok_emb(idx) + self.pos_emb(pos) if self.cfg.abs_pos else self.tok_emb(idx)  # [B, T, D]
+        pos = self.pos_emb.weight[start:start + idx.shape[1]]  # [T, D] the rows an embedding lookup would return
+        x = self.tok_emb(idx) + pos if self.cfg.abs_pos else self.tok_emb(idx)  # [B, T, D]
         for block in self.blocks:
             x = block(x, cache)
         if cache is not None:
