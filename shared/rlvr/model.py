@@ -332,7 +332,7 @@ def _decode(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float
         scaled = logits if temperature in (0, 1) else logits / temperature  # dividing by 1 changes no bit
         logprobs.append(torch.log_softmax(scaled, dim=-1))  # [B, V]
         tokens.append(logprobs[-1].argmax(dim=-1) if temperature == 0 else _draw(logprobs[-1].exp(), generator))
-        done = done | (tokens[-1] == STOP_ID)
+        done |= tokens[-1] == STOP_ID
         if step == max_new_tokens - 1 or bool(done.all()):
             break
         logits = model(tokens[-1][:, None], cache)[:, -1]  # [B, V]
