@@ -10,6 +10,7 @@ Usage:
     python benchmarks/ablate_warmup.py --arms now long --seeds 10 11 12 --workers 2 --out build/ablation.jsonl
     python benchmarks/ablate_warmup.py --table --out build/ablation.jsonl
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from rlvr.cli import json_safe
+
 
 def arm(steps: int, batch_size: int, lr: float = 1e-3, min_lr_ratio: float = 0.1) -> dict:
     """The warm-up fields an arm sets (all of them, so that an arm means the same whatever the defaults are)."""
@@ -67,9 +69,13 @@ def digit_sharpness(model, n_prompts: int = 1000) -> dict:
     p_right = logps[:, steps].exp()  # [n, 10]
     logprobs = torch.log_softmax(logits[:, steps], dim=-1)  # [n, 10, V]
     entropy = -(logprobs.exp() * logprobs).sum(-1)  # [n, 10]
-    return {"p_right_mean": float(p_right.mean()), "p_right_p05": float(np.quantile(p_right.numpy(), 0.05)),
-            "share_below_0.8": float((p_right < 0.8).float().mean()), "entropy": float(entropy.mean()),
-            "p_right_by_step": [round(float(x), 4) for x in p_right.mean(0)]}
+    return {
+        "p_right_mean": float(p_right.mean()),
+        "p_right_p05": float(np.quantile(p_right.numpy(), 0.05)),
+        "share_below_0.8": float((p_right < 0.8).float().mean()),
+        "entropy": float(entropy.mean()),
+        "p_right_by_step": [round(float(x), 4) for x in p_right.mean(0)],
+    }
 
 
 def one(arm: str, seed: int, rl_steps: int = 200) -> dict:
@@ -86,12 +92,18 @@ def one(arm: str, seed: int, rl_steps: int = 200) -> dict:
     cfg = SFTConfig(**ARMS[arm])
     start = time.perf_counter()
     warm = warm_up(seed=seed, cfg=cfg)
-    record = {"arm": arm, "seed": seed, "sft": cfg.to_dict(), "sft_from_cache": warm.from_cache,
-              "sft_seconds": None if warm.from_cache else time.perf_counter() - start,
-              "sft_final_loss": statistics.fmean(warm.losses[-50:]),
-              "warm_t1": evaluate(warm.model, EVAL_PROMPTS, 1.0),
-              "warm_greedy": evaluate(warm.model, EVAL_PROMPTS, 0.0),
-              "sharpness": digit_sharpness(warm.model), "threads": torch.get_num_threads()}
+    record = {
+        "arm": arm,
+        "seed": seed,
+        "sft": cfg.to_dict(),
+        "sft_from_cache": warm.from_cache,
+        "sft_seconds": None if warm.from_cache else time.perf_counter() - start,
+        "sft_final_loss": statistics.fmean(warm.losses[-50:]),
+        "warm_t1": evaluate(warm.model, EVAL_PROMPTS, 1.0),
+        "warm_greedy": evaluate(warm.model, EVAL_PROMPTS, 0.0),
+        "sharpness": digit_sharpness(warm.model),
+        "threads": torch.get_num_threads(),
+    }
     rl = RLConfig(seed=seed, sft_seed=seed, steps=rl_steps)
     torch.manual_seed(rl.seed)
     trainer = Trainer(rl, warm.model)
@@ -101,9 +113,14 @@ def one(arm: str, seed: int, rl_steps: int = 200) -> dict:
         history.append(trainer.step(step))
         if step + 1 in CHECK_STEPS:
             checks[step + 1] = evaluate(trainer.policy, EVAL_PROMPTS, 1.0)
-    record.update({"rl_seconds": time.perf_counter() - start, "checks": checks,
-                   "all_equal_late": statistics.fmean(h["all_same_group_fraction"] for h in history[-LATE:]),
-                   "train_cot_accuracy_late": statistics.fmean(h["cot_accuracy"] for h in history[-LATE:])})
+    record.update(
+        {
+            "rl_seconds": time.perf_counter() - start,
+            "checks": checks,
+            "all_equal_late": statistics.fmean(h["all_same_group_fraction"] for h in history[-LATE:]),
+            "train_cot_accuracy_late": statistics.fmean(h["cot_accuracy"] for h in history[-LATE:]),
+        }
+    )
     return record
 
 
@@ -126,11 +143,13 @@ def run(arms: list[str], seeds: list[int], workers: int, out: Path) -> None:
             with out.open("a") as f:
                 f.write(json.dumps(json_safe(record)) + "\n")
             c = record["checks"]
-            print(f"{record['arm']:>16} seed {record['seed']:>3}: warm-up T=1 think-first acc "
-                  f"{record['warm_t1']['cot_accuracy']:.3f}, GRPO " +
-                  " / ".join(f"{c[k]['cot_accuracy']:.3f}" for k in sorted(c, key=int)) +
-                  f", all-equal late {record['all_equal_late']:.2f}, sft {record['sft_seconds'] or 0:.0f} s",
-                  flush=True)
+            print(
+                f"{record['arm']:>16} seed {record['seed']:>3}: warm-up T=1 think-first acc "
+                f"{record['warm_t1']['cot_accuracy']:.3f}, GRPO "
+                + " / ".join(f"{c[k]['cot_accuracy']:.3f}" for k in sorted(c, key=int))
+                + f", all-equal late {record['all_equal_late']:.2f}, sft {record['sft_seconds'] or 0:.0f} s",
+                flush=True,
+            )
 
 
 def _mean_sd(values: list, scale: float = 100.0, digits: int = 1) -> str:
@@ -142,18 +161,22 @@ def _mean_sd(values: list, scale: float = 100.0, digits: int = 1) -> str:
     return f"{statistics.fmean(values):.{digits}f} ± {sd:.{digits}f}"
 
 
-TABLE_HEAD = ("| warm-up: steps x batch, peak lr (end lr) | seeds | warm-up s | T=1: acc / think share / think acc "
-              "/ direct acc | T=1 malformed | greedy think share | p(right digit): mean / 5th pct "
-              "| GRPO think-first acc @ 50 / 100 / 150 / 200 | worst seed @ 200 | all-equal, last 20 "
-              "| malformed after GRPO |")
+TABLE_HEAD = (
+    "| warm-up: steps x batch, peak lr (end lr) | seeds | warm-up s | T=1: acc / think share / think acc "
+    "/ direct acc | T=1 malformed | greedy think share | p(right digit): mean / 5th pct "
+    "| GRPO think-first acc @ 50 / 100 / 150 / 200 | worst seed @ 200 | all-equal, last 20 "
+    "| malformed after GRPO |"
+)
 
 
 def table_row(records: list[dict]) -> str:
     """One arm's records (its seeds) as a Markdown row: means ± std over seeds, percentages."""
     cfg = records[0]["sft"]
     secs = [r["sft_seconds"] for r in records if r["sft_seconds"]]
-    t1 = " / ".join(_mean_sd([r["warm_t1"][k] for r in records])
-                    for k in ("accuracy", "cot_fraction", "cot_accuracy", "direct_accuracy"))
+    t1 = " / ".join(
+        _mean_sd([r["warm_t1"][k] for r in records])
+        for k in ("accuracy", "cot_fraction", "cot_accuracy", "direct_accuracy")
+    )
     grpo = " / ".join(_mean_sd([r["checks"][str(s)]["cot_accuracy"] for r in records]) for s in CHECK_STEPS)
     final = [r["checks"][str(CHECK_STEPS[-1])]["cot_accuracy"] for r in records]
     cells = [

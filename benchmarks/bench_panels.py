@@ -7,6 +7,7 @@ edge and middle values `--repeats` times. Columns: the panel's redraw (draw func
 whose axes are reused), the same values drawn on a new figure each time (nothing reused), and the split of the
 panel's redraw into the draw function and rendering + PNG encoding.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,11 @@ def analytic_panels():
     for info in pkgutil.iter_modules(rlvr.figures.__path__):
         module = importlib.import_module(f"rlvr.figures.{info.name}")
         for name, fn in inspect.getmembers(module, inspect.isfunction):
-            required = [p for p in inspect.signature(fn).parameters.values() if p.default is p.empty
-                        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            required = [
+                p
+                for p in inspect.signature(fn).parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            ]
             if name.endswith("_panel") and fn.__module__ == module.__name__ and not required:
                 panel = fn()
                 if isinstance(panel, AnalyticPanel):
@@ -73,10 +77,14 @@ def main() -> None:
         times = panel_times(panel, args.repeats)
         for key in everything:
             everything[key] += times[key]
-        print(f"{label:<36} {ms(times['redraw']):7.0f} {1000 * max(times['redraw']):6.0f} "
-              f"{ms(times['new figure']):11.0f}   {ms(times['draw']):7.0f} {ms(times['render']):10.0f}")
-    print(f"{'all panels':<36} {ms(everything['redraw']):7.0f} {1000 * max(everything['redraw']):6.0f} "
-          f"{ms(everything['new figure']):11.0f}   (goal: < 200 ms from key press to new plot in the browser)")
+        print(
+            f"{label:<36} {ms(times['redraw']):7.0f} {1000 * max(times['redraw']):6.0f} "
+            f"{ms(times['new figure']):11.0f}   {ms(times['draw']):7.0f} {ms(times['render']):10.0f}"
+        )
+    print(
+        f"{'all panels':<36} {ms(everything['redraw']):7.0f} {1000 * max(everything['redraw']):6.0f} "
+        f"{ms(everything['new figure']):11.0f}   (goal: < 200 ms from key press to new plot in the browser)"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo] [--w
 The warm-up model is loaded from the cache (trained first if absent); its time is not counted. --warm-up starts
 from another warm-up (e.g. 800x128@1e-3, the one before docs/calibration.md) to compare run times.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -99,8 +100,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--algo", default="grpo")
-    parser.add_argument("--warm-up", default=None, metavar="STEPSxBATCH@LR",
-                        help="start from this warm-up instead of the default one")
+    parser.add_argument(
+        "--warm-up", default=None, metavar="STEPSxBATCH@LR", help="start from this warm-up instead of the default one"
+    )
     parser.add_argument("--no-plain", action="store_true", help="skip the plain reference loop")
     args = parser.parse_args()
     model = warm_up(0.1, 0, cfg=warm_up_config(args.warm_up)).model
@@ -119,25 +121,34 @@ def main() -> None:
     shaped = model_shape_gflops(model, cfg.prompts_per_step * cfg.group_size * TRAINED_ANSWER_TOKENS)
     work = statistics.median(flops) / 1e9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "
-          f"(all: {', '.join(f'{t:.1f}' for t in totals)})")
+    print(
+        f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "
+        f"(all: {', '.join(f'{t:.1f}' for t in totals)})"
+    )
     print(f"  sampling {statistics.median(samplings):.1f} s | training {statistics.median(trainings):.1f} s")
     if plains:
         ratios = [ours / plain["total_s"] for ours, plain in zip(totals, plains)]
-        print(f"  plain KV-cached loop of the same size (benchmarks/plain_loop.py), run in turn with ours: median "
-              f"{statistics.median(p['total_s'] for p in plains):.1f} s (sampling "
-              f"{statistics.median(p['sampling_s'] for p in plains):.1f} s, training "
-              f"{statistics.median(p['training_s'] for p in plains):.1f} s)")
-        print(f"  ours / plain: median {statistics.median(ratios):.2f} (all: {', '.join(f'{r:.2f}' for r in ratios)})"
-              f"{'; target <= 0.6' if args.algo == 'grpo' else ''}")
-    print(f"  ~{work / total:.1f} GFLOP/s reached; a 1024x1024 matmul reaches "
-          f"{peak:.0f} GFLOP/s here")
-    print(f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "
-          f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, "
-          f">= {work / peak:.1f} s at the large-matmul rate")
+        print(
+            f"  plain KV-cached loop of the same size (benchmarks/plain_loop.py), run in turn with ours: median "
+            f"{statistics.median(p['total_s'] for p in plains):.1f} s (sampling "
+            f"{statistics.median(p['sampling_s'] for p in plains):.1f} s, training "
+            f"{statistics.median(p['training_s'] for p in plains):.1f} s)"
+        )
+        print(
+            f"  ours / plain: median {statistics.median(ratios):.2f} (all: {', '.join(f'{r:.2f}' for r in ratios)})"
+            f"{'; target <= 0.6' if args.algo == 'grpo' else ''}"
+        )
+    print(f"  ~{work / total:.1f} GFLOP/s reached; a 1024x1024 matmul reaches {peak:.0f} GFLOP/s here")
+    print(
+        f"  the model's own matmul shapes (a training batch, nothing else) reach {shaped:.0f} GFLOP/s: the run's "
+        f"~{work:.0f} GFLOP need >= {work / shaped:.1f} s at that rate, "
+        f">= {work / peak:.1f} s at the large-matmul rate"
+    )
     full, tiny = decode_step_ms(model, cfg.prompts_per_step * cfg.group_size), decode_step_ms(model, 8)
-    print(f"  one decode step: {full:.2f} ms for 256 answers, {tiny:.2f} ms for 8 (the fixed cost of a step): "
-          f"{100 * tiny / full:.0f}% of sampling is per-step overhead that no kernel speedup removes")
+    print(
+        f"  one decode step: {full:.2f} ms for 256 answers, {tiny:.2f} ms for 8 (the fixed cost of a step): "
+        f"{100 * tiny / full:.0f}% of sampling is per-step overhead that no kernel speedup removes"
+    )
 
 
 if __name__ == "__main__":

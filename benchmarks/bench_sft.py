@@ -3,6 +3,7 @@
 Usage: python benchmarks/bench_sft.py [--seed 0] [--teacher-error-rate 0.1]
 Prints its figures; run it on a quiet machine (other processes inflate every number).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,6 +26,7 @@ def sampling_throughput(model, batch: int = 256, repeats: int = 10) -> float:
     """Answers per second when sampling batches of `batch` answers at temperature 1."""
     from rlvr.model import sample
     from rlvr.task import prompt_tokens, sample_prompts
+
     prompts = prompt_tokens(sample_prompts(batch, np.random.default_rng(0)))
     generator = torch.Generator().manual_seed(0)
     sample(model, prompts, generator=generator)  # warm-up call
@@ -43,6 +45,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         os.environ["RLVR_CACHE_DIR"] = folder  # an empty cache: the first call trains
         from rlvr.sft import SFTConfig, warm_up
+
         start = time.perf_counter()
         warm = warm_up(args.teacher_error_rate, args.seed)
         train_s = time.perf_counter() - start
@@ -52,11 +55,15 @@ def main() -> None:
         assert again.from_cache
     cfg = SFTConfig()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"warm-up from scratch: {train_s:.1f} s for {cfg.steps} steps of batch {cfg.batch_size} "
-          f"({1000 * train_s / cfg.steps:.0f} ms/step); target <= 60 s (docs/calibration.md)")
+    print(
+        f"warm-up from scratch: {train_s:.1f} s for {cfg.steps} steps of batch {cfg.batch_size} "
+        f"({1000 * train_s / cfg.steps:.0f} ms/step); target <= 60 s (docs/calibration.md)"
+    )
     print(f"loading from the cache: {1000 * load_s:.0f} ms; target < 1 s")
-    print(f"loss levels off (50-step mean within 2% of the final) at step {levels_off_at(warm.losses)}; "
-          f"final loss {np.mean(warm.losses[-50:]):.3f}")
+    print(
+        f"loss levels off (50-step mean within 2% of the final) at step {levels_off_at(warm.losses)}; "
+        f"final loss {np.mean(warm.losses[-50:]):.3f}"
+    )
     print(f"sampling throughput: {sampling_throughput(warm.model):,.0f} answers/s at 256 answers per batch")
 
 

@@ -13,6 +13,7 @@ Adam step; TRL's also includes its logging and metric bookkeeping. Not counted: 
 `--skip` steps (first-call overheads), the warm-ups. Reported: the median (and min / max) of the next `--steps` steps.
 On a busy machine use `--threads 1`: two intra-op threads that wait on each other can make both 10-30x slower.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,12 @@ def time_ours(steps: int, skip: int) -> dict:
         history.append(trainer.step(step))
         seconds.append(time.perf_counter() - start)
     kept = history[skip:]
-    return {"params": model.num_parameters(), "seconds": seconds[skip:],
-            "mean_length": float(np.mean([h["mean_length"] for h in kept])),
-            "think_share": float(np.mean([h["cot_fraction"] for h in kept]))}
+    return {
+        "params": model.num_parameters(),
+        "seconds": seconds[skip:],
+        "mean_length": float(np.mean([h["mean_length"] for h in kept])),
+        "think_share": float(np.mean([h["cot_fraction"] for h in kept])),
+    }
 
 
 def time_trl(steps: int, skip: int, processes: int = 1) -> dict:
@@ -61,16 +65,21 @@ def time_trl(steps: int, skip: int, processes: int = 1) -> dict:
             rank0 = scale.run_processes(folder, cfg)[0]
         history, seconds = rank0.history, rank0.step_seconds
     kept = history[skip:]
-    return {"params": scale.num_parameters(model), "seconds": seconds[skip:],
-            "mean_length": float(np.mean([h["mean_length"] for h in kept])),
-            "think_share": float(np.mean([h["think_share"] for h in kept]))}
+    return {
+        "params": scale.num_parameters(model),
+        "seconds": seconds[skip:],
+        "mean_length": float(np.mean([h["mean_length"] for h in kept])),
+        "think_share": float(np.mean([h["think_share"] for h in kept])),
+    }
 
 
 def row(name: str, result: dict) -> str:
     """One line of the table."""
     s = result["seconds"]
-    return (f"{name:<44} {result['params']:>8,} {statistics.median(s):>10.3f} {min(s):>8.3f} {max(s):>8.3f} "
-            f"{result['mean_length']:>8.1f} {result['think_share']:>7.2f}")
+    return (
+        f"{name:<44} {result['params']:>8,} {statistics.median(s):>10.3f} {min(s):>8.3f} {max(s):>8.3f} "
+        f"{result['mean_length']:>8.1f} {result['think_share']:>7.2f}"
+    )
 
 
 def main() -> None:
@@ -79,8 +88,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5, help="timed steps per engine")
     parser.add_argument("--skip", type=int, default=1, help="untimed first steps per engine")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
-    parser.add_argument("--processes", type=int, nargs="+", default=[1],
-                        help="time TRL on each of these process counts (default: 1)")
+    parser.add_argument(
+        "--processes", type=int, nargs="+", default=[1], help="time TRL on each of these process counts (default: 1)"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -90,9 +100,11 @@ def main() -> None:
 
     ours = time_ours(args.steps, args.skip)
     theirs = {n: time_trl(args.steps, args.skip, n) for n in args.processes}
-    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), TRL {trl.__version__}, "
-          f"transformers {transformers.__version__}; 32 prompts x 8 answers per step, "
-          f"median of {args.steps} steps after {args.skip} untimed")
+    print(
+        f"torch {torch.__version__} ({torch.get_num_threads()} threads), TRL {trl.__version__}, "
+        f"transformers {transformers.__version__}; 32 prompts x 8 answers per step, "
+        f"median of {args.steps} steps after {args.skip} untimed"
+    )
     print(f"{'engine':<44} {'params':>8} {'s/step':>10} {'min':>8} {'max':>8} {'len':>8} {'think':>7}")
     print(row("ours (rlvr.train, TinyTransformer)", ours))
     for n, result in theirs.items():

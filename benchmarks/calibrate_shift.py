@@ -7,6 +7,7 @@ reproduction seeds (0-2), which played no part in the choice.
 
     python benchmarks/calibrate_shift.py
 """
+
 from __future__ import annotations
 
 import statistics
@@ -15,8 +16,11 @@ from rlvr.experiments.bandit import SHIFT_GROUP_SIZE, SHIFT_LR, train_bandits
 
 CALIBRATION_SEEDS = (100, 101, 102)
 CHECK_SEEDS = (0, 1, 2)
-GRID = {8: (0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 1.0), 16: (0.2, 0.5, 0.6, 0.65, 0.7, 0.8, 1.0),
-        32: (0.5, 1.0, 1.5, 1.75, 2.0)}
+GRID = {
+    8: (0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 1.0),
+    16: (0.2, 0.5, 0.6, 0.65, 0.7, 0.8, 1.0),
+    32: (0.5, 1.0, 1.5, 1.75, 2.0),
+}
 
 
 def mean_over_seeds(kind: str, group_size: int, lr: float, seeds, stat) -> float:
@@ -38,8 +42,10 @@ def main() -> None:
     for seed in CHECK_SEEDS:
         none = train_bandits("none", group_size=SHIFT_GROUP_SIZE, lr=SHIFT_LR, seed=seed)
         rloo = train_bandits("rloo", group_size=SHIFT_GROUP_SIZE, lr=SHIFT_LR, seed=seed)
-        print(f"  seed {seed}: no baseline mean {none.final_mean:.3f} (lecture 0.84), worst {none.worst:.2g} "
-              f"(0.001), stuck below 0.01 {none.stuck_fraction():.0%}; RLOO mean {rloo.final_mean:.3f} (0.99)")
+        print(
+            f"  seed {seed}: no baseline mean {none.final_mean:.3f} (lecture 0.84), worst {none.worst:.2g} "
+            f"(0.001), stuck below 0.01 {none.stuck_fraction():.0%}; RLOO mean {rloo.final_mean:.3f} (0.99)"
+        )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Dr. GRPO and RFT within 4 points of GRPO).
 
     python benchmarks/check_headline.py --pairs 31:131 32:132 33:133 --workers 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,15 +36,19 @@ def one(pair: tuple[int, int], algo: str) -> dict:
     sft_seed, seed = pair
     result = run(RLConfig(algo=algo, sft_seed=sft_seed, seed=seed), progress=False)
     final = held_out(result.policy)
-    return {"pair": pair, "algo": algo, "think_acc": final["cot_accuracy"], "share": final["cot_fraction"],
-            "all_equal": late_mean(result.history)}
+    return {
+        "pair": pair,
+        "algo": algo,
+        "think_acc": final["cot_accuracy"],
+        "share": final["cot_fraction"],
+        "all_equal": late_mean(result.history),
+    }
 
 
 def main() -> None:
     """Run every (pair, algorithm) and print one line per pair."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", nargs="+", default=["31:131", "32:132", "33:133"],
-                        help="warm-up seed:RL seed pairs")
+    parser.add_argument("--pairs", nargs="+", default=["31:131", "32:132", "33:133"], help="warm-up seed:RL seed pairs")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     pairs = [tuple(int(x) for x in p.split(":")) for p in args.pairs]
@@ -55,15 +60,23 @@ def main() -> None:
     ok = True
     for p in pairs:
         g, d, f = (by[(p, a)] for a in ALGOS)
-        passed = (g["think_acc"] >= 0.90 and g["all_equal"] >= 0.35 and abs(d["think_acc"] - g["think_acc"]) <= 0.04
-                  and abs(f["think_acc"] - g["think_acc"]) <= 0.04)
+        passed = (
+            g["think_acc"] >= 0.90
+            and g["all_equal"] >= 0.35
+            and abs(d["think_acc"] - g["think_acc"]) <= 0.04
+            and abs(f["think_acc"] - g["think_acc"]) <= 0.04
+        )
         ok &= passed
-        print(f"warm-up seed {p[0]}, RL seed {p[1]}: GRPO {g['think_acc']:.1%} (share {g['share']:.1%}, all-equal "
-              f"last 20 {g['all_equal']:.0%}), Dr. GRPO {d['think_acc']:.1%}, RFT {f['think_acc']:.1%} "
-              f"-> {'meets' if passed else 'MISSES'} the bar")
-    grpo = [by[(p, 'grpo')]["think_acc"] for p in pairs]
-    print(f"GRPO think-first accuracy: median {statistics.median(grpo):.1%}, worst {min(grpo):.1%}; "
-          f"{'every pair meets the bar' if ok else 'some pair misses the bar'}")
+        print(
+            f"warm-up seed {p[0]}, RL seed {p[1]}: GRPO {g['think_acc']:.1%} (share {g['share']:.1%}, all-equal "
+            f"last 20 {g['all_equal']:.0%}), Dr. GRPO {d['think_acc']:.1%}, RFT {f['think_acc']:.1%} "
+            f"-> {'meets' if passed else 'MISSES'} the bar"
+        )
+    grpo = [by[(p, "grpo")]["think_acc"] for p in pairs]
+    print(
+        f"GRPO think-first accuracy: median {statistics.median(grpo):.1%}, worst {min(grpo):.1%}; "
+        f"{'every pair meets the bar' if ok else 'some pair misses the bar'}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ says '$', and our run's answers are 15-16 tokens long within a batch of 256 once
 
 Usage: python benchmarks/plain_loop.py [--steps 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,7 +83,7 @@ def train_step(model, opt, prompts, responses, group_size):
     advantages = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4)).view(-1, 1)
     seq = torch.cat([prompts, responses], dim=1)  # [B, P + T]
     logits, _ = model(seq[:, :-1])  # [B, P + T - 1, V]
-    logps = torch.log_softmax(logits[:, prompts.shape[1] - 1:], dim=-1).gather(2, responses[..., None]).squeeze(-1)
+    logps = torch.log_softmax(logits[:, prompts.shape[1] - 1 :], dim=-1).gather(2, responses[..., None]).squeeze(-1)
     loss = -(advantages * torch.exp(logps - logps.detach())).mean()  # [B, T] -> scalar
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -118,8 +119,10 @@ def main():
     parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args()
     t = run(args.steps)
-    print(f"plain loop, {args.steps} steps of 32 x 8: {t['total_s']:.1f} s "
-          f"(sampling {t['sampling_s']:.1f} s, training {t['training_s']:.1f} s)")
+    print(
+        f"plain loop, {args.steps} steps of 32 x 8: {t['total_s']:.1f} s "
+        f"(sampling {t['sampling_s']:.1f} s, training {t['training_s']:.1f} s)"
+    )
 
 
 if __name__ == "__main__":

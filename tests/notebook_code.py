@@ -1,4 +1,5 @@
 """Run a function the solution notebooks define, from its source (tests check the learner-facing code itself)."""
+
 import json
 from pathlib import Path
 

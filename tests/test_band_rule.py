@@ -1,4 +1,5 @@
 """The one band rule every lecture row follows (rlvr.experiments.common): |ours - lecture| <= r + 3u."""
+
 import math
 
 import pytest
@@ -6,9 +7,21 @@ import pytest
 from rlvr.experiments.common import Row, claim_row, half_unit, lecture_row, lecture_value, uncertainty
 
 
-@pytest.mark.parametrize("shown, r", [("94%", 0.005), ("1.36", 0.005), ("1.0", 0.05), ("252", 0.5), ("8.1", 0.05),
-                                      ("~55%", 0.025), ("0.875", 0.0005), ("-0.38", 0.005), ("exact", 0.0),
-                                      ("0", 0.0)])
+@pytest.mark.parametrize(
+    "shown, r",
+    [
+        ("94%", 0.005),
+        ("1.36", 0.005),
+        ("1.0", 0.05),
+        ("252", 0.5),
+        ("8.1", 0.05),
+        ("~55%", 0.025),
+        ("0.875", 0.0005),
+        ("-0.38", 0.005),
+        ("exact", 0.0),
+        ("0", 0.0),
+    ],
+)
 def test_r_is_half_a_unit_of_the_last_digit_the_lecture_shows(shown, r):
     assert half_unit(shown) == pytest.approx(r)
 
@@ -27,10 +40,12 @@ def test_u_uses_the_larger_of_the_seed_spread_and_the_standard_error():
 
 def test_a_row_agrees_exactly_inside_r_plus_3u():
     u = 0.01 * math.sqrt(2)
-    inside = lecture_row(section="5", figure="x", lecture="94%", values=[0.94 + 0.005 + 3 * u - 1e-6], se=0.01,
-                         unit="%")
-    outside = lecture_row(section="5", figure="x", lecture="94%", values=[0.94 + 0.005 + 3 * u + 1e-6], se=0.01,
-                          unit="%")
+    inside = lecture_row(
+        section="5", figure="x", lecture="94%", values=[0.94 + 0.005 + 3 * u - 1e-6], se=0.01, unit="%"
+    )
+    outside = lecture_row(
+        section="5", figure="x", lecture="94%", values=[0.94 + 0.005 + 3 * u + 1e-6], se=0.01, unit="%"
+    )
     assert inside.agrees is True and outside.agrees is False
     assert inside.lecture == pytest.approx(0.94) and "r 0.5%" in inside.note
 
@@ -51,8 +66,9 @@ def test_exact_values_get_r_only():
 
 
 def test_claims_keep_their_fixed_interval_and_rows_are_keyword_only():
-    row = claim_row(section="3", figure="speed-up", lecture="much faster", values=[2.0, 3.0], band=(1.5, math.inf),
-                    unit="x")
+    row = claim_row(
+        section="3", figure="speed-up", lecture="much faster", values=[2.0, 3.0], band=(1.5, math.inf), unit="x"
+    )
     assert row.measured == 2.5 and row.agrees and row.spread == pytest.approx(math.sqrt(0.5))
     with pytest.raises(TypeError):
         Row("3", "positional", 1.0, 1.0)  # the Row dataclass is keyword-only

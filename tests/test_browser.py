@@ -9,6 +9,7 @@ finds the same untrained configurations.
 
 Run with:  python -m pytest -m browser -o addopts="" -s
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,15 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = os.environ.get("RLVR_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 TOKEN = "rlvr-browser-test"
 RUN_ALL_TIMEOUT_S = 240
 LATENCIES_MS: list[tuple[float, float]] = []  # (in the page, seen by Playwright)
@@ -82,6 +90,7 @@ def private_cache(workdir: Path) -> Path:
     is there), so every run a panel offers is untrained however often the test has run on this machine."""
     from rlvr.cache import cache_path
     from rlvr.sft import SFTConfig
+
     folder = workdir.parent / f"{workdir.name}-cache"
     folder.mkdir(parents=True)
     warm_up = cache_path("sft", SFTConfig().to_dict())
@@ -99,12 +108,28 @@ def server(workdir):
     notification.parent.mkdir(parents=True, exist_ok=True)
     notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))  # no news toast
     cache = private_cache(workdir)
-    env = {**os.environ, "RLVR_FAST": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-           "JUPYTERLAB_SETTINGS_DIR": str(settings), "RLVR_CACHE_DIR": str(cache)}
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-           f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False",
-           "--allow-root",
-           "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True"]
+    env = {
+        **os.environ,
+        "RLVR_FAST": "1",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "RLVR_CACHE_DIR": str(cache),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={workdir}",
+        "--ServerApp.open_browser=False",
+        "--allow-root",
+        "--LabApp.news_url=",
+        "--ServerApp.disable_check_xsrf=True",
+    ]
     SCREENSHOTS.parent.mkdir(parents=True, exist_ok=True)
     log = open(SCREENSHOTS.parent / "jupyter-browser-test.log", "w")  # the server's log, kept for debugging
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -127,11 +152,16 @@ def server(workdir):
 def browser_context():
     """Headless Debian Chromium with a fresh profile, driven by Playwright."""
     from playwright.sync_api import sync_playwright
+
     profile = tempfile.mkdtemp(prefix="rlvr-chromium-")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000})
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000},
+        )
         yield context
         context.close()
     shutil.rmtree(profile, ignore_errors=True)
@@ -160,9 +190,13 @@ def save_and_read(page, path: Path) -> dict:
 
 def error_outputs(nb: dict) -> list[str]:
     """'cell N: Ename: value' for every error output of a saved notebook."""
-    return [f"cell {i}: {out.get('ename')}: {out.get('evalue')}"
-            for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "code"
-            for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+    return [
+        f"cell {i}: {out.get('ename')}: {out.get('evalue')}"
+        for i, cell in enumerate(nb["cells"])
+        if cell["cell_type"] == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
 
 
 def displayed_panels(nb: dict) -> list[tuple[str, int]]:
@@ -173,7 +207,7 @@ def displayed_panels(nb: dict) -> list[tuple[str, int]]:
             text = "".join(out.get("data", {}).get("text/plain", ""))
             for kind in ("AnalyticPanel", "TrainingPanel"):
                 if text.startswith(kind + "("):
-                    names = text[len(kind) + 1: text.index(")")]
+                    names = text[len(kind) + 1 : text.index(")")]
                     panels.append((kind, len([n for n in names.split(",") if n.strip()])))
     return panels
 
@@ -275,8 +309,11 @@ def click_one_run(page) -> None:
     button.click()
     try:
         # 'trained N run(s)' is the status line written after the run is stored and the final plot drawn
-        page.wait_for_function("el => ['trained ', '⚠', 'no training needed'].some(t => el.innerText.includes(t))",
-                               arg=panel.element_handle(), timeout=300_000)
+        page.wait_for_function(
+            "el => ['trained ', '⚠', 'no training needed'].some(t => el.innerText.includes(t))",
+            arg=panel.element_handle(),
+            timeout=300_000,
+        )
         page.wait_for_timeout(1000)
     except Exception as error:
         raise AssertionError(f"the run did not finish; the panel shows: {panel.inner_text()[:400]!r}") from error
@@ -321,8 +358,10 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
             back = move_away_and_back(page, panel, slider, key)
             if back is not None:
                 BACK_LATENCIES_MS.append(back)
-            print(f"  {notebook.stem}: slider '{label}' -> new plot shown after {latency[0]:.0f} ms "
-                  f"(Playwright: {latency[1]:.0f} ms)" + (f"; back at that value: {back[0]:.0f} ms" if back else ""))
+            print(
+                f"  {notebook.stem}: slider '{label}' -> new plot shown after {latency[0]:.0f} ms "
+                f"(Playwright: {latency[1]:.0f} ms)" + (f"; back at that value: {back[0]:.0f} ms" if back else "")
+            )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}.png"), full_page=True)
 
@@ -337,10 +376,14 @@ def test_report_slider_latency():
     """Print the time from a slider change to the updated plot (goal: under 200 ms); fails only if none ran."""
     assert LATENCIES_MS, "no analytic slider was moved"
     inside, outside = zip(*LATENCIES_MS)
-    print(f"\nslider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
-          f"max {max(inside):.0f} ms in the page (goal < 200 ms); as Playwright sees it (adds its round trips): "
-          f"median {statistics.median(outside):.0f} ms, max {max(outside):.0f} ms")
+    print(
+        f"\nslider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
+        f"max {max(inside):.0f} ms in the page (goal < 200 ms); as Playwright sees it (adds its round trips): "
+        f"median {statistics.median(outside):.0f} ms, max {max(outside):.0f} ms"
+    )
     if BACK_LATENCIES_MS:
         back = [inside for inside, _ in BACK_LATENCIES_MS]
-        print(f"back at a value shown before (panels remember their last images), over {len(back)} moves: "
-              f"median {statistics.median(back):.0f} ms, max {max(back):.0f} ms in the page")
+        print(
+            f"back at a value shown before (panels remember their last images), over {len(back)} moves: "
+            f"median {statistics.median(back):.0f} ms, max {max(back):.0f} ms in the page"
+        )

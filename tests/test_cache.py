@@ -1,4 +1,5 @@
 """Checkpoint cache: keys, atomic writes, corrupted and mismatched files, concurrent writers."""
+
 import multiprocessing as mp
 from pathlib import Path
 

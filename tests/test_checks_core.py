@@ -1,4 +1,5 @@
 """Tests for the exercise checker: outcomes, messages, strict mode and the gradient case."""
+
 import numpy as np
 import pytest
 import torch
@@ -247,8 +248,9 @@ def test_gradient_case_reports_a_wrong_value():
 
 
 def test_gradient_case_for_a_vector_output():
-    exercise = Exercise("square", [GradCase("x = [1, 2, 3]", args=(torch.tensor([1.0, 2.0, 3.0]),), wrt=[0])],
-                        reference=lambda x: x**2)
+    exercise = Exercise(
+        "square", [GradCase("x = [1, 2, 3]", args=(torch.tensor([1.0, 2.0, 3.0]),), wrt=[0])], reference=lambda x: x**2
+    )
     assert exercise.check(lambda x: x * x).outcome is Outcome.CORRECT
     assert exercise.check(lambda x: x.detach() * x).outcome is Outcome.INCORRECT
 

@@ -1,4 +1,5 @@
 """Checkers of notebook 01: the stub is 'not attempted', the reference 'correct', realistic mistakes 'incorrect'."""
+
 import pytest
 import torch
 
@@ -31,7 +32,7 @@ def rloo_written_out(rewards, group_size):
     r = rewards.view(-1, group_size)
     out = torch.empty_like(r)
     for i in range(group_size):
-        others = torch.cat([r[:, :i], r[:, i + 1:]], dim=1)
+        others = torch.cat([r[:, :i], r[:, i + 1 :]], dim=1)
         out[:, i] = r[:, i] - others.mean(dim=1)
     return out.reshape(-1)
 
@@ -84,12 +85,16 @@ def test_the_stub_reads_not_attempted(exercise):
     assert exercise.check(stub).outcome is Outcome.NOT_ATTEMPTED
 
 
-@pytest.mark.parametrize("exercise, solution", [
-    (checks.mean_baseline, checks.mean_baseline.reference),
-    (checks.mean_baseline, mean_baseline_written_out),
-    (checks.rloo, checks.rloo.reference),
-    (checks.rloo, rloo_written_out),
-], ids=["mean-reference", "mean-loop", "rloo-reference", "rloo-loop"])
+@pytest.mark.parametrize(
+    "exercise, solution",
+    [
+        (checks.mean_baseline, checks.mean_baseline.reference),
+        (checks.mean_baseline, mean_baseline_written_out),
+        (checks.rloo, checks.rloo.reference),
+        (checks.rloo, rloo_written_out),
+    ],
+    ids=["mean-reference", "mean-loop", "rloo-reference", "rloo-loop"],
+)
 def test_correct_solutions_read_correct(exercise, solution):
     result = exercise.check(solution)
     assert result.outcome is Outcome.CORRECT, str(result)
@@ -98,30 +103,39 @@ def test_correct_solutions_read_correct(exercise, solution):
 def test_the_solution_texts_are_correct_code():
     for exercise in (checks.mean_baseline, checks.rloo):
         source = "def fn(rewards, group_size):\n" + "\n".join(
-            "    " + line for line in exercise._solution.strip().splitlines())
+            "    " + line for line in exercise._solution.strip().splitlines()
+        )
         namespace = {}
         exec(source, namespace)  # noqa: S102 - our own solution text
         assert exercise.check(namespace["fn"]).outcome is Outcome.CORRECT
 
 
-@pytest.mark.parametrize("wrong, failing_case", [
-    (batch_mean, "two groups of 4"),
-    (wrong_axis, "two groups of 4"),
-    (not_flattened, "one group of 4"),
-    (checks.rloo.reference, "one group of 4"),
-], ids=["batch-mean", "wrong-axis", "not-flattened", "rloo-instead"])
+@pytest.mark.parametrize(
+    "wrong, failing_case",
+    [
+        (batch_mean, "two groups of 4"),
+        (wrong_axis, "two groups of 4"),
+        (not_flattened, "one group of 4"),
+        (checks.rloo.reference, "one group of 4"),
+    ],
+    ids=["batch-mean", "wrong-axis", "not-flattened", "rloo-instead"],
+)
 def test_mean_baseline_mistakes_read_incorrect_and_name_the_case(wrong, failing_case):
     result = checks.mean_baseline.check(wrong)
     assert result.outcome is Outcome.INCORRECT, str(result)
     assert failing_case in result.message
 
 
-@pytest.mark.parametrize("wrong, failing_case", [
-    (rloo_divides_by_g, "one group of 4"),
-    (rloo_is_mean_baseline, "one group of 4"),
-    (rloo_over_batch, "two groups of 4"),
-    (rloo_no_return, "one group of 4"),
-], ids=["divides-by-G", "mean-baseline", "over-batch", "no-return"])
+@pytest.mark.parametrize(
+    "wrong, failing_case",
+    [
+        (rloo_divides_by_g, "one group of 4"),
+        (rloo_is_mean_baseline, "one group of 4"),
+        (rloo_over_batch, "two groups of 4"),
+        (rloo_no_return, "one group of 4"),
+    ],
+    ids=["divides-by-G", "mean-baseline", "over-batch", "no-return"],
+)
 def test_rloo_mistakes_read_incorrect_and_name_the_case(wrong, failing_case):
     result = checks.rloo.check(wrong)
     assert result.outcome is Outcome.INCORRECT, str(result)

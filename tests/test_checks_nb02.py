@@ -1,4 +1,5 @@
 """The checker of notebook 02's Exercise 2 (PPO's clipped objective): stub, reference and realistic wrong answers."""
+
 import pytest
 import torch
 
@@ -76,15 +77,18 @@ def test_correct_versions_read_correct_with_gradient_details(fn):
     assert "grad ok" in result.message
 
 
-@pytest.mark.parametrize("fn, case_words", [
-    (clipped_term_only, "Exercise 2"),
-    (max_instead_of_min, "Exercise 2"),
-    (positive_advantages_only, "negative advantage"),
-    (returns_the_loss, "Exercise 2"),
-    (hard_coded_eps, "eps = 0.1"),
-    (clip_detached, "Exercise 2"),
-    (rebuilt_tensor, "Exercise 2"),
-])
+@pytest.mark.parametrize(
+    "fn, case_words",
+    [
+        (clipped_term_only, "Exercise 2"),
+        (max_instead_of_min, "Exercise 2"),
+        (positive_advantages_only, "negative advantage"),
+        (returns_the_loss, "Exercise 2"),
+        (hard_coded_eps, "eps = 0.1"),
+        (clip_detached, "Exercise 2"),
+        (rebuilt_tensor, "Exercise 2"),
+    ],
+)
 def test_wrong_versions_read_incorrect_and_name_the_case(fn, case_words):
     result = nb02.clipped_objective.check(fn)
     assert result.outcome is Outcome.INCORRECT, result.message

@@ -1,4 +1,5 @@
 """Checkers of notebook 03: the stub is 'not attempted', the reference 'correct', realistic mistakes 'incorrect'."""
+
 import math
 
 import numpy as np
@@ -71,12 +72,15 @@ def test_grpo_reference_gives_the_lecture_numbers():
     assert round(adv[0].item(), 2) == 2.65 and round(adv[1].item(), 2) == -0.38
 
 
-@pytest.mark.parametrize("fn, failing_case", [
-    (grpo_unbiased_std, "the lecture's group"),
-    (grpo_batch_normalised, "two groups of 4"),
-    (grpo_ignores_eps, "eps=1e-4"),
-    (grpo_unflattened, "the lecture's group"),
-])
+@pytest.mark.parametrize(
+    "fn, failing_case",
+    [
+        (grpo_unbiased_std, "the lecture's group"),
+        (grpo_batch_normalised, "two groups of 4"),
+        (grpo_ignores_eps, "eps=1e-4"),
+        (grpo_unflattened, "the lecture's group"),
+    ],
+)
 def test_grpo_mistakes_are_incorrect_and_name_the_case(fn, failing_case):
     result = checks.grpo_advantages.check(fn)
     assert result.outcome is Outcome.INCORRECT
@@ -93,6 +97,7 @@ def test_grpo_nan_is_explained():
     equal_case = [c for c in cases if "all rewards equal" in c.description]
     assert equal_case
     from rlvr.checks import Exercise
+
     only_equal = Exercise("equal", equal_case, reference=checks._reference_grpo)
     assert "NaN" in only_equal.check(nan_on_equal).message
 
@@ -121,11 +126,14 @@ def test_dr_grpo_stub_and_reference():
     assert adv[0].item() == pytest.approx(0.875) and adv[1].item() == pytest.approx(-0.125)
 
 
-@pytest.mark.parametrize("fn, failing_case", [
-    (dr_grpo_rloo, "the lecture's group"),
-    (dr_grpo_still_divides, "the lecture's group"),
-    (dr_grpo_batch_mean, "two groups of 4"),
-])
+@pytest.mark.parametrize(
+    "fn, failing_case",
+    [
+        (dr_grpo_rloo, "the lecture's group"),
+        (dr_grpo_still_divides, "the lecture's group"),
+        (dr_grpo_batch_mean, "two groups of 4"),
+    ],
+)
 def test_dr_grpo_mistakes_are_incorrect(fn, failing_case):
     result = checks.dr_grpo_advantages.check(fn)
     assert result.outcome is Outcome.INCORRECT
@@ -178,11 +186,14 @@ def test_pass_reference_matches_chen_et_al_check_values():
     assert checks.pass_at_k.reference(10, 3, 1) == pytest.approx(0.3)
 
 
-@pytest.mark.parametrize("fn, failing_case", [
-    (pass_naive, "n=10, c=3, k=5"),
-    (pass_all_right, "n=10, c=3, k=5"),
-    (pass_forgets_one_minus, "n=10, c=3, k=1"),
-])
+@pytest.mark.parametrize(
+    "fn, failing_case",
+    [
+        (pass_naive, "n=10, c=3, k=5"),
+        (pass_all_right, "n=10, c=3, k=5"),
+        (pass_forgets_one_minus, "n=10, c=3, k=1"),
+    ],
+)
 def test_pass_mistakes_are_incorrect_and_name_the_case(fn, failing_case):
     result = checks.pass_at_k.check(fn)
     assert result.outcome is Outcome.INCORRECT
@@ -191,8 +202,10 @@ def test_pass_mistakes_are_incorrect_and_name_the_case(fn, failing_case):
 
 
 # ----------------------------------------------------------------------------- free answers
-@pytest.mark.parametrize("question", [checks.which_is_larger, checks.large_k, checks.perfect_teacher,
-                                      checks.kl_penalty, checks.group_size_runs])
+@pytest.mark.parametrize(
+    "question",
+    [checks.which_is_larger, checks.large_k, checks.perfect_teacher, checks.kl_penalty, checks.group_size_runs],
+)
 def test_free_answers_have_hint_and_solution(question):
     assert isinstance(question, FreeAnswer)
     assert question.hint().text and question.solution().text

@@ -1,4 +1,5 @@
 """Checker of notebook 04's clip-fraction exercise: stub, reference, the written solution and realistic mistakes."""
+
 import json
 import re
 import textwrap
@@ -78,17 +79,21 @@ def test_reference_and_written_solution_are_correct():
 def test_returning_a_scalar_tensor_is_fine():
     def as_tensor(*args, **kwargs):
         return torch.tensor(nb04._clip_fraction(*args, **kwargs))
+
     assert nb04.clip_fraction.check(as_tensor).outcome is Outcome.CORRECT
 
 
-@pytest.mark.parametrize("wrong, case_words", [
-    (both_sides, "advantage +1"),
-    (upper_side_only, "advantage -1"),
-    (no_mask, "padding"),
-    (per_answer_mean, "padding"),
-    (log_ratio_band, "advantage +1"),
-    (ignores_zero_advantage, "advantage 0"),
-])
+@pytest.mark.parametrize(
+    "wrong, case_words",
+    [
+        (both_sides, "advantage +1"),
+        (upper_side_only, "advantage -1"),
+        (no_mask, "padding"),
+        (per_answer_mean, "padding"),
+        (log_ratio_band, "advantage +1"),
+        (ignores_zero_advantage, "advantage 0"),
+    ],
+)
 def test_realistic_mistakes_are_incorrect_and_name_the_case(wrong, case_words):
     result = nb04.clip_fraction.check(wrong)
     assert result.outcome is Outcome.INCORRECT
@@ -133,7 +138,8 @@ def scaffolding_problems(path: Path) -> list[str]:
         text = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
             if "### BEGIN SOLUTION" in text and not re.fullmatch(
-                    r"### BEGIN SOLUTION\n\*\*Your answer:\*\* \S[\s\S]*\n### END SOLUTION", text.strip()):
+                r"### BEGIN SOLUTION\n\*\*Your answer:\*\* \S[\s\S]*\n### END SOLUTION", text.strip()
+            ):
                 problems.append(f"cell {index}: an answer cell that is not the template")
             if re.search(r"`checks\.\w+\.(hint|solution)\(\)`", text):
                 problems.append(f"cell {index}: Markdown sends the learner to a hint or solution")
@@ -158,12 +164,21 @@ def test_notebook_04_follows_the_exercise_scaffolding():
 
 
 def test_the_scaffolding_check_can_fail(tmp_path):
-    bad = {"cells": [{"cell_type": "markdown", "source": ["### BEGIN SOLUTION\nNo.\n### END SOLUTION"]},
-                     {"cell_type": "markdown", "source": ["### Exercise: unnumbered\nHint: `checks.x.hint()`"]},
-                     {"cell_type": "code", "source": ["checks.x.hint()\nshow(rows)"]},
-                     {"cell_type": "code", "source": ["checks.x.check(f)\nplt.show()"]}]}
+    bad = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["### BEGIN SOLUTION\nNo.\n### END SOLUTION"]},
+            {"cell_type": "markdown", "source": ["### Exercise: unnumbered\nHint: `checks.x.hint()`"]},
+            {"cell_type": "code", "source": ["checks.x.hint()\nshow(rows)"]},
+            {"cell_type": "code", "source": ["checks.x.check(f)\nplt.show()"]},
+        ]
+    }
     path = tmp_path / "bad.ipynb"
     path.write_text(json.dumps(bad))
     problems = scaffolding_problems(path)
-    assert [p.split(":")[0] for p in problems] == ["cell 0", "cell 1", "cell 1", "cell 2",
-                                                   "lecture tables (show) in cells [2]"], problems
+    assert [p.split(":")[0] for p in problems] == [
+        "cell 0",
+        "cell 1",
+        "cell 1",
+        "cell 2",
+        "lecture tables (show) in cells [2]",
+    ], problems

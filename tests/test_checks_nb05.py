@@ -1,4 +1,5 @@
 """Checkers of notebook 05: the stub reads "not attempted", the reference "correct", realistic mistakes "incorrect"."""
+
 import pytest
 import torch
 
@@ -54,12 +55,15 @@ def test_sequence_loss_stub_reference_and_solution_text():
     assert checks.sequence_loss.check(namespace["f"]).outcome is Outcome.CORRECT
 
 
-@pytest.mark.parametrize("wrong,where", [
-    (sequence_loss_batch_token_mean, "mode='grpo'"),
-    (sequence_loss_no_mask, "mode='grpo'"),
-    (sequence_loss_divides_by_width, "max_len=10"),
-    (sequence_loss_detached, "detached"),
-])
+@pytest.mark.parametrize(
+    "wrong,where",
+    [
+        (sequence_loss_batch_token_mean, "mode='grpo'"),
+        (sequence_loss_no_mask, "mode='grpo'"),
+        (sequence_loss_divides_by_width, "max_len=10"),
+        (sequence_loss_detached, "detached"),
+    ],
+)
 def test_sequence_loss_mistakes_are_incorrect_and_named(wrong, where):
     result = checks.sequence_loss.check(wrong)
     assert result.outcome is Outcome.INCORRECT
@@ -94,11 +98,14 @@ def test_length_logprob_stub_and_reference():
     assert checks.length_logprob.check(length_logprob_ref).outcome is Outcome.CORRECT
 
 
-@pytest.mark.parametrize("wrong,where", [
-    (length_logprob_stop_at_cap, "cap 10"),
-    (length_logprob_no_stop, "k = [0, 1, 4]"),
-    (length_logprob_probability, "k = [0, 1, 4]"),
-])
+@pytest.mark.parametrize(
+    "wrong,where",
+    [
+        (length_logprob_stop_at_cap, "cap 10"),
+        (length_logprob_no_stop, "k = [0, 1, 4]"),
+        (length_logprob_probability, "k = [0, 1, 4]"),
+    ],
+)
 def test_length_logprob_mistakes_are_incorrect_and_named(wrong, where):
     result = checks.length_logprob.check(wrong)
     assert result.outcome is Outcome.INCORRECT
@@ -149,12 +156,15 @@ def test_length_reward_stub_and_reference():
     assert checks.length_reward.check(length_reward_ref).outcome is Outcome.CORRECT
 
 
-@pytest.mark.parametrize("wrong,where,hint", [
-    (length_reward_no_clamp, "short wrong answers", ""),
-    (length_reward_divides_by_zero, "all four lengths equal", "NaN"),
-    (length_reward_zero_for_wrong, "Exercise 5", ""),
-    (length_reward_scaled_by_max, "Exercise 5", ""),
-])
+@pytest.mark.parametrize(
+    "wrong,where,hint",
+    [
+        (length_reward_no_clamp, "short wrong answers", ""),
+        (length_reward_divides_by_zero, "all four lengths equal", "NaN"),
+        (length_reward_zero_for_wrong, "Exercise 5", ""),
+        (length_reward_scaled_by_max, "Exercise 5", ""),
+    ],
+)
 def test_length_reward_mistakes_are_incorrect_and_named(wrong, where, hint):
     result = checks.length_reward.check(wrong)
     assert result.outcome is Outcome.INCORRECT
@@ -174,4 +184,5 @@ def test_free_answers_have_hint_and_solution():
 # ----------------------------------------------------------------------------------------------- the notebook
 def test_notebook_05_follows_the_exercise_scaffolding():
     from test_checks_nb04 import SOLUTIONS, scaffolding_problems  # one definition of the scaffolding rules
+
     assert scaffolding_problems(SOLUTIONS / "05_length_bias.ipynb") == []

@@ -1,5 +1,6 @@
 """Notebook 04's checker of a learner's GAE and value loss inside one PPO step: the solution notebook's functions and
 the package's are correct; each typical mistake is Incorrect at its stage; a stub is Not attempted."""
+
 import pytest
 import torch
 
@@ -10,7 +11,6 @@ from rlvr.config import STRICT_ENV
 from rlvr.train import value_loss
 
 from notebook_code import solution_functions
-
 
 
 @pytest.fixture(autouse=True)
@@ -24,15 +24,16 @@ def notebook_pieces():
     return namespace["my_gae"], namespace["my_value_loss"]
 
 
-def gae(rewards, values, response_mask, gamma=1.0, lam=1.0, masked=True, add_values=True, backwards=True,
-        use_gamma=True):
+def gae(
+    rewards, values, response_mask, gamma=1.0, lam=1.0, masked=True, add_values=True, backwards=True, use_gamma=True
+):
     """A learner's GAE with one knob per typical mistake (the defaults are right)."""
     mask = response_mask.float() if masked else torch.ones_like(rewards)
     values = values * mask
     g = gamma if use_gamma else 1.0
     adv = torch.zeros_like(rewards)
     running, next_value = torch.zeros_like(rewards[:, 0]), torch.zeros_like(rewards[:, 0])
-    for t in (reversed(range(rewards.shape[1])) if backwards else range(rewards.shape[1])):
+    for t in reversed(range(rewards.shape[1])) if backwards else range(rewards.shape[1]):
         delta = rewards[:, t] + g * next_value - values[:, t]
         running = (delta + g * lam * running) * mask[:, t]
         adv[:, t] = running
@@ -55,16 +56,19 @@ def test_stub_is_not_attempted():
     assert checks.ppo_pieces.check(gae, stub).outcome is Outcome.NOT_ATTEMPTED
 
 
-@pytest.mark.parametrize("gae_fn, loss_fn, words", [
-    (lambda *a: gae(*a, masked=False), value_loss, ["GAE: the advantages", "padding"]),
-    (lambda *a: gae(*a, add_values=False), value_loss, ["GAE: the returns", "advantages + values"]),
-    (lambda *a: gae(*a, backwards=False), value_loss, ["GAE: the advantages", "backwards"]),
-    (lambda *a: gae(*a, use_gamma=False), value_loss, ["GAE: the advantages", "gamma = 0.9"]),
-    (gae, lambda v, r, m: ((v - r) ** 2).mean(), ["value loss:", "padding"]),
-    (gae, lambda v, r, m: 0.5 * objectives.masked_mean((v - r) ** 2, m), ["value loss:", "1/2"]),
-    (gae, lambda v, r, m: torch.tensor(float(value_loss(v, r, m))), ["value loss:", "detached"]),
-    (gae, lambda v, r, m: (v - r) ** 2, ["value loss:", "scalar"]),
-])
+@pytest.mark.parametrize(
+    "gae_fn, loss_fn, words",
+    [
+        (lambda *a: gae(*a, masked=False), value_loss, ["GAE: the advantages", "padding"]),
+        (lambda *a: gae(*a, add_values=False), value_loss, ["GAE: the returns", "advantages + values"]),
+        (lambda *a: gae(*a, backwards=False), value_loss, ["GAE: the advantages", "backwards"]),
+        (lambda *a: gae(*a, use_gamma=False), value_loss, ["GAE: the advantages", "gamma = 0.9"]),
+        (gae, lambda v, r, m: ((v - r) ** 2).mean(), ["value loss:", "padding"]),
+        (gae, lambda v, r, m: 0.5 * objectives.masked_mean((v - r) ** 2, m), ["value loss:", "1/2"]),
+        (gae, lambda v, r, m: torch.tensor(float(value_loss(v, r, m))), ["value loss:", "detached"]),
+        (gae, lambda v, r, m: (v - r) ** 2, ["value loss:", "scalar"]),
+    ],
+)
 def test_each_typical_mistake_is_incorrect_at_its_stage(gae_fn, loss_fn, words):
     result = checks.ppo_pieces.check(gae_fn, loss_fn)
     assert result.outcome is Outcome.INCORRECT, result

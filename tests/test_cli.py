@@ -1,5 +1,6 @@
 """The command line: sft and train options come from SFTConfig and RLConfig, and every bad value is a usage error
 (exit code 2, one `error:` line, no traceback) before anything trains."""
+
 import dataclasses
 import os
 import subprocess
@@ -67,15 +68,20 @@ def option(name: str) -> str:
 
 def bad_argv(command: str, table: dict) -> list:
     """One pytest param per bad value of the table: argv for `python -m rlvr`."""
-    return [pytest.param([command, option(name), value], id=f"{command} {option(name)} {value}")
-            for name, values in table.items() for value in values or ()]
+    return [
+        pytest.param([command, option(name), value], id=f"{command} {option(name)} {value}")
+        for name, values in table.items()
+        for value in values or ()
+    ]
 
 
 @pytest.fixture
 def no_training(monkeypatch):
     """Make any attempt to train or load a model fail the test at once (a bad value must stop before)."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("training started although the options were invalid")
+
     monkeypatch.setattr(rlvr.train, "run", refuse)
     monkeypatch.setattr(rlvr.sft, "warm_up", refuse)
 
@@ -129,20 +135,48 @@ def test_generated_options_cover_every_field_with_the_dataclass_defaults(cls, co
 
 
 def test_every_train_option_reaches_its_field():
-    values = {"algo": "ppo", "steps": 7, "prompts_per_step": 5, "group_size": 3, "lr": 0.01, "beta": 0.5,
-              "epochs_per_batch": 2, "clip_eps": 0.3, "advantage_eps": 0.01, "std": "unbiased", "clamp_kl": False,
-              "value_lr": 0.002, "gamma": 0.9, "lam": 0.95, "length_reward_weight": 0.5, "length_reward_start": 3,
-              "temperature": 0.7, "max_new_tokens": 10, "teacher_error_rate": 0.2, "sft_seed": 1, "seed": 2}
+    values = {
+        "algo": "ppo",
+        "steps": 7,
+        "prompts_per_step": 5,
+        "group_size": 3,
+        "lr": 0.01,
+        "beta": 0.5,
+        "epochs_per_batch": 2,
+        "clip_eps": 0.3,
+        "advantage_eps": 0.01,
+        "std": "unbiased",
+        "clamp_kl": False,
+        "value_lr": 0.002,
+        "gamma": 0.9,
+        "lam": 0.95,
+        "length_reward_weight": 0.5,
+        "length_reward_start": 3,
+        "temperature": 0.7,
+        "max_new_tokens": 10,
+        "teacher_error_rate": 0.2,
+        "sft_seed": 1,
+        "seed": 2,
+    }
     assert set(values) == {f.name for f in dataclasses.fields(RLConfig)}
     assert all(getattr(RLConfig(), name) != value for name, value in values.items())
-    argv = ["train", "--no-clamp-kl"] + [x for name, value in values.items() if name != "clamp_kl"
-                                         for x in (option(name), str(value))]
+    argv = ["train", "--no-clamp-kl"] + [
+        x for name, value in values.items() if name != "clamp_kl" for x in (option(name), str(value))
+    ]
     assert cli.parse_args(argv).config == RLConfig(**values)
 
 
 def test_every_sft_option_reaches_its_field():
-    values = {"teacher_error_rate": 0.2, "seed": 3, "steps": 50, "batch_size": 16, "lr": 1e-3, "min_lr_ratio": 0.0,
-              "warmup_steps": 5, "think_fraction": 0.25}
+    values = {
+        "teacher_error_rate": 0.2,
+        "seed": 3,
+        "steps": 50,
+        "batch_size": 16,
+        "lr": 1e-3,
+        "min_lr_ratio": 0.0,
+        "warmup_steps": 5,
+        "think_fraction": 0.25,
+    }
     argv = ["sft"] + [x for name, value in values.items() for x in (option(name), str(value))]
     assert cli.parse_args(argv).config == SFTConfig(**values)
 
@@ -150,17 +184,66 @@ def test_every_sft_option_reaches_its_field():
 def test_existing_option_names_still_work():
     args = cli.parse_args(["sft", "--prompts", "500", "--teacher-error-rate", "0.2", "--seed", "1", "--json", "x"])
     assert (args.prompts, args.json, args.config) == (500, "x", SFTConfig(teacher_error_rate=0.2, seed=1))
-    args = cli.parse_args(["train", "--algo", "ppo", "--steps", "5", "--prompts-per-step", "4", "--group-size", "2",
-                           "--lr", "1e-3", "--beta", "0.1", "--epochs-per-batch", "3", "--clip-eps", "0.1",
-                           "--teacher-error-rate", "0.2", "--sft-seed", "1", "--seed", "2", "--eval-prompts", "50",
-                           "--no-cache", "--json", "y"])
+    args = cli.parse_args(
+        [
+            "train",
+            "--algo",
+            "ppo",
+            "--steps",
+            "5",
+            "--prompts-per-step",
+            "4",
+            "--group-size",
+            "2",
+            "--lr",
+            "1e-3",
+            "--beta",
+            "0.1",
+            "--epochs-per-batch",
+            "3",
+            "--clip-eps",
+            "0.1",
+            "--teacher-error-rate",
+            "0.2",
+            "--sft-seed",
+            "1",
+            "--seed",
+            "2",
+            "--eval-prompts",
+            "50",
+            "--no-cache",
+            "--json",
+            "y",
+        ]
+    )
     assert (args.eval_prompts, args.no_cache, args.json) == (50, True, "y")
-    assert args.config == RLConfig(algo="ppo", steps=5, prompts_per_step=4, group_size=2, lr=1e-3, beta=0.1,
-                                   epochs_per_batch=3, clip_eps=0.1, teacher_error_rate=0.2, sft_seed=1, seed=2)
+    assert args.config == RLConfig(
+        algo="ppo",
+        steps=5,
+        prompts_per_step=4,
+        group_size=2,
+        lr=1e-3,
+        beta=0.1,
+        epochs_per_batch=3,
+        clip_eps=0.1,
+        teacher_error_rate=0.2,
+        sft_seed=1,
+        seed=2,
+    )
 
 
-@pytest.mark.parametrize("bad", [dict(steps=1.5), dict(clamp_kl="no"), dict(seed=True), dict(algo=None),
-                                 dict(std=1), dict(lr=float("nan")), dict(epochs_per_batch=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(steps=1.5),
+        dict(clamp_kl="no"),
+        dict(seed=True),
+        dict(algo=None),
+        dict(std=1),
+        dict(lr=float("nan")),
+        dict(epochs_per_batch=0),
+    ],
+)
 def test_rl_config_refuses_wrong_types_with_a_one_line_message(bad):
     with pytest.raises(ConfigError) as info:
         RLConfig(**bad)
@@ -175,8 +258,15 @@ def test_sft_config_is_validated_on_replace_too():
         dataclasses.replace(SFTConfig(), batch_size=0)
 
 
-@pytest.mark.parametrize("argv", [["train", "--group-size", "0"], ["train", "--lr", "nan"],
-                                  ["train", "--algo", "rft", "--beta", "0.1"], ["sft", "--prompts", "-5"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "--group-size", "0"],
+        ["train", "--lr", "nan"],
+        ["train", "--algo", "rft", "--beta", "0.1"],
+        ["sft", "--prompts", "-5"],
+    ],
+)
 def test_python_m_rlvr_reports_bad_values_without_a_traceback(argv, tmp_path):
     env = {**os.environ, "RLVR_CACHE_DIR": str(tmp_path)}  # nothing may be trained, but never into the real cache
     proc = subprocess.run([sys.executable, "-m", "rlvr", *argv], capture_output=True, text=True, env=env, timeout=300)

@@ -1,4 +1,5 @@
 """rlvr.config: the one-thread helper the small experiments run under."""
+
 import pytest
 import torch
 

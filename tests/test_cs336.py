@@ -1,5 +1,6 @@
 """rlvr.cs336 (the assignment-5 reference functions) against independent computations: numpy group statistics,
 written-out losses and their autograd gradients, a manual entropy."""
+
 import inspect
 import math
 
@@ -8,9 +9,17 @@ import pytest
 import torch
 
 from rlvr import cs336, objectives
-from rlvr.cs336 import (compute_entropy, compute_group_normalized_rewards, compute_grpo_clip_loss,
-                        compute_naive_policy_gradient_loss, compute_policy_gradient_loss, grpo_microbatch_train_step,
-                        masked_mean, masked_normalize, sft_microbatch_train_step)
+from rlvr.cs336 import (
+    compute_entropy,
+    compute_group_normalized_rewards,
+    compute_grpo_clip_loss,
+    compute_naive_policy_gradient_loss,
+    compute_policy_gradient_loss,
+    grpo_microbatch_train_step,
+    masked_mean,
+    masked_normalize,
+    sft_microbatch_train_step,
+)
 
 
 def assert_close(got, expected, rtol=1e-6, atol=1e-7):
@@ -22,19 +31,43 @@ def assert_close(got, expected, rtol=1e-6, atol=1e-7):
 
 # ======================================================================================= signatures
 SIGNATURES = {
-    "compute_group_normalized_rewards": ["reward_fn", "rollout_responses", "repeated_ground_truths", "group_size",
-                                         "advantage_eps", "normalize_by_std"],
+    "compute_group_normalized_rewards": [
+        "reward_fn",
+        "rollout_responses",
+        "repeated_ground_truths",
+        "group_size",
+        "advantage_eps",
+        "normalize_by_std",
+    ],
     "compute_naive_policy_gradient_loss": ["raw_rewards_or_advantages", "policy_log_probs"],
     "compute_grpo_clip_loss": ["advantages", "policy_log_probs", "old_log_probs", "cliprange"],
-    "compute_policy_gradient_loss": ["policy_log_probs", "loss_type", "raw_rewards", "advantages", "old_log_probs",
-                                     "cliprange"],
+    "compute_policy_gradient_loss": [
+        "policy_log_probs",
+        "loss_type",
+        "raw_rewards",
+        "advantages",
+        "old_log_probs",
+        "cliprange",
+    ],
     "masked_mean": ["tensor", "mask", "dim"],
     "masked_normalize": ["tensor", "mask", "dim", "normalize_constant"],
     "compute_entropy": ["logits"],
-    "sft_microbatch_train_step": ["policy_log_probs", "response_mask", "gradient_accumulation_steps",
-                                  "normalize_constant"],
-    "grpo_microbatch_train_step": ["policy_log_probs", "response_mask", "gradient_accumulation_steps", "loss_type",
-                                   "raw_rewards", "advantages", "old_log_probs", "cliprange"],
+    "sft_microbatch_train_step": [
+        "policy_log_probs",
+        "response_mask",
+        "gradient_accumulation_steps",
+        "normalize_constant",
+    ],
+    "grpo_microbatch_train_step": [
+        "policy_log_probs",
+        "response_mask",
+        "gradient_accumulation_steps",
+        "loss_type",
+        "raw_rewards",
+        "advantages",
+        "old_log_probs",
+        "cliprange",
+    ],
 }
 
 
@@ -50,11 +83,13 @@ def test_masked_mean_is_the_objectives_function():
 # ======================================================================================= group-normalised rewards
 def _reward_fn(calls):
     """reward_fn(response, ground_truth) -> {"reward", "format_reward", "answer_reward"}; records its calls."""
+
     def reward_fn(response, ground_truth):
         calls.append((response, ground_truth))
         formatted = response.startswith("<")
         correct = formatted and response.strip("<>") == ground_truth
         return {"reward": float(correct), "format_reward": float(formatted), "answer_reward": float(correct)}
+
     return reward_fn
 
 
@@ -139,14 +174,23 @@ def test_grpo_clip_loss_against_loop_and_clip_metadata():
 def test_policy_gradient_loss_dispatch(loss_type):
     logps, old, adv, raw = _batch(1)
     loss, _ = compute_policy_gradient_loss(logps, loss_type, raw, adv, old, 0.2)
-    expected = {"no_baseline": -raw * logps, "reinforce_with_baseline": -adv * logps,
-                "grpo_clip": _clip_loss_loop(adv, logps, old, 0.2)}[loss_type]
+    expected = {
+        "no_baseline": -raw * logps,
+        "reinforce_with_baseline": -adv * logps,
+        "grpo_clip": _clip_loss_loop(adv, logps, old, 0.2),
+    }[loss_type]
     assert_close(loss, expected)
 
 
-@pytest.mark.parametrize("loss_type, kwargs", [
-    ("no_baseline", {}), ("reinforce_with_baseline", {"raw_rewards": torch.ones(3, 1)}),
-    ("grpo_clip", {"advantages": torch.ones(3, 1), "cliprange": 0.2}), ("ppo", {"advantages": torch.ones(3, 1)})])
+@pytest.mark.parametrize(
+    "loss_type, kwargs",
+    [
+        ("no_baseline", {}),
+        ("reinforce_with_baseline", {"raw_rewards": torch.ones(3, 1)}),
+        ("grpo_clip", {"advantages": torch.ones(3, 1), "cliprange": 0.2}),
+        ("ppo", {"advantages": torch.ones(3, 1)}),
+    ],
+)
 def test_policy_gradient_loss_missing_arguments_or_unknown_type_raise(loss_type, kwargs):
     with pytest.raises(ValueError):
         compute_policy_gradient_loss(torch.zeros(3, 5), loss_type, **kwargs)
@@ -203,9 +247,11 @@ def test_compute_entropy_uniform_one_hot_and_huge_logits():
 # ======================================================================================= train step
 def _explicit_step_loss(loss_type, logps, old, adv, raw, mask):
     """Written-out loss: per-token loss, mean over each answer's real tokens, mean over answers."""
-    per_token = {"no_baseline": -raw * logps, "reinforce_with_baseline": -adv * logps,
-                 "grpo_clip": -torch.minimum((logps - old).exp() * adv,
-                                             (logps - old).exp().clamp(0.8, 1.2) * adv)}[loss_type]
+    per_token = {
+        "no_baseline": -raw * logps,
+        "reinforce_with_baseline": -adv * logps,
+        "grpo_clip": -torch.minimum((logps - old).exp() * adv, (logps - old).exp().clamp(0.8, 1.2) * adv),
+    }[loss_type]
     m = mask.to(logps.dtype)
     return ((per_token * m).sum(dim=1) / m.sum(dim=1)).mean()
 
@@ -239,8 +285,9 @@ def test_microbatch_step_backpropagates_once_per_call_and_accumulates():
 def test_microbatch_step_reports_clip_fraction():
     logps0, old, adv, _ = _batch(0)
     mask = torch.ones(3, 5, dtype=torch.bool)
-    _, meta = grpo_microbatch_train_step(logps0.clone().requires_grad_(True), mask, 1, "grpo_clip",
-                                         advantages=adv, old_log_probs=old, cliprange=0.2)
+    _, meta = grpo_microbatch_train_step(
+        logps0.clone().requires_grad_(True), mask, 1, "grpo_clip", advantages=adv, old_log_probs=old, cliprange=0.2
+    )
     ratio = (logps0 - old).exp()
     expected = (((adv > 0) & (ratio > 1.2)) | ((adv < 0) & (ratio < 0.8))).double().mean()
     assert math.isclose(float(meta["clip_fraction"]), float(expected), rel_tol=1e-6) and 0 < expected < 1
@@ -260,8 +307,9 @@ def _sft_step(logps0, mask, steps, constant):
 def _explicit_sft_loss(logps, mask, steps, constant):
     """Written-out SFT loss: per answer, sum of -log p over its response tokens / constant; mean over answers;
     / steps."""
-    per_answer = [-sum(logps[b, t] for t in range(logps.shape[1]) if mask[b, t]) / constant
-                  for b in range(logps.shape[0])]
+    per_answer = [
+        -sum(logps[b, t] for t in range(logps.shape[1]) if mask[b, t]) / constant for b in range(logps.shape[0])
+    ]
     return sum(per_answer) / len(per_answer) / steps
 
 
@@ -335,8 +383,10 @@ def test_sft_step_matches_the_assignment_snapshot():
         assert_close(grad, -mask.float() / (constant * 2 * 2), rtol=1e-6)
 
 
-@pytest.mark.parametrize("logps_shape, mask_shape", [((3, 5), (3, 4)), ((3, 5), (3, 1)), ((3, 5), (5,)),
-                                                      ((15,), (15,)), ((3, 5, 1), (3, 5, 1))])
+@pytest.mark.parametrize(
+    "logps_shape, mask_shape",
+    [((3, 5), (3, 4)), ((3, 5), (3, 1)), ((3, 5), (5,)), ((15,), (15,)), ((3, 5, 1), (3, 5, 1))],
+)
 def test_sft_step_rejects_shape_mismatches(logps_shape, mask_shape):
     """Including masks that would broadcast silently ([3, 1], [5]) and inputs that are not [batch, seq]."""
     leaf = torch.zeros(logps_shape, requires_grad=True)

@@ -1,4 +1,5 @@
 """The 5-answer bandit of notebook 01, against independent computations: autograd, enumeration, closed forms."""
+
 import itertools
 import math
 
@@ -157,13 +158,16 @@ def test_step_along_the_correct_logit_matches_enumeration_of_all_reward_patterns
         for pattern in itertools.product((0.0, 1.0), repeat=group_size):
             r = np.array(pattern)
             m = r.sum()
-            weight = p_values ** m * (1 - p_values) ** (group_size - m)
+            weight = p_values**m * (1 - p_values) ** (group_size - m)
             adv = advantages_by_hand(r, kind)
             want += weight * np.array([(adv * (r - p)).mean() for p in p_values])
         got = b.step_along_correct(p_values, group_size, kind).numpy()
         assert np.allclose(got, want, atol=1e-6), kind
-    assert np.allclose(b.step_along_correct(p_values, group_size, "mean").numpy(),
-                       (group_size - 1) / group_size * p_values * (1 - p_values), atol=1e-7)
+    assert np.allclose(
+        b.step_along_correct(p_values, group_size, "mean").numpy(),
+        (group_size - 1) / group_size * p_values * (1 - p_values),
+        atol=1e-7,
+    )
 
 
 def test_grpo_step_tends_to_the_square_root_curve_for_large_groups():
@@ -184,8 +188,11 @@ def test_the_lectures_3_5x_and_where_it_happens():
 def test_no_signal_share_matches_enumeration_and_simulation():
     for group_size in (2, 5):
         for p in (0.1, 0.5):
-            brute = sum(p ** sum(x) * (1 - p) ** (group_size - sum(x))
-                        for x in itertools.product((0, 1), repeat=group_size) if len(set(x)) == 1)
+            brute = sum(
+                p ** sum(x) * (1 - p) ** (group_size - sum(x))
+                for x in itertools.product((0, 1), repeat=group_size)
+                if len(set(x)) == 1
+            )
             assert b.no_signal_share(p, group_size) == pytest.approx(brute)
     sim = b.simulate_correct_logit([0.1, 0.5, 0.9], 8, n_groups=20_000, seed=4)
     se = np.sqrt(b.no_signal_share(sim.p, 8) * (1 - b.no_signal_share(sim.p, 8)) / 20_000)
@@ -248,10 +255,10 @@ def test_estimator_band_uses_each_seeds_own_standard_error_when_the_seeds_agree_
     close = [comparison(0.98 + 0.001 * i, 0.045) for i in range(3)]  # spread 0.001, each seed's s.e. 0.045
     rows = b.estimator_rows(close, [comparison(0.98, 0.045, 5.0)] * 3, seeds=(0, 1, 2))
     low, high = rows[1].band  # RLOO, lecture value 1
-    assert high - low == pytest.approx(2 * 3 * 0.045 / 3 ** 0.5)
+    assert high - low == pytest.approx(2 * 3 * 0.045 / 3**0.5)
     spread_out = [comparison(0.9 + 0.1 * i, 0.001) for i in range(3)]  # spread 0.1 dominates
     low, high = b.estimator_rows(spread_out, spread_out, seeds=(0, 1, 2))[1].band
-    assert high - low == pytest.approx(2 * 3 * 0.1 / 3 ** 0.5)
+    assert high - low == pytest.approx(2 * 3 * 0.1 / 3**0.5)
 
 
 # ----------------------------------------------------------------------------- the +5 shift's variance, the figures
@@ -264,10 +271,11 @@ def test_no_baseline_variance_is_the_monte_carlo_variance(shift):
 
 def test_shift_term_variance_is_c_squared_times_one_minus_sum_pi_squared_over_g():
     probs = torch.softmax(LOGITS, 0)
-    assert b.shift_term_variance(5.0, 8) == pytest.approx(25 * float(1 - (probs ** 2).sum()) / 8)
+    assert b.shift_term_variance(5.0, 8) == pytest.approx(25 * float(1 - (probs**2).sum()) / 8)
     # by enumeration of one answer: Var of c (onehot(z) - pi), trace, divided by G
-    second = sum(float(p) * float(((torch.eye(5, dtype=torch.float64)[z] - probs) ** 2).sum())
-                 for z, p in enumerate(probs))
+    second = sum(
+        float(p) * float(((torch.eye(5, dtype=torch.float64)[z] - probs) ** 2).sum()) for z, p in enumerate(probs)
+    )
     assert b.shift_term_variance(5.0, 8) == pytest.approx(25 * second / 8)
     assert b.shift_term_variance(0.0, 8) == 0
 
@@ -275,6 +283,7 @@ def test_shift_term_variance_is_c_squared_times_one_minus_sum_pi_squared_over_g(
 def test_shift_histogram_bars_of_the_two_methods_do_not_overlap():
     """The 'where the runs end' panel: each method's bar sits beside the other's, none hides another."""
     import matplotlib.pyplot as plt
+
     fig = plt.figure()
     fb.draw_shift_runs(fig, b.shift_experiment(runs=20, steps=5, seed=0))
     bars = [patch for patch in fig.axes[-1].patches]
@@ -287,6 +296,7 @@ def test_figures_use_the_modules_palette_and_label_their_axes():
     import matplotlib.pyplot as plt
 
     from rlvr.figures.palette import ALGO_COLORS
+
     assert all(fb.COLORS[kind] == ALGO_COLORS[kind] for kind in fb.COLORS)
     fig = plt.figure()
     fb.draw_estimators(fig, b.compare_estimators(8, n_groups=500))

@@ -1,4 +1,5 @@
 """Notebook 05's experiments against independent computations: autograd, exact enumeration, closed forms."""
+
 import itertools
 import math
 
@@ -52,7 +53,7 @@ def test_length_pmf_sums_to_one_and_matches_the_token_logps():
 def test_mean_thinking_tokens_matches_the_geometric_closed_form():
     for logit, cap in [(math.log(9), 30), (0.0, 5), (-2.0, 12)]:
         s = 1 / (1 + math.exp(-logit))
-        closed = s * (1 - s ** cap) / (1 - s)
+        closed = s * (1 - s**cap) / (1 - s)
         assert lb.mean_thinking_tokens(logit, cap) == pytest.approx(closed, rel=1e-10)
 
 
@@ -61,10 +62,13 @@ def test_length_score_is_the_autograd_derivative_of_the_answer_logp():
     logits = torch.tensor([1.3, -0.4], dtype=torch.float64, requires_grad=True)
     k, paths = torch.tensor([0, 3, 8, 5, 8]), torch.tensor([0, 0, 0, 1, 1])
     logps, mask = lb.toy_token_logps(logits, paths, k, cap)
-    grads = [torch.autograd.grad((logps[i] * mask[i]).sum(), logits, retain_graph=True)[0][paths[i]].item()
-             for i in range(len(k))]
-    np.testing.assert_allclose(grads, lb.length_score(k.numpy(), logits.detach().numpy()[paths.numpy()], cap),
-                               rtol=1e-10)
+    grads = [
+        torch.autograd.grad((logps[i] * mask[i]).sum(), logits, retain_graph=True)[0][paths[i]].item()
+        for i in range(len(k))
+    ]
+    np.testing.assert_allclose(
+        grads, lb.length_score(k.numpy(), logits.detach().numpy()[paths.numpy()], cap), rtol=1e-10
+    )
 
 
 def test_sampled_lengths_follow_the_pmf():
@@ -95,8 +99,19 @@ def test_numpy_twins_match_the_package():
 def test_one_training_step_is_sgd_on_the_package_loss(loss):
     """Replay the first step's random numbers, build the token log-probs and differentiate the package loss."""
     p, G, n_runs, per_step, cap, lr, seed = 0.4, 4, 3, 8, 6, 0.7, 5
-    run = lb.train_toy(loss, p, G, steps=1, n_runs=n_runs, lr=lr, answers_per_step=per_step, cap=cap,
-                       init_logit=0.9, seed=seed, optimizer="sgd")
+    run = lb.train_toy(
+        loss,
+        p,
+        G,
+        steps=1,
+        n_runs=n_runs,
+        lr=lr,
+        answers_per_step=per_step,
+        cap=cap,
+        init_logit=0.9,
+        seed=seed,
+        optimizer="sgd",
+    )
     rng = np.random.default_rng(seed)
     shape = (n_runs, per_step // G, G)
     correct = rng.random(shape) < p
@@ -135,8 +150,9 @@ def test_expected_gradients_match_brute_force_enumeration(G, cap):
     exact = lb.expected_gradients(logits, p, G, cap)
     for loss in ("grpo", "dr_grpo"):
         # the package's z-score has eps 1e-4 on the std like ours, so the two agree to ~1e-4 relative
-        np.testing.assert_allclose(exact[loss], brute_force_expected_gradient(loss, logits, p, G, cap),
-                                   rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(
+            exact[loss], brute_force_expected_gradient(loss, logits, p, G, cap), rtol=1e-6, atol=1e-12
+        )
 
 
 def test_true_and_dr_grpo_expected_gradients_are_zero_and_grpo_is_not():
@@ -218,12 +234,28 @@ def test_token_weight_panel_says_when_an_answer_is_longer_than_l_max():
 def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing():
     from rlvr.experiments.race import RaceRun
     from rlvr.train import RLConfig
-    steps = [{"cot_fraction": 0.0, "accuracy": 0.0, "cot_accuracy": math.nan, "mean_length": 1.0,
-              "all_same_group_fraction": 1.0}] * 5
-    thinking = [{"cot_fraction": 1.0, "accuracy": 0.5, "cot_accuracy": 0.5, "mean_length": 15.0,
-                 "all_same_group_fraction": 0.25}] * 5
+
+    steps = [
+        {
+            "cot_fraction": 0.0,
+            "accuracy": 0.0,
+            "cot_accuracy": math.nan,
+            "mean_length": 1.0,
+            "all_same_group_fraction": 1.0,
+        }
+    ] * 5
+    thinking = [
+        {
+            "cot_fraction": 1.0,
+            "accuracy": 0.5,
+            "cot_accuracy": 0.5,
+            "mean_length": 15.0,
+            "all_same_group_fraction": 0.25,
+        }
+    ] * 5
     runs = {"collapsed": RaceRun(RLConfig(), steps), "thinking": RaceRun(RLConfig(), thinking)}
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lines = lb.summary_text(runs, last=3).splitlines()
@@ -264,6 +296,7 @@ def test_toy_drift_and_length_split_texts_read_the_runs():
 # ----------------------------------------------------------------------------------------------- figures
 def test_overlapping_correct_and_wrong_curves_both_stay_visible():
     from rlvr.widgets import new_figure
+
     fig = new_figure((9, 3.8))
     flb.draw_token_weights(fig)  # |A| = 1 for both answers: the GRPO curves coincide
     lines = {line.get_label(): line for line in fig.axes[0].lines if not line.get_label().startswith("_")}
@@ -286,6 +319,7 @@ def test_kimi_runs_are_drawn_in_colours_no_algorithm_uses_and_the_late_run_dashe
     from rlvr.figures.palette import ALGO_COLORS
     from rlvr.train import RLConfig
     from rlvr.widgets import new_figure
+
     history = [{"cot_fraction": 0.5, "accuracy": 0.5, "mean_length": 9.0}] * 10
     runs = {label: RaceRun(RLConfig(), history) for label in ("none", "from 0", "from 5")}
     fig = new_figure((10, 3.3))

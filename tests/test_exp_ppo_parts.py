@@ -1,4 +1,5 @@
 """Tests of rlvr.experiments.ppo_parts against independent computations (closed forms, enumeration, autograd)."""
+
 import copy
 import math
 
@@ -13,6 +14,7 @@ from rlvr.model import sample
 from rlvr.sft import warm_up
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
 from rlvr.widgets import exercise_panel_edges
+
 
 def check_panel(panel):
     """Every control's edges and middle draw a new picture without problems (speed: benchmarks/bench_panels.py)."""
@@ -83,9 +85,15 @@ def synthetic_example(score=1.0):
     logps = torch.tensor([-0.1, -3.0, -0.2, -2.5, -0.05])
     ref_logps = torch.tensor([-0.7, -1.0, -0.3, -0.4, -0.05])
     return parts.AnswerExample(
-        label="toy", prompt="0123456789=", tokens=list("[12]$"), logps=logps, ref_logps=ref_logps, score=score,
+        label="toy",
+        prompt="0123456789=",
+        tokens=list("[12]$"),
+        logps=logps,
+        ref_logps=ref_logps,
+        score=score,
         value_score=torch.tensor([0.6, 0.2, 0.3, 0.1, 0.9]),
-        value_kl={True: torch.tensor([0.7, 0.1, 0.1, 0.0, 0.0]), False: torch.tensor([-3.0, -3.6, -1.6, -2.1, 0.0])})
+        value_kl={True: torch.tensor([0.7, 0.1, 0.1, 0.0, 0.0]), False: torch.tensor([-3.0, -3.6, -1.6, -2.1, 0.0])},
+    )
 
 
 @pytest.mark.parametrize("clamp", [True, False])
@@ -119,8 +127,9 @@ def test_gae_with_lambda_zero_is_the_one_step_td_error_and_v_zero_discounts():
     lam = 0.5
     blind = parts.shaped_view(ex, 0.0, lam, True, critic=parts.CRITICS[1])
     T = len(ex.tokens)
-    np.testing.assert_allclose(blind["advantages"].numpy(), [lam ** (T - 1 - t) * ex.score for t in range(T)],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        blind["advantages"].numpy(), [lam ** (T - 1 - t) * ex.score for t in range(T)], atol=1e-6
+    )
 
 
 def test_shaping_panel_redraws_at_every_control_edge():
@@ -134,8 +143,9 @@ def test_monte_carlo_values_are_exact_where_the_answer_is_decided(warm_model):
     rng, generator = np.random.default_rng(3), torch.Generator().manual_seed(3)
     prompts = sample_prompts(6, rng)
     rollout = sample(warm_model, prompt_tokens(prompts), 0.0, generator=generator)  # greedy answers
-    value_score, value_kl = parts.monte_carlo_values(warm_model, warm_model, rollout.prompt_ids, rollout.responses,
-                                                     rollout.response_mask, prompts, n=8, seed=0)
+    value_score, value_kl = parts.monte_carlo_values(
+        warm_model, warm_model, rollout.prompt_ids, rollout.responses, rollout.response_mask, prompts, n=8, seed=0
+    )
     mask = rollout.response_mask
     assert value_kl[True].abs().max() < 1e-5 and value_kl[False].abs().max() < 1e-5  # policy == reference
     assert torch.all((value_score >= 0) & (value_score <= 1)) and torch.all(value_score[~mask] == 0)
@@ -156,8 +166,11 @@ def test_pick_examples_finds_the_three_kinds():
         "is_think": torch.tensor([True, True, True, False]),
         "is_direct": torch.tensor([False, False, False, True]),
     }
-    assert parts.pick_examples(candidates) == {parts.EXAMPLE_LABELS[0]: 2, parts.EXAMPLE_LABELS[1]: 1,
-                                               parts.EXAMPLE_LABELS[2]: 3}
+    assert parts.pick_examples(candidates) == {
+        parts.EXAMPLE_LABELS[0]: 2,
+        parts.EXAMPLE_LABELS[1]: 1,
+        parts.EXAMPLE_LABELS[2]: 3,
+    }
 
 
 # ----------------------------------------------------------------------------------------------- KL estimators
@@ -241,11 +254,15 @@ def test_memory_panel_redraws_at_every_slider_edge():
 
 
 def test_policy_kl_rows_report_the_claim_and_bands():
-    summary = {"true_kl": 1.5, "true_kl_se": 0.01, "k1": {"std": 1.0, "std_se": 0.05},
-               "k3": {"std": 8.0, "std_se": 2.0}}
+    summary = {
+        "true_kl": 1.5,
+        "true_kl_se": 0.01,
+        "k1": {"std": 1.0, "std_se": 0.05},
+        "k3": {"std": 8.0, "std_se": 2.0},
+    }
     rows = parts.policy_kl_rows([summary], (0,))
     assert [r.agrees for r in rows] == [False, True, True, True]
-    half = 0.005 + 3 * 0.01 * 2 ** 0.5  # the lecture's "1.36" rounds to 0.005; one seed: u = SE * sqrt(1 + 1/1)
+    half = 0.005 + 3 * 0.01 * 2**0.5  # the lecture's "1.36" rounds to 0.005; one seed: u = SE * sqrt(1 + 1/1)
     assert rows[0].band == pytest.approx((1.36 - half, 1.36 + half))
 
 
@@ -253,6 +270,7 @@ def test_policy_kl_rows_report_the_claim_and_bands():
 def fake_run(scores, kls, beta=0.1):
     """A RunResult-like object with a history of `reward` and `kl_to_ref` per step."""
     from types import SimpleNamespace as NS
+
     history = [{"reward": s, "kl_to_ref": k} for s, k in zip(scores, kls)]
     return NS(config=NS(beta=beta), history=history, timing={"total_s": 51.6}, from_cache=False)
 
@@ -284,6 +302,7 @@ def test_run_time_says_whether_the_run_trained_now():
 
 def test_kl_run_steps_are_half_the_lectures_rl_steps():
     from rlvr.config import SIZES
+
     assert parts.kl_run_steps(fast=False) == SIZES["rl_steps"][0] // 2
     assert parts.kl_run_steps(fast=True) == SIZES["rl_steps"][1] // 2
 
@@ -292,6 +311,7 @@ def test_draw_kl_run_plots_both_curves_in_ppo_red():
     import matplotlib.pyplot as plt
 
     from rlvr.figures.palette import ALGO_COLORS
+
     fig = plt.figure()
     fparts.draw_kl_run(fig, parts.kl_curves(fake_run(np.linspace(0.2, 0.9, 30), np.linspace(0, 2, 30))))
     lines = [line for ax in fig.axes for line in ax.get_lines() if len(line.get_xdata()) == 30]
@@ -317,6 +337,7 @@ def test_tail_effect_drops_the_largest_values():
 def test_exercise_rows_and_figure_labels_name_the_ratio_rho():
     """Notation: rho is the PPO ratio (r is a reward); no row or clip-figure label uses r for the ratio."""
     import matplotlib.pyplot as plt
+
     figures = [row.figure for row in parts.exercise_rows()]
     assert all("ρ" in f for f in figures) and not any("r=" in f or "dJ/dr" in f or "r =" in f for f in figures)
     fig = plt.figure()

@@ -1,5 +1,6 @@
 """Notebook 04's experiment module: diagnostics against hand computations, the instrumented loop against train_rl,
 the curve readers, the cost accounting and the panel (with a fake trainer)."""
+
 import math
 
 import numpy as np
@@ -26,14 +27,17 @@ def policy():
 def test_baseline_diagnostics_match_a_loop():
     scores = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0])  # two groups of 3
     mask = torch.tensor([[1, 1, 0], [1, 0, 0], [1, 1, 1], [1, 1, 0], [1, 0, 0], [1, 1, 1]], dtype=torch.bool)
-    values = torch.tensor([[0.5, 0.2, 9.0], [0.1, 9.0, 9.0], [0.3, 0.3, 0.3], [0.0, 1.0, 9.0], [0.7, 9.0, 9.0],
-                           [1.0, 1.0, 1.0]])
+    values = torch.tensor(
+        [[0.5, 0.2, 9.0], [0.1, 9.0, 9.0], [0.3, 0.3, 0.3], [0.0, 1.0, 9.0], [0.7, 9.0, 9.0], [1.0, 1.0, 1.0]]
+    )
     advantages, returns = gae(shaped_rewards(scores, torch.zeros(6, 3), mask, 0.0), values, mask)
     got = race.baseline_diagnostics(returns, advantages, mask, group_size=3)
     tokens = [(i, t) for i in range(6) for t in range(3) if mask[i, t]]
+
     def others_mean(i):
         group = range(3 * (i // 3), 3 * (i // 3) + 3)
         return np.mean([float(scores[j]) for j in group if j != i])
+
     want_value = np.mean([float(scores[i] - values[i, t]) ** 2 for i, t in tokens])
     want_none = np.mean([float(scores[i]) ** 2 for i, t in tokens])
     want_loo = np.mean([(float(scores[i]) - others_mean(i)) ** 2 for i, t in tokens])
@@ -76,6 +80,7 @@ def test_race_loop_reproduces_train_rl_and_adds_diagnostics(policy, algo, epochs
 
 def test_clip_fraction_never_exceeds_ratio_outside_band():
     from rlvr.sft import warm_up
+
     cfg = RLConfig(algo="grpo", epochs_per_batch=3, lr=1e-2, **TINY)
     run = race.train_race(cfg, progress=False, policy=warm_up().model)  # warm-up: some answers are right
     clipped, outside = run.per_update("clip_fraction_per_update"), run.per_update("ratio_outside_per_update")
@@ -117,9 +122,18 @@ def test_first_crossings():
 
 def fake_run(cot, seconds=(1.0, 0.5), **extra):
     """A RaceRun with a given think-first curve, constant CPU step times (wall-clock 3x that) and extra keys."""
-    history = [{"cot_fraction": c, "accuracy": c / 2, "sampling_s": 3 * seconds[0], "training_s": 3 * seconds[1],
-                "sampling_cpu_s": seconds[0], "training_cpu_s": seconds[1], **{k: v[i] for k, v in extra.items()}}
-               for i, c in enumerate(cot)]
+    history = [
+        {
+            "cot_fraction": c,
+            "accuracy": c / 2,
+            "sampling_s": 3 * seconds[0],
+            "training_s": 3 * seconds[1],
+            "sampling_cpu_s": seconds[0],
+            "training_cpu_s": seconds[1],
+            **{k: v[i] for k, v in extra.items()},
+        }
+        for i, c in enumerate(cot)
+    ]
     return race.RaceRun(RLConfig(steps=len(cot)), history)
 
 
@@ -134,8 +148,14 @@ def test_wall_clock_and_seconds_to_think():
 
 
 def test_measurements_and_rows():
-    ppo = fake_run([0.0, 1, 1, 1, 1, 1], seconds=(1.0, 2.0), value_mean=[0.0] * 6,
-                   adv_sq_value=[0.5, 0.5, 0.1, 0.1, 0.1, 0.1], adv_sq_none=[0.5] * 6, adv_sq_loo=[0.2] * 6)
+    ppo = fake_run(
+        [0.0, 1, 1, 1, 1, 1],
+        seconds=(1.0, 2.0),
+        value_mean=[0.0] * 6,
+        adv_sq_value=[0.5, 0.5, 0.1, 0.1, 0.1, 0.1],
+        adv_sq_none=[0.5] * 6,
+        adv_sq_loo=[0.2] * 6,
+    )
     grpo1 = fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1))
     grpo8 = fake_run([0.0, 0, 1, 1, 1, 1], seconds=(1.0, 1.0))
     m = race.race_measurements({"PPO-8": ppo, "GRPO-1": grpo1, "GRPO-8": grpo8})
@@ -150,16 +170,18 @@ def test_measurements_and_rows():
     undefined = next(r for r in rows if r.figure == "accuracy at step 25, PPO-8")  # a 6-step run has no step 25
     assert undefined.measured is None and "not defined in 6 steps" in undefined.note
     from rlvr.experiments.common import markdown_table
-    assert "nan" not in markdown_table(rows)
 
+    assert "nan" not in markdown_table(rows)
 
 
 def race_of_fakes():
     """Think-first curves whose centred 5-step means reach 80% at step 3 (PPO-8, GRPO-8) and 5 (GRPO-1), e.g.
     steps 1-5 of GRPO-1 average (0 + 1 + 1 + 1 + 1) / 5; CPU seconds per step 3.0, 1.1 and 2.0."""
-    return {"PPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 2.0)),
-            "GRPO-1": fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1)),
-            "GRPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 1.0))}
+    return {
+        "PPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 2.0)),
+        "GRPO-1": fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1)),
+        "GRPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 1.0)),
+    }
 
 
 def test_race_table_says_how_steps_are_read_and_marks_a_column_a_short_run_cannot_fill():
@@ -188,8 +210,12 @@ def test_step_and_seconds_text():
 
 
 def test_clip_summary_reads_the_last_update_and_the_peak_step():
-    run = fake_run([0.5] * 3, clip_fraction=[0.01, 0.03, 0.02], clip_fraction_per_update=[[0, 0.01]] * 3,
-                   abs_log_ratio_per_update=[[0, 0.004], [0, 0.006], [0, 0.005]])
+    run = fake_run(
+        [0.5] * 3,
+        clip_fraction=[0.01, 0.03, 0.02],
+        clip_fraction_per_update=[[0, 0.01]] * 3,
+        abs_log_ratio_per_update=[[0, 0.004], [0, 0.006], [0, 0.005]],
+    )
     summary = race.clip_summary(run)
     assert summary["last_update"] == pytest.approx(0.01)
     assert summary["abs_log_ratio_last_update"] == pytest.approx(0.005)
@@ -222,6 +248,7 @@ def test_cost_table_uses_notebook_02s_memory_accounting():
 
 def test_value_model_doubles_the_trained_parameters(policy):
     from rlvr.model import ValueModel
+
     n = policy.num_parameters()
     value = sum(p.numel() for p in ValueModel(policy).parameters())
     assert race.trained_parameters("ppo", n, policy.cfg.d_model) == n + value
@@ -232,14 +259,28 @@ def test_value_model_doubles_the_trained_parameters(policy):
 # ----------------------------------------------------------------------------- plots and the panel
 def test_plots_draw(tmp_path):
     from rlvr.widgets import new_figure
-    ppo = fake_run([0.2, 0.5, 0.9], value_mean=[0, 0.1, 0.2], value_loss=[0.2, 0.1, 0.05], reward=[0.2, 0.3, 0.4],
-                   adv_sq_value=[0.2, 0.1, 0.1], adv_sq_none=[0.2] * 3, adv_sq_loo=[0.15] * 3,
-                   clip_fraction=[0.0, 0.1, 0.1], clip_fraction_per_update=[[0, 0.1]] * 3,
-                   ratio_outside_per_update=[[0, 0.2]] * 3, abs_log_ratio_per_update=[[0, 0.05]] * 3)
+
+    ppo = fake_run(
+        [0.2, 0.5, 0.9],
+        value_mean=[0, 0.1, 0.2],
+        value_loss=[0.2, 0.1, 0.05],
+        reward=[0.2, 0.3, 0.4],
+        adv_sq_value=[0.2, 0.1, 0.1],
+        adv_sq_none=[0.2] * 3,
+        adv_sq_loo=[0.15] * 3,
+        clip_fraction=[0.0, 0.1, 0.1],
+        clip_fraction_per_update=[[0, 0.1]] * 3,
+        ratio_outside_per_update=[[0, 0.2]] * 3,
+        abs_log_ratio_per_update=[[0, 0.05]] * 3,
+    )
     ppo.config = RLConfig(algo="ppo", steps=3, epochs_per_batch=2)
     runs = {"PPO-8": ppo, "GRPO-1": fake_run([0.2, 0.3, 0.4])}
-    for draw, arg in ((frace.plot_race, runs), (frace.plot_value, ppo), (frace.plot_clipping, runs),
-                      (frace.plot_no_clip, {"a": ppo, "b": ppo})):
+    for draw, arg in (
+        (frace.plot_race, runs),
+        (frace.plot_value, ppo),
+        (frace.plot_clipping, runs),
+        (frace.plot_no_clip, {"a": ppo, "b": ppo}),
+    ):
         fig = new_figure()
         draw(fig, arg)
         fig.savefig(tmp_path / "x.png")
@@ -248,16 +289,22 @@ def test_plots_draw(tmp_path):
 def visible_labels(axis) -> list[str]:
     """The tick labels an axis shows inside its view limits (after a draw)."""
     low, high = sorted(axis.get_view_interval())
-    return [tick.get_text() for tick, value in zip(axis.get_ticklabels(), axis.get_ticklocs())
-            if tick.get_text() and low <= value <= high]
+    return [
+        tick.get_text()
+        for tick, value in zip(axis.get_ticklabels(), axis.get_ticklocs())
+        if tick.get_text() and low <= value <= high
+    ]
 
 
 def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
     from rlvr.figures.palette import ALGO_COLORS
     from rlvr.widgets import new_figure
+
     n = 40
-    runs = {name: fake_run([0.5] * n, seconds=seconds) for name, seconds in
-            (("PPO-8", (0.05, 0.9)), ("GRPO-1", (0.05, 0.05)), ("GRPO-8", (0.05, 0.45)))}
+    runs = {
+        name: fake_run([0.5] * n, seconds=seconds)
+        for name, seconds in (("PPO-8", (0.05, 0.9)), ("GRPO-1", (0.05, 0.05)), ("GRPO-8", (0.05, 0.45)))
+    }
     fig = new_figure((11, 6.5))
     frace.plot_race(fig, runs)
     colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines if not line.get_label().startswith("_")}
@@ -266,8 +313,15 @@ def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
     assert fig.axes[1].get_xscale() == "log" and fig.axes[0].get_xscale() == "linear"
     rng = np.random.default_rng(0)
     reward = np.clip(0.9 + 0.02 * rng.standard_normal(n), 0, 1)
-    ppo = fake_run([0.5] * n, value_mean=list(reward), reward=list(reward), value_loss=list(reward * (1 - reward)),
-                   adv_sq_value=[0.08] * n, adv_sq_none=[0.9] * n, adv_sq_loo=[0.09] * n)
+    ppo = fake_run(
+        [0.5] * n,
+        value_mean=list(reward),
+        reward=list(reward),
+        value_loss=list(reward * (1 - reward)),
+        adv_sq_value=[0.08] * n,
+        adv_sq_none=[0.9] * n,
+        adv_sq_loo=[0.09] * n,
+    )
     fig = new_figure((11, 6.5))
     frace.plot_value(fig, ppo)
     fig.canvas.draw()
@@ -280,10 +334,14 @@ def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
 
 def test_panel_plot_redrawn_on_its_reused_axes_looks_like_a_new_one():
     from rlvr.widgets import redraw_differences
+
     default, other = fake_run([0.2, 0.5, 0.9], clip_fraction=[0.0, 0.1, 0.1]), fake_run([0.1, 0.2, 0.6])
     live = fake_run([0.1, 0.3]).history
-    calls = [({"GRPO-8 (default)": default}, None), ({"GRPO-8 (default)": default}, live),
-             ({"GRPO-8 (default)": default, "PPO-8": other}, None)]
+    calls = [
+        ({"GRPO-8 (default)": default}, None),
+        ({"GRPO-8 (default)": default}, live),
+        ({"GRPO-8 (default)": default, "PPO-8": other}, None),
+    ]
     assert redraw_differences(frace.plot_panel, calls, (11, 3.4)) == []
 
 

@@ -1,4 +1,5 @@
 """Notebook 03's experiment code, checked against independent computations (closed forms, simulation, stubs)."""
+
 import math
 
 import numpy as np
@@ -26,7 +27,7 @@ def one_thread():
 
 # ----------------------------------------------------------------------------- the teacher
 def test_teacher_chain_accuracy_is_the_lecture_power():
-    assert thinking.teacher_chain_accuracy(0.1) == pytest.approx(0.9 ** 10)
+    assert thinking.teacher_chain_accuracy(0.1) == pytest.approx(0.9**10)
     assert thinking.teacher_chain_accuracy(0.0) == 1.0
 
 
@@ -81,7 +82,7 @@ class PerfectThinker(torch.nn.Module):
             return before_close if before_close < 10 else 0
         if task.OPEN_ID not in prefix or task.PAD_ID in prefix or task.CLOSE_ID in prefix:
             return 0
-        chain = prefix[prefix.index(task.OPEN_ID) + 1:]
+        chain = prefix[prefix.index(task.OPEN_ID) + 1 :]
         if len(chain) >= task.N_DIGITS:
             return 0
         previous = chain[-1] if chain else 0
@@ -111,8 +112,10 @@ def test_thinking_budget_samples_digits_at_temperature_one():
 def test_smooth_is_a_nan_skipping_moving_average():
     y = np.array([1.0, np.nan, 3.0, 5.0, np.nan, np.nan, 7.0])
     got = thinking.smooth(y, window=3)
-    want = [np.nanmean(y[max(0, i - 1):i + 2]) if np.isfinite(y[max(0, i - 1):i + 2]).any() else np.nan
-            for i in range(len(y))]
+    want = [
+        np.nanmean(y[max(0, i - 1) : i + 2]) if np.isfinite(y[max(0, i - 1) : i + 2]).any() else np.nan
+        for i in range(len(y))
+    ]
     np.testing.assert_allclose(got, want)
     assert thinking.smooth([1.0, 2.0], window=9).tolist() == [1.5, 1.5]  # shorter than the window
 
@@ -138,8 +141,13 @@ def test_values_from_key_inverts_config_key():
 
 
 def test_fast_sizes_are_the_notebook_sizes():
-    assert thinking.fast_sizes(False) == {"steps": 200, "eval_prompts": 2000, "pass_prompts": 2000,
-                                          "sft_steps": SFTConfig().steps, "budget_prompts": 1000}
+    assert thinking.fast_sizes(False) == {
+        "steps": 200,
+        "eval_prompts": 2000,
+        "pass_prompts": 2000,
+        "sft_steps": SFTConfig().steps,
+        "budget_prompts": 1000,
+    }
     assert thinking.fast_sizes(True)["steps"] < 30
 
 
@@ -151,19 +159,31 @@ def test_rl_config_is_the_lecture_recipe():
 
 # ----------------------------------------------------------------------------- rows
 def fake_metrics(acc, cot, cot_acc, length):
-    return {"accuracy": acc, "cot_fraction": cot, "cot_accuracy": cot_acc, "direct_accuracy": 0.1,
-            "mean_length": length, "malformed_fraction": 0.0}
+    return {
+        "accuracy": acc,
+        "cot_fraction": cot,
+        "cot_accuracy": cot_acc,
+        "direct_accuracy": 0.1,
+        "mean_length": length,
+        "malformed_fraction": 0.0,
+    }
 
 
 def fake_measurement():
-    warm = {"temperature1": fake_metrics(0.2, 0.5, 0.33, 9.0), "greedy": fake_metrics(0.6, 0.6, 1.0, 10.2),
-            "n_prompts": 2000}
+    warm = {
+        "temperature1": fake_metrics(0.2, 0.5, 0.33, 9.0),
+        "greedy": fake_metrics(0.6, 0.6, 1.0, 10.2),
+        "n_prompts": 2000,
+    }
     history = [{"all_same_group_fraction": 0.5, "accuracy": 0.9}] * 40
-    return {"teacher": {"chain_exact": 0.349, "answer_right": 0.377, "n": 200_000}, "warm": warm,
-            "histories": history,
-            "evals": {a: fake_metrics(0.9, 0.98, 0.92, 14.8) for a in ("grpo", "dr_grpo", "rft")},
-            "warm_pass": {k: 0.3 + 0.04 * k for k in range(1, 17)},
-            "grpo_pass": {k: 0.9 + 0.005 * k for k in range(1, 17)}}
+    return {
+        "teacher": {"chain_exact": 0.349, "answer_right": 0.377, "n": 200_000},
+        "warm": warm,
+        "histories": history,
+        "evals": {a: fake_metrics(0.9, 0.98, 0.92, 14.8) for a in ("grpo", "dr_grpo", "rft")},
+        "warm_pass": {k: 0.3 + 0.04 * k for k in range(1, 17)},
+        "grpo_pass": {k: 0.9 + 0.005 * k for k in range(1, 17)},
+    }
 
 
 def test_rows_report_the_measured_values_and_honest_bands():
@@ -209,6 +229,7 @@ def fake_panel_run(**overrides):
 
 def test_training_curve_figures_draw_single_and_overlaid_runs():
     from rlvr.widgets import new_figure
+
     fig = new_figure((11, 6))
     fthink.draw_training_curves(fig, fake_history())
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 6
@@ -220,17 +241,29 @@ def test_training_curve_figures_draw_single_and_overlaid_runs():
 
 def test_training_plots_redrawn_on_their_reused_axes_look_like_new_ones():
     from rlvr.widgets import redraw_differences
+
     one, two = fake_panel_run(), fake_panel_run(group_size=2)
     two.history = fake_history(steps=4, seed=1)
     for knob in ("group_size", "beta", "teacher_error_rate"):
-        calls = [({"G (default)": one}, fake_history(steps=2)), ({"G (default)": one, "other": two}, None),
-                 ({"G (default)": one}, None)]
-        assert redraw_differences(lambda fig, r, live, knob=knob: fthink.plot_knob_panel(fig, r, live, knob), calls,
-                                  (11, 3.4)) == [], knob
+        calls = [
+            ({"G (default)": one}, fake_history(steps=2)),
+            ({"G (default)": one, "other": two}, None),
+            ({"G (default)": one}, None),
+        ]
+        assert (
+            redraw_differences(
+                lambda fig, r, live, knob=knob: fthink.plot_knob_panel(fig, r, live, knob), calls, (11, 3.4)
+            )
+            == []
+        ), knob
     calls = [(fake_history(),), ({"GRPO": fake_history(), "RFT": fake_history(seed=1)},), (fake_history(seed=2),)]
     assert redraw_differences(fthink.draw_training_curves, calls, (11, 6)) == []
-    report = {"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": fake_metrics(0.5, 0.4, 1.0, 8.0),
-              "losses": [2.0, 1.0, 0.7, 0.5], "teacher_error_rate": 0.1}
+    report = {
+        "temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0),
+        "greedy": fake_metrics(0.5, 0.4, 1.0, 8.0),
+        "losses": [2.0, 1.0, 0.7, 0.5],
+        "teacher_error_rate": 0.1,
+    }
     calls = [({"0.1 (default)": report}, [2.0, 1.5]), ({"0.1 (default)": report, "0.3": report}, None)]
     assert redraw_differences(fthink.plot_teacher_panel, calls, (11, 3.4)) == []
 
@@ -243,8 +276,7 @@ def test_teacher_panel_trains_through_warm_up_with_progress(monkeypatch):
             on_step(step, 4, 2.0 / step)
         calls.append((rate, sft_steps))
         metrics = fake_metrics(0.2, 0.5, 0.3, 9.0)
-        return {"temperature1": metrics, "greedy": metrics, "losses": [2.0, 1.0, 0.7, 0.5],
-                "teacher_error_rate": rate}
+        return {"temperature1": metrics, "greedy": metrics, "losses": [2.0, 1.0, 0.7, 0.5], "teacher_error_rate": rate}
 
     monkeypatch.setattr(fthink, "warmup_metrics", fake_warmup_metrics)
     monkeypatch.setattr(fthink, "warmup_on_disk", lambda *a, **k: False)
@@ -297,6 +329,7 @@ def test_smooth_ratio_pools_answers_not_steps():
 def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():
     # the claim of Exercise 7(b): on-policy, E_pi[grad k3] = grad KL(pi_ref || pi), not grad KL(pi || pi_ref)
     from rlvr.objectives import kl_k3
+
     torch.manual_seed(0)
     theta = torch.randn(5, requires_grad=True)
     ref_logps = torch.log_softmax(torch.randn(5), dim=0)
@@ -304,8 +337,9 @@ def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():
     expected_k3 = (logps.exp().detach() * kl_k3(logps, ref_logps)).sum()  # exact expectation over the 5 tokens
     forward_kl = (ref_logps.exp() * (ref_logps - logps)).sum()
     reverse_kl = (logps.exp() * (logps - ref_logps)).sum()
-    grad_k3, grad_fwd, grad_rev = (torch.autograd.grad(x, theta, retain_graph=True)[0]
-                                   for x in (expected_k3, forward_kl, reverse_kl))
+    grad_k3, grad_fwd, grad_rev = (
+        torch.autograd.grad(x, theta, retain_graph=True)[0] for x in (expected_k3, forward_kl, reverse_kl)
+    )
     torch.testing.assert_close(grad_k3, grad_fwd)
     assert not torch.allclose(grad_k3, grad_rev, atol=1e-3)
 
@@ -336,11 +370,22 @@ def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_
 def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
     """A seed whose greedy model never thinks first has no greedy think-first accuracy: the row averages the
     other seeds (never NaN) and says which seeds it used."""
+
     def report(greedy_share):
-        metrics = {"accuracy": 0.2, "cot_fraction": 0.5, "cot_accuracy": 0.35, "direct_accuracy": 0.1,
-                   "malformed_fraction": 0.0}
-        greedy = {"accuracy": 0.1 + 0.9 * greedy_share, "cot_fraction": greedy_share,
-                  "cot_accuracy": 1.0 if greedy_share else None, "direct_accuracy": 0.1, "malformed_fraction": 0.0}
+        metrics = {
+            "accuracy": 0.2,
+            "cot_fraction": 0.5,
+            "cot_accuracy": 0.35,
+            "direct_accuracy": 0.1,
+            "malformed_fraction": 0.0,
+        }
+        greedy = {
+            "accuracy": 0.1 + 0.9 * greedy_share,
+            "cot_fraction": greedy_share,
+            "cot_accuracy": 1.0 if greedy_share else None,
+            "direct_accuracy": 0.1,
+            "malformed_fraction": 0.0,
+        }
         return {"temperature1": metrics, "greedy": greedy, "n_prompts": 2000}
 
     rows = thinking.warmup_rows([report(0.4), report(0.9), report(0.0)], seeds=(0, 1, 2))

@@ -1,6 +1,7 @@
 """`rlvr.grpo_step` (one GRPO step as a function, and a loop around any such function) and notebook 03's checker of a
 learner's whole step: the reference reproduces train_rl bit for bit, the solution notebook's function reproduces the
 package's run step for step, and each typical mistake is reported as Incorrect at the stage it breaks."""
+
 import math
 
 import numpy as np
@@ -70,15 +71,19 @@ def test_loop_refuses_a_non_grpo_config():
         train_with_step(grpo_step, RLConfig(algo="ppo", steps=1))
 
 
-@pytest.mark.parametrize("bad, message", [
-    (lambda out: None, "not a dict"),
-    (lambda out: {k: v for k, v in out.items() if k != "advantages"}, "'advantages'"),
-    (lambda out: {**out, "rewards": out["rewards"][:-1]}, "'rewards' must be a tensor of shape"),
-    (lambda out: {**out, "loss": float("nan")}, "finite"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda out: None, "not a dict"),
+        (lambda out: {k: v for k, v in out.items() if k != "advantages"}, "'advantages'"),
+        (lambda out: {**out, "rewards": out["rewards"][:-1]}, "'rewards' must be a tensor of shape"),
+        (lambda out: {**out, "loss": float("nan")}, "finite"),
+    ],
+)
 def test_loop_names_an_unusable_step_output_in_one_line(bad, message):
     def broken(*args, **kwargs):
         return bad(grpo_step(*args, **kwargs))
+
     with pytest.raises(StepError, match=message) as info:
         train_with_step(broken, RLConfig(steps=2))
     assert "\n" not in str(info.value)
@@ -87,9 +92,11 @@ def test_loop_names_an_unusable_step_output_in_one_line(bad, message):
 # ----------------------------------------------------------------------------- the checker
 def make_step(adv="group", agg="answer", sign=1.0, kl="k3", detach=True, repeat=np.repeat, temperature=1.0):
     """A learner's step with one knob per typical mistake (the defaults are right)."""
+
     def step(policy, ref, optimizer, prompts, generator, group_size=8, beta=0.0, eps=1e-4, clip_eps=0.2):
-        rollout = sample(policy, task.prompt_tokens(prompts), temperature, generator=generator,
-                         samples_per_prompt=group_size)
+        rollout = sample(
+            policy, task.prompt_tokens(prompts), temperature, generator=generator, samples_per_prompt=group_size
+        )
         digits = repeat(prompts, group_size, axis=0) if repeat is np.repeat else np.tile(prompts, (group_size, 1))
         rewards = task.score_batch(torch.as_tensor(digits), rollout.responses)["reward"]
         r = rewards.view(-1, group_size)
@@ -118,6 +125,7 @@ def make_step(adv="group", agg="answer", sign=1.0, kl="k3", detach=True, repeat=
         loss.backward()
         optimizer.step()
         return {"responses": rollout.responses, "rewards": rewards, "advantages": advantages, "loss": loss.item()}
+
     return step
 
 
@@ -139,16 +147,19 @@ def test_stub_is_not_attempted_and_strict_mode_raises(monkeypatch):
         checks.grpo_step.check(stub)
 
 
-@pytest.mark.parametrize("mistake, exercise, stage, words", [
-    (dict(adv="batch"), "grpo_step", "advantages:", "whole batch"),
-    (dict(agg="padding"), "grpo_step", "loss:", "padding"),
-    (dict(agg="batch"), "grpo_step", "loss:", "whole batch"),
-    (dict(sign=-1.0), "grpo_step", "loss:", "sign"),
-    (dict(kl="reversed"), "grpo_step_kl", "KL term:", "wrong way round"),
-    (dict(detach=False), "grpo_step", "update:", "detach"),
-    (dict(repeat=np.tile), "grpo_step", "scoring:", "own prompt"),
-    (dict(temperature=0.7), "grpo_step", "sampling:", "temperature 1"),
-])
+@pytest.mark.parametrize(
+    "mistake, exercise, stage, words",
+    [
+        (dict(adv="batch"), "grpo_step", "advantages:", "whole batch"),
+        (dict(agg="padding"), "grpo_step", "loss:", "padding"),
+        (dict(agg="batch"), "grpo_step", "loss:", "whole batch"),
+        (dict(sign=-1.0), "grpo_step", "loss:", "sign"),
+        (dict(kl="reversed"), "grpo_step_kl", "KL term:", "wrong way round"),
+        (dict(detach=False), "grpo_step", "update:", "detach"),
+        (dict(repeat=np.tile), "grpo_step", "scoring:", "own prompt"),
+        (dict(temperature=0.7), "grpo_step", "sampling:", "temperature 1"),
+    ],
+)
 def test_each_typical_mistake_is_incorrect_at_its_stage(mistake, exercise, stage, words):
     result = getattr(checks, exercise).check(make_step(**mistake))
     assert result.outcome is Outcome.INCORRECT, result
@@ -161,16 +172,20 @@ def test_step_ignoring_beta_passes_the_step_and_is_not_attempted_for_the_kl():
     assert result.outcome is Outcome.NOT_ATTEMPTED and "ignores beta" in result.message
 
 
-@pytest.mark.parametrize("bad, outcome, words", [
-    (lambda out: {**out, "advantages": out["advantages"] * float("nan")}, Outcome.INCORRECT, "NaN"),
-    (lambda out: {**out, "advantages": out["advantages"].view(-1, 8)}, Outcome.INCORRECT, "shape"),
-    (lambda out: {**out, "loss": float("nan")}, Outcome.INCORRECT, "finite"),
-    (lambda out: out["loss"], Outcome.INCORRECT, "return a dict"),
-    (lambda out: 1 / 0, Outcome.UNCHECKABLE, "ZeroDivisionError"),
-])
+@pytest.mark.parametrize(
+    "bad, outcome, words",
+    [
+        (lambda out: {**out, "advantages": out["advantages"] * float("nan")}, Outcome.INCORRECT, "NaN"),
+        (lambda out: {**out, "advantages": out["advantages"].view(-1, 8)}, Outcome.INCORRECT, "shape"),
+        (lambda out: {**out, "loss": float("nan")}, Outcome.INCORRECT, "finite"),
+        (lambda out: out["loss"], Outcome.INCORRECT, "return a dict"),
+        (lambda out: 1 / 0, Outcome.UNCHECKABLE, "ZeroDivisionError"),
+    ],
+)
 def test_nan_wrong_shape_or_exception_is_one_sentence(bad, outcome, words):
     def step(*args, **kwargs):
         return bad(grpo_step(*args, **kwargs))
+
     result = checks.grpo_step.check(step)
     assert result.outcome is outcome and words in result.message and "\n" not in result.message, result
 

@@ -1,5 +1,6 @@
 """The package's layout: `rlvr.experiments` computes (no plotting, no widgets), `rlvr.figures` draws and wires
 panels."""
+
 import ast
 import pkgutil
 import subprocess
@@ -28,16 +29,23 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_no_experiment_module_imports_plotting_or_widgets():
     folder = Path(rlvr.experiments.__file__).parent
-    offenders = {path.name: sorted(m for m in imported_modules(path) if m.startswith(VISUAL) or m in (".", "..")
-                                   or m.startswith("..widgets") or m.startswith("..figures"))
-                 for path in sorted(folder.glob("*.py"))}
+    offenders = {
+        path.name: sorted(
+            m
+            for m in imported_modules(path)
+            if m.startswith(VISUAL) or m in (".", "..") or m.startswith("..widgets") or m.startswith("..figures")
+        )
+        for path in sorted(folder.glob("*.py"))
+    }
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
 def test_reproduce_and_the_experiments_load_without_matplotlib_or_ipywidgets():
-    code = ("import sys; import rlvr.reproduce, rlvr.experiments.bandit, rlvr.experiments.ppo_parts, "
-            "rlvr.experiments.thinking, rlvr.experiments.race, rlvr.experiments.length_bias; "
-            "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'rlvr.widgets') if m in sys.modules))")
+    code = (
+        "import sys; import rlvr.reproduce, rlvr.experiments.bandit, rlvr.experiments.ppo_parts, "
+        "rlvr.experiments.thinking, rlvr.experiments.race, rlvr.experiments.length_bias; "
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'rlvr.widgets') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
 

@@ -7,6 +7,7 @@ a unit of time, length or training ("17 s", "58 steps", "15 tokens"). It passes 
 markdown_constants/, each with its reason), or when it sits in a LaTeX formula that derives it. Anything else fails
 with the notebook, cell and context.
 """
+
 import json
 import re
 from pathlib import Path
@@ -14,8 +15,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LECTURE = {line.strip() for line in (ROOT / "tests" / "data" / "lecture_numbers.txt").read_text().splitlines()
-           if line.strip() and not line.startswith("#")}
+LECTURE = {
+    line.strip()
+    for line in (ROOT / "tests" / "data" / "lecture_numbers.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
 
 CONSTANTS_DIR = ROOT / "tests" / "data" / "markdown_constants"  # all.txt, and 01.txt ... 05.txt per notebook
 
@@ -32,8 +36,7 @@ def constants(notebook: str) -> dict[str, str]:
     return found
 
 
-MEASURED = re.compile(
-    r"(?<![\w.$\\^_{])(-?\d+(?:\.\d+)?)(%|x\b| ?(?:s|seconds|ms|steps|tokens|nats)\b)?")
+MEASURED = re.compile(r"(?<![\w.$\\^_{])(-?\d+(?:\.\d+)?)(%|x\b| ?(?:s|seconds|ms|steps|tokens|nats)\b)?")
 LATEX = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.S)
 
 
@@ -48,7 +51,7 @@ def measured_tokens(markdown: str) -> list[tuple[str, str]]:
         if "." not in number and not unit:
             continue  # a plain integer: a count, a section, a year
         token = number + ("%" if unit == "%" else "")
-        context = " ".join(text[max(0, match.start() - 50): match.end() + 30].split())
+        context = " ".join(text[max(0, match.start() - 50) : match.end() + 30].split())
         found.append((token, context))
     return found
 
@@ -72,8 +75,10 @@ def test_markdown_quotes_only_the_lectures_numbers_and_constants(path):
         for token, context in measured_tokens("".join(cell["source"])):
             if not allowed(token, path.name):
                 offenders.append(f"cell {index}: {token!r} in '...{context}...'")
-    assert offenders == [], (f"{path.name}: measured-looking numbers in Markdown (print them from the run, or add a "
-                             f"constant with its reason):\n" + "\n".join(offenders))
+    assert offenders == [], (
+        f"{path.name}: measured-looking numbers in Markdown (print them from the run, or add a "
+        f"constant with its reason):\n" + "\n".join(offenders)
+    )
 
 
 def test_the_detector_flags_measured_numbers_and_passes_the_lectures():

@@ -1,4 +1,5 @@
 """The tiny Transformer: size, shapes, KV-cached sampling equal to the uncached forward pass, determinism."""
+
 import numpy as np
 import pytest
 import torch
@@ -41,26 +42,28 @@ def test_cached_sampling_logps_equal_uncached_forward(model, prompts):
 
 def test_cached_logits_equal_uncached_at_every_position(model, prompts):
     from rlvr.model import KVCache
+
     seq = torch.cat([prompts, torch.randint(0, 10, (32, 5))], dim=1)
     cache = KVCache(model.cfg, 32)
     stepwise = [model(seq[:, :PROMPT_LEN], cache)[:, -1]]
     for t in range(PROMPT_LEN, seq.shape[1]):
-        stepwise.append(model(seq[:, t:t + 1], cache)[:, -1])
-    full = model(seq)[:, PROMPT_LEN - 1:]
+        stepwise.append(model(seq[:, t : t + 1], cache)[:, -1])
+    full = model(seq)[:, PROMPT_LEN - 1 :]
     assert torch.allclose(torch.stack(stepwise, 1), full, atol=1e-5)
 
 
 def test_sampling_shapes_stop_and_padding(model, prompts):
-    r = sample(model, prompts, temperature=1.0, max_new_tokens=MAX_NEW_TOKENS,
-               generator=torch.Generator().manual_seed(1))
+    r = sample(
+        model, prompts, temperature=1.0, max_new_tokens=MAX_NEW_TOKENS, generator=torch.Generator().manual_seed(1)
+    )
     assert r.responses.shape == r.logps.shape == r.response_mask.shape
     assert r.responses.shape[1] <= MAX_NEW_TOKENS
     for row, m in zip(r.responses, r.response_mask):
         stops = (row == STOP_ID).nonzero()
         if len(stops):
             first = stops[0].item()
-            assert m[: first + 1].all() and not m[first + 1:].any()
-            assert (row[first + 1:] == PAD_ID).all()
+            assert m[: first + 1].all() and not m[first + 1 :].any()
+            assert (row[first + 1 :] == PAD_ID).all()
 
 
 def test_greedy_is_deterministic_and_seeded_sampling_repeats(model, prompts):
@@ -80,8 +83,9 @@ def test_negative_temperature_refused(model, prompts):
 @pytest.mark.parametrize("group_size", [1, 2, 8])
 def test_shared_prompt_prefill_gives_the_numbers_of_repeated_prompts(model, prompts, group_size):
     shared = sample(model, prompts[:8], generator=torch.Generator().manual_seed(3), samples_per_prompt=group_size)
-    repeated = sample(model, prompts[:8].repeat_interleave(group_size, dim=0),
-                      generator=torch.Generator().manual_seed(3))
+    repeated = sample(
+        model, prompts[:8].repeat_interleave(group_size, dim=0), generator=torch.Generator().manual_seed(3)
+    )
     for name in ("prompt_ids", "responses", "logps", "response_mask"):
         assert torch.equal(getattr(shared, name), getattr(repeated, name)), name
     assert shared.responses.shape[0] == 8 * group_size
@@ -89,6 +93,7 @@ def test_shared_prompt_prefill_gives_the_numbers_of_repeated_prompts(model, prom
 
 def test_kv_cache_repeat_interleave_maps_row_i_to_a_group():
     from rlvr.model import KVCache
+
     cache = KVCache(ModelConfig(), batch=3)
     for k, v in zip(cache.k, cache.v):
         k.copy_(torch.arange(3.0).view(3, 1, 1, 1).expand_as(k))
@@ -183,6 +188,7 @@ def plain_sample(model, prompt_ids, temperature, max_new_tokens, generator, samp
     """`sample` as it was written before its speed-ups: a fresh cache, the bias per step, multinomial, padding as it
     goes. Every trick must give these numbers bit for bit."""
     from rlvr.model import KVCache
+
     cache = KVCache(model.cfg, prompt_ids.shape[0])
     logits = model(prompt_ids, cache)[:, -1]  # [N, V]
     prompt_ids = prompt_ids.repeat_interleave(samples_per_prompt, dim=0)  # [B, P]
@@ -192,8 +198,11 @@ def plain_sample(model, prompt_ids, temperature, max_new_tokens, generator, samp
     tokens, logps = [], []
     for step in range(max_new_tokens):
         logprobs = torch.log_softmax(logits if temperature == 0 else logits / temperature, dim=-1)  # [B, V]
-        tok = (logprobs.argmax(dim=-1) if temperature == 0 else
-               torch.multinomial(logprobs.exp(), 1, generator=generator).squeeze(1))  # [B]
+        tok = (
+            logprobs.argmax(dim=-1)
+            if temperature == 0
+            else torch.multinomial(logprobs.exp(), 1, generator=generator).squeeze(1)
+        )  # [B]
         tokens.append(torch.where(done, PAD_ID, tok))
         logps.append(torch.where(done, 0.0, logprobs.gather(1, tok[:, None]).squeeze(1)))
         done = done | (tok == STOP_ID)
@@ -218,10 +227,16 @@ def biased_model():
 def test_sample_gives_the_plain_loops_numbers_bit_for_bit(biased_model, temperature, n_prompts, group_size):
     prompt_ids = prompt_tokens(sample_prompts(n_prompts, np.random.default_rng(n_prompts)))
     for seed in range(3):
-        got = sample(biased_model, prompt_ids, temperature, generator=torch.Generator().manual_seed(seed),
-                     samples_per_prompt=group_size)
-        tokens, logps = plain_sample(biased_model, prompt_ids, temperature, MAX_NEW_TOKENS,
-                                     torch.Generator().manual_seed(seed), group_size)
+        got = sample(
+            biased_model,
+            prompt_ids,
+            temperature,
+            generator=torch.Generator().manual_seed(seed),
+            samples_per_prompt=group_size,
+        )
+        tokens, logps = plain_sample(
+            biased_model, prompt_ids, temperature, MAX_NEW_TOKENS, torch.Generator().manual_seed(seed), group_size
+        )
         assert torch.equal(got.responses, tokens)
         assert torch.equal(got.logps, logps)
         assert torch.equal(got.response_mask, response_mask(tokens))
@@ -231,6 +246,7 @@ def test_sample_gives_the_plain_loops_numbers_bit_for_bit(biased_model, temperat
 
 def test_draw_is_multinomials_own_draw():
     from rlvr.model import _draw
+
     for seed in range(20):
         probs = torch.softmax(3 * torch.randn(64, VOCAB_SIZE, generator=torch.Generator().manual_seed(seed)), -1)
         mine, theirs = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
@@ -244,11 +260,12 @@ def test_bias_table_rows_equal_the_bias_of_each_step(biased_model):
         T = biased_model.cfg.block_size
         assert torch.equal(table, block.attn.position_bias(0, T, T))
         for start in range(T):
-            assert torch.equal(table[:, start:start + 1, :start + 1], block.attn.position_bias(start, 1, start + 1))
+            assert torch.equal(table[:, start : start + 1, : start + 1], block.attn.position_bias(start, 1, start + 1))
 
 
 def test_position_fastest_values_give_the_same_products_at_every_length():
     from rlvr.model import KVCache
+
     torch.manual_seed(0)
     cfg = ModelConfig()
     cache = KVCache(cfg, batch=256)
@@ -269,6 +286,7 @@ def test_position_fastest_values_give_the_same_products_at_every_length():
 
 def test_static_cache_reuses_its_buffers_and_a_plain_one_does_not():
     from rlvr.model import KVCache
+
     cfg = ModelConfig()
     a, b = KVCache(cfg, 5, static=True), KVCache(cfg, 5, static=True)
     assert a.k[0] is b.k[0] and a.v[1] is b.v[1]
@@ -298,12 +316,13 @@ def test_attention_arithmetic_is_sdpas_bit_for_bit(T, start, grad):
     """The content layer computes softmax(q k^T / sqrt(Dh) + bias) v itself: the numbers (and gradients) of
     F.scaled_dot_product_attention, which it replaced, for a training forward, a prefill and a full sequence."""
     import torch.nn.functional as F
+
     torch.manual_seed(T)
     B, H, Dh, n = 64, 4, 16, start + T
     q, k, v = (torch.randn(B, H, n, Dh, requires_grad=grad) for _ in range(3))
     bias = torch.randn(H, n, n).masked_fill(torch.ones(n, n).triu(1).bool(), float("-inf"))
     bias = bias[:, start:].clone().requires_grad_(grad)  # [H, T, n]
-    mine = torch.softmax((q[:, :, start:] @ k.transpose(-1, -2)) * Dh ** -0.5 + bias, dim=-1) @ v
+    mine = torch.softmax((q[:, :, start:] @ k.transpose(-1, -2)) * Dh**-0.5 + bias, dim=-1) @ v
     sdpa = F.scaled_dot_product_attention(q[:, :, start:], k, v, attn_mask=bias)
     assert torch.equal(mine, sdpa)
     if grad:

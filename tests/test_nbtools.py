@@ -1,4 +1,5 @@
 """Tests for generating student notebooks from solution notebooks, and for keeping them clean."""
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -225,11 +226,18 @@ def test_generate_reports_unbalanced_markers(tmp_path, capsys):
 
 def test_text_view_holds_sources_printed_text_markdown_tables_and_errors():
     code = new_code_cell("print(1)")
-    code.outputs = [new_output("stream", name="stdout", text="accuracy 78.8%\n"),
-                    new_output("display_data", data={"text/markdown": "| run | acc |\n|---|---|\n| a | 94% |",
-                                                     "text/plain": "<IPython.core.display.Markdown object>"}),
-                    new_output("execute_result", data={"text/plain": "0.25"}, execution_count=1),
-                    new_output("error", ename="ValueError", evalue="bad shape", traceback=[])]
+    code.outputs = [
+        new_output("stream", name="stdout", text="accuracy 78.8%\n"),
+        new_output(
+            "display_data",
+            data={
+                "text/markdown": "| run | acc |\n|---|---|\n| a | 94% |",
+                "text/plain": "<IPython.core.display.Markdown object>",
+            },
+        ),
+        new_output("execute_result", data={"text/plain": "0.25"}, execution_count=1),
+        new_output("error", ename="ValueError", evalue="bad shape", traceback=[]),
+    ]
     text = nbtools.to_text(new_notebook(cells=[new_markdown_cell("We measure **79%**."), code]))
     assert text.index("===== cell 0 [markdown] =====") < text.index("We measure **79%**.")
     assert text.index("===== cell 1 [code] =====") < text.index("print(1)") < text.index("accuracy 78.8%")

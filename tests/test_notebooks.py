@@ -2,6 +2,7 @@
 
 The execution machinery itself is tested on tiny notebooks built in a temporary folder.
 """
+
 from pathlib import Path
 
 import nbformat
@@ -84,8 +85,13 @@ SOLUTION_CELL = """def double(x):
 
 def tiny_repo(root, extra_cells=()):
     """A repo with one solution notebook (an exercise checked through Exercise.check) and its student copy."""
-    cells = [new_code_cell(ENV_CELL), new_code_cell(EXERCISE_CELL), new_code_cell(SOLUTION_CELL),
-             new_code_cell("double_exercise.check(double)"), *extra_cells]
+    cells = [
+        new_code_cell(ENV_CELL),
+        new_code_cell(EXERCISE_CELL),
+        new_code_cell(SOLUTION_CELL),
+        new_code_cell("double_exercise.check(double)"),
+        *extra_cells,
+    ]
     (root / "solutions").mkdir()
     (root / "notebooks").mkdir()
     nbformat.write(new_notebook(cells=cells), str(root / "solutions" / "01_tiny.ipynb"))

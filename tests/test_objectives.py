@@ -1,5 +1,6 @@
 """Every objective of rlvr.objectives against an independent computation: explicit loops, numpy, closed forms,
 autograd of the written-out formula, enumeration of a small bandit, and the lecture's exercises (section 9)."""
+
 import itertools
 import math
 
@@ -9,10 +10,25 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rlvr.objectives import (ADVANTAGE_KINDS, aggregate_loss, compute_advantages, dr_grpo_advantages, gae,
-                             grpo_advantages, kimi_length_reward, kl_k1, kl_k2, kl_k3, mean_baseline_advantages,
-                             pass_at_k, policy_gradient_loss, ppo_clip_loss, rft_loss, rloo_advantages,
-                             shaped_rewards)
+from rlvr.objectives import (
+    ADVANTAGE_KINDS,
+    aggregate_loss,
+    compute_advantages,
+    dr_grpo_advantages,
+    gae,
+    grpo_advantages,
+    kimi_length_reward,
+    kl_k1,
+    kl_k2,
+    kl_k3,
+    mean_baseline_advantages,
+    pass_at_k,
+    policy_gradient_loss,
+    ppo_clip_loss,
+    rft_loss,
+    rloo_advantages,
+    shaped_rewards,
+)
 
 FAST = settings(max_examples=60, deadline=None, database=None, derandomize=True)
 
@@ -28,7 +44,7 @@ def _group_loop(rewards, group_size, per_group):
     """Apply per_group(list of G floats) -> list of G floats to each group; flat list out."""
     out = []
     for start in range(0, len(rewards), group_size):
-        out.extend(per_group([float(r) for r in rewards[start:start + group_size]]))
+        out.extend(per_group([float(r) for r in rewards[start : start + group_size]]))
     return out
 
 
@@ -45,18 +61,27 @@ def _rloo(group):
 
 def _z_score(ddof, eps):
     """(r_i - mean) / (std with ddof + eps), by numpy."""
+
     def per_group(group):
         g = np.asarray(group, dtype=np.float64)
         return list((g - g.mean()) / (g.std(ddof=ddof) + eps))
+
     return per_group
 
 
 REWARDS = [1.0, 0.0, 0.5, 0.25, 0.0, 0.0, 1.0, 1.0, 0.3, 2.0, -1.0, 0.7]
 
 
-@pytest.mark.parametrize("kind, per_group", [
-    ("mean", _mean_incl_self), ("rloo", _rloo), ("dr_grpo", _mean_incl_self), ("none", lambda g: g),
-    ("grpo", _z_score(0, 1e-4))])
+@pytest.mark.parametrize(
+    "kind, per_group",
+    [
+        ("mean", _mean_incl_self),
+        ("rloo", _rloo),
+        ("dr_grpo", _mean_incl_self),
+        ("none", lambda g: g),
+        ("grpo", _z_score(0, 1e-4)),
+    ],
+)
 @pytest.mark.parametrize("group_size", [2, 3, 4])
 def test_advantages_match_explicit_loops(kind, per_group, group_size):
     expected = _group_loop(REWARDS, group_size, per_group)
@@ -208,8 +233,12 @@ def test_ppo_clip_value_and_gradient_against_the_explicit_objective(sign):
 
 def test_lecture_exercise_2_objective_and_slope():
     ratio = torch.tensor([0.5, 1.0, 1.1, 1.5], dtype=torch.float64, requires_grad=True)
-    loss, clipped = ppo_clip_loss(torch.log(ratio)[None], torch.zeros(1, 4, dtype=torch.float64),
-                                  torch.tensor([2.0], dtype=torch.float64), clip_eps=0.2)
+    loss, clipped = ppo_clip_loss(
+        torch.log(ratio)[None],
+        torch.zeros(1, 4, dtype=torch.float64),
+        torch.tensor([2.0], dtype=torch.float64),
+        clip_eps=0.2,
+    )
     objective = -loss[0]
     (slope,) = torch.autograd.grad(objective.sum(), ratio)
     np.testing.assert_allclose(objective.detach().numpy(), [1.0, 2.0, 2.2, 2.4], rtol=1e-12)
@@ -219,8 +248,12 @@ def test_lecture_exercise_2_objective_and_slope():
 
 def test_negative_advantage_gradient_vanishes_below_one_minus_eps():
     ratio = torch.tensor([0.5, 0.7, 0.9, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
-    loss, clipped = ppo_clip_loss(torch.log(ratio)[None], torch.zeros(1, 5, dtype=torch.float64),
-                                  torch.tensor([-1.0], dtype=torch.float64), clip_eps=0.2)
+    loss, clipped = ppo_clip_loss(
+        torch.log(ratio)[None],
+        torch.zeros(1, 5, dtype=torch.float64),
+        torch.tensor([-1.0], dtype=torch.float64),
+        clip_eps=0.2,
+    )
     (slope,) = torch.autograd.grad((-loss).sum(), ratio)
     np.testing.assert_allclose((-loss[0]).detach().numpy(), [-0.8, -0.8, -0.9, -1.0, -1.5], rtol=1e-12)
     np.testing.assert_allclose(slope.numpy(), [0.0, 0.0, -1.0, -1.0, -1.0], rtol=1e-12)
@@ -255,13 +288,13 @@ def _gaussian_samples(mu, n=400_000, seed=0):
     """x ~ q = N(0,1); returns (log q(x), log p(x)) with p = N(mu, 1), float64."""
     x = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     log_norm = -0.5 * math.log(2 * math.pi)
-    return log_norm - x ** 2 / 2, log_norm - (x - mu) ** 2 / 2
+    return log_norm - x**2 / 2, log_norm - (x - mu) ** 2 / 2
 
 
 @pytest.mark.parametrize("mu", [0.3, 1.0])
 def test_kl_estimators_match_schulmans_closed_forms(mu):
     logq, logp = _gaussian_samples(mu)
-    kl = mu ** 2 / 2
+    kl = mu**2 / 2
     k1, k2, k3 = kl_k1(logq, logp), kl_k2(logq, logp), kl_k3(logq, logp)
     n = len(logq)
 
@@ -269,10 +302,10 @@ def test_kl_estimators_match_schulmans_closed_forms(mu):
         assert abs(estimate - target) < 5 * spread / math.sqrt(n), (estimate, target)
 
     close(float(k1.mean()), kl, mu)  # unbiased, std mu
-    close(float(k3.mean()), kl, math.sqrt(math.exp(mu ** 2) - 1 - mu ** 2))  # unbiased
-    close(float(k2.mean()) - kl, mu ** 4 / 8, float(k2.std()))  # biased by mu^4 / 8
+    close(float(k3.mean()), kl, math.sqrt(math.exp(mu**2) - 1 - mu**2))  # unbiased
+    close(float(k2.mean()) - kl, mu**4 / 8, float(k2.std()))  # biased by mu^4 / 8
     assert abs(float(k1.std()) - mu) < 0.01 * mu
-    var_k3 = math.exp(mu ** 2) - 1 - mu ** 2
+    var_k3 = math.exp(mu**2) - 1 - mu**2
     assert abs(float(k3.var()) - var_k3) < 0.05 * var_k3
 
 
@@ -391,21 +424,25 @@ def test_aggregations_against_explicit_loops():
     token_mean = sum(sum(row) for row in rows) / sum(len(row) for row in rows)
     assert math.isclose(float(aggregate_loss(loss, mask, "seq_mean_token_mean")), grpo, rel_tol=1e-12)
     assert math.isclose(float(aggregate_loss(loss, mask, "seq_mean_token_sum_norm", 10)), dr_grpo, rel_tol=1e-12)
-    assert math.isclose(float(aggregate_loss(loss, mask, "seq_mean_token_sum_norm")), dr_grpo * 10 / 6,
-                        rel_tol=1e-12)  # max_len defaults to T
+    assert math.isclose(
+        float(aggregate_loss(loss, mask, "seq_mean_token_sum_norm")), dr_grpo * 10 / 6, rel_tol=1e-12
+    )  # max_len defaults to T
     assert math.isclose(float(aggregate_loss(loss, mask, "token_mean")), token_mean, rel_tol=1e-12)
     with pytest.raises(ValueError):
         aggregate_loss(loss, mask, "sum")
 
 
-@pytest.mark.parametrize("mode, short_weight, long_weight", [
-    ("seq_mean_token_mean", 0.01, -0.001), ("seq_mean_token_sum_norm", 0.001, -0.001)])
+@pytest.mark.parametrize(
+    "mode, short_weight, long_weight",
+    [("seq_mean_token_mean", 0.01, -0.001), ("seq_mean_token_sum_norm", 0.001, -0.001)],
+)
 def test_lecture_exercise_4_length_bias(mode, short_weight, long_weight):
     """Weight on grad log pi of each token, times B = 2 (the mean over answers divides every weight by B)."""
     mask = _mask([100, 1000], 1000)
     logps = torch.full((2, 1000), -1.0, dtype=torch.float64, requires_grad=True)
-    loss = aggregate_loss(policy_gradient_loss(logps, torch.tensor([1.0, -1.0], dtype=torch.float64)), mask,
-                          mode, max_len=1000)
+    loss = aggregate_loss(
+        policy_gradient_loss(logps, torch.tensor([1.0, -1.0], dtype=torch.float64)), mask, mode, max_len=1000
+    )
     (grad,) = torch.autograd.grad(loss, logps)
     weight = -2 * grad  # d(-loss)/d log pi, times the number of answers
     np.testing.assert_allclose(weight[0, :100].numpy(), short_weight, rtol=1e-12)

@@ -1,4 +1,5 @@
 """`python -m rlvr reproduce`: table, JSON and Markdown outputs, built from the experiment modules' figures()."""
+
 import json
 import subprocess
 import sys
@@ -9,14 +10,31 @@ from rlvr.reproduce import EXPERIMENTS, markdown_report
 
 def test_every_experiment_module_exposes_figures():
     import importlib
+
     for name, _ in EXPERIMENTS:
         assert callable(importlib.import_module(f"rlvr.experiments.{name}").figures), name
 
 
 def test_cli_writes_json_and_markdown(tmp_path):
     out_json, out_md = tmp_path / "t.json", tmp_path / "t.md"
-    proc = subprocess.run([sys.executable, "-m", "rlvr", "reproduce", "--only", "bandit", "--fast", "--json",
-                           str(out_json), "--markdown", str(out_md)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlvr",
+            "reproduce",
+            "--only",
+            "bandit",
+            "--fast",
+            "--json",
+            str(out_json),
+            "--markdown",
+            str(out_md),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out_json.read_text())
     assert data["rows"] and {"figure", "lecture", "measured", "band", "agrees"} <= set(data["rows"][0])
@@ -25,9 +43,11 @@ def test_cli_writes_json_and_markdown(tmp_path):
 
 
 def test_disagreeing_row_is_shown_as_disagreeing():
-    rows = [Row(section="9", figure="x", lecture=1.0, measured=5.0, band=(0.9, 1.1)),
-            Row(section="9", figure="y", lecture=1.0, measured=1.0, band=(0.9, 1.1)),
-            Row(section="9", figure="z", lecture="n/a", measured=None)]
+    rows = [
+        Row(section="9", figure="x", lecture=1.0, measured=5.0, band=(0.9, 1.1)),
+        Row(section="9", figure="y", lecture=1.0, measured=1.0, band=(0.9, 1.1)),
+        Row(section="9", figure="z", lecture="n/a", measured=None),
+    ]
     assert [r.agrees for r in rows] == [False, True, None]
     text = markdown_report(rows, {"m": 1.0}, [0], False)
     assert "| NO |" in text and "| yes |" in text and "1 of 2 rows agree" in text

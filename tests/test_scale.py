@@ -3,6 +3,7 @@
 Runs with `-m scale`; needs the [scale] extra (a missing trl/transformers fails, it does not skip). Two processes:
 test_scale_processes.py; a model by path: test_scale_hf_model.py; the verl export: test_scale_verl.py.
 """
+
 import copy
 import math
 import os
@@ -32,12 +33,14 @@ def warm_model():
 def test_extra_is_installed():
     """The [scale] extra imports (CI installs it before `-m scale`)."""
     import accelerate, datasets, tokenizers, transformers, trl  # noqa: F401,E401
+
     scale.require_scale()
 
 
 def test_missing_extra_names_the_install_command(monkeypatch):
     """Without trl, the bridge says how to install the extra."""
     import builtins
+
     real_import = builtins.__import__
 
     def no_trl(name, *args, **kwargs):
@@ -64,6 +67,7 @@ def test_tokenizer_is_one_token_per_character_with_our_ids():
 def test_model_size_matches_ours_and_stops_at_dollar():
     """The GPT-2 has about as many parameters as TinyTransformer and declares '$' as eos."""
     from rlvr.model import TinyTransformer
+
     model = scale.build_model()
     ours = TinyTransformer().num_parameters()
     assert 0.8 * ours < scale.num_parameters(model) < 1.2 * ours
@@ -78,8 +82,12 @@ def test_reward_matches_verifier_and_reads_ids():
     texts = [direct_answer(digits[0]), think_answer(digits[1]), wrong, "#"]
     reward = scale.VerifierReward()
     stripped = [t.replace("$", "") for t in texts]  # what batch_decode(skip_special_tokens=True) returns
-    got = reward(prompts=[prompt_text(d) for d in digits], completions=stripped,
-                 completion_ids=[encode(t) for t in texts], digits=digits.tolist())
+    got = reward(
+        prompts=[prompt_text(d) for d in digits],
+        completions=stripped,
+        completion_ids=[encode(t) for t in texts],
+        digits=digits.tolist(),
+    )
     assert got == [1.0, 1.0, 0.0, 0.0]
     assert reward(prompts=[], completions=stripped[:1], digits=digits[:1].tolist()) == [0.0]  # no ids: no '$'
     assert reward.history[0]["think_share"] == 0.25
@@ -98,6 +106,7 @@ def test_dataset_has_prompts_and_digits():
 def test_trl_grpo_steps_after_warm_up(warm_model):
     """A few GRPOTrainer steps offline: finite rewards and loss, answers stop at '$', weights move."""
     import trl  # noqa: F401  (an ImportError fails the test)
+
     before = copy.deepcopy(warm_model.state_dict())
     pre = scale.evaluate_model(warm_model, n_prompts=200)
     assert pre["malformed_fraction"] < 0.5, "the warm-up should already write well-formed answers"

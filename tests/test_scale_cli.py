@@ -1,5 +1,6 @@
 """`python -m rlvr.scale`: bad input is a usage error (exit code 2, one `error:` line, no traceback) before anything
 loads or trains. Runs with `-m scale`."""
+
 import subprocess
 import sys
 
@@ -13,8 +14,10 @@ pytestmark = [pytest.mark.scale]
 @pytest.fixture
 def no_work(monkeypatch):
     """Any attempt to load, train or export fails the test (a bad value must stop before)."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("work started although the options were invalid")
+
     monkeypatch.setattr(scale_cli, "run", refuse)
     monkeypatch.setattr(scale_cli, "export", refuse)
 
@@ -78,8 +81,12 @@ def test_bad_export_options_are_usage_errors(tmp_path, capsys, no_work):
 
 def test_module_entry_point_reports_a_missing_model_folder(tmp_path):
     """`python -m rlvr.scale --model MISSING` as a learner types it: exit 2, one line, no traceback."""
-    proc = subprocess.run([sys.executable, "-m", "rlvr.scale", "--model", str(tmp_path / "nope")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rlvr.scale", "--model", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]

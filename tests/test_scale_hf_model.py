@@ -3,6 +3,7 @@ loaded back through the real loading code, prompts rendered as text, answers jud
 
 Runs with `-m scale` (needs the [scale] extra).
 """
+
 import json
 import os
 
@@ -18,8 +19,10 @@ from rlvr.task import STOP_ID, encode, prompt_text, sample_prompts, think_answer
 
 pytestmark = [pytest.mark.scale]
 
-CHAT_TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
-                 "{% if add_generation_prompt %}<assistant>{% endif %}")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +66,9 @@ def test_answer_text_stops_at_eos_and_keeps_the_dollar(saved):
     ids = encode(right) + encode("..")  # padding after '$'
     assert scale.answer_text(tokenizer, ids) == right
     reward = scale.VerifierReward(tokenizer)
-    got = reward(prompts=[prompt_text(digits)], completions=[right[:-1]], completion_ids=[ids],
-                 digits=[digits.tolist()])
+    got = reward(
+        prompts=[prompt_text(digits)], completions=[right[:-1]], completion_ids=[ids], digits=[digits.tolist()]
+    )
     assert got == [verify(digits, right).reward] == [1.0]
 
 
@@ -86,8 +90,26 @@ def test_grpo_by_path_on_the_command_line(saved, tmp_path, capsys):
     """`python -m rlvr.scale --model PATH` trains the loaded model with TRL and saves it; metrics come per step."""
     model, folder = saved
     out, report = tmp_path / "trained", tmp_path / "run.json"
-    code = cli.main(["--model", str(folder), "--steps", "2", "--prompts-per-step", "8", "--group-size", "4",
-                     "--lr", "1e-3", "--eval-prompts", "50", "--save", str(out), "--json", str(report)])
+    code = cli.main(
+        [
+            "--model",
+            str(folder),
+            "--steps",
+            "2",
+            "--prompts-per-step",
+            "8",
+            "--group-size",
+            "4",
+            "--lr",
+            "1e-3",
+            "--eval-prompts",
+            "50",
+            "--save",
+            str(out),
+            "--json",
+            str(report),
+        ]
+    )
     assert code == 0
     result = json.loads(report.read_text())
     assert len(result["history"]) == len(result["step_seconds"]) == 2
@@ -109,9 +131,12 @@ def test_gpu_recipe_in_the_doc_names_real_settings():
     from trl import GRPOConfig
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "trl_mapping.md").read_text()
-    code = doc[doc.index("```python\n# grpo_qwen.py"):].split("```")[1].removeprefix("python\n")
-    calls = {node.func.attr: node for node in ast.walk(ast.parse(code))
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    code = doc[doc.index("```python\n# grpo_qwen.py") :].split("```")[1].removeprefix("python\n")
+    calls = {
+        node.func.attr: node
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
     assert {"load_causal_lm", "make_trainer", "TRLRunConfig"} <= set(calls)
     run_fields = {f.name for f in dataclasses.fields(scale.TRLRunConfig)}
     assert {k.arg for k in calls["TRLRunConfig"].keywords} <= run_fields

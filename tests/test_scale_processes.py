@@ -2,6 +2,7 @@
 
 Runs with `-m scale` (needs the [scale] extra); ~40 s, most of it two interpreters importing TRL.
 """
+
 import collections
 import os
 

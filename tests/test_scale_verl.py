@@ -6,6 +6,7 @@ default config (`verl/trainer/config/_generated_ppo_trainer.yaml`) is read witho
 are checked against the list in docs/trl_mapping.md, which is checked against verl's config whenever verl is there.
 Runs with `-m scale`.
 """
+
 import importlib.metadata
 import importlib.util
 import json
@@ -33,8 +34,23 @@ CONFIG = RLConfig(steps=5, prompts_per_step=8, group_size=4)
 def exported(tmp_path_factory):
     """The export of a 5-step, 8-prompt GRPO config with 64 test prompts, written by the command line."""
     out = tmp_path_factory.mktemp("verl") / "out"
-    assert cli.main(["export-verl", str(out), "--steps", "5", "--prompts-per-step", "8", "--group-size", "4",
-                     "--test-prompts", "64"]) == 0
+    assert (
+        cli.main(
+            [
+                "export-verl",
+                str(out),
+                "--steps",
+                "5",
+                "--prompts-per-step",
+                "8",
+                "--group-size",
+                "4",
+                "--test-prompts",
+                "64",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -54,7 +70,7 @@ def read_overrides(path: Path) -> dict[str, str]:
 def doc_keys() -> set[str]:
     """The verl keys listed in docs/trl_mapping.md: the first cell of each row of the table headed `| verl key |`."""
     text = DOC.read_text()
-    table = text[text.index("\n| verl key |"):].split("\n\n")[0]
+    table = text[text.index("\n| verl key |") :].split("\n\n")[0]
     return set(re.findall(r"^\| `([\w.]+)` \|", table, flags=re.M))
 
 
@@ -65,6 +81,7 @@ def verl_default_keys() -> set[str] | None:
     except importlib.metadata.PackageNotFoundError:
         return None
     import yaml
+
     path = Path(dist.locate_file("verl/trainer/config/_generated_ppo_trainer.yaml"))
     if not path.is_file():
         return None
@@ -86,8 +103,9 @@ def test_parquet_files_hold_verls_columns(exported):
 
     train, test = pd.read_parquet(exported / "train.parquet"), pd.read_parquet(exported / "test.parquet")
     assert len(train) == CONFIG.steps * CONFIG.prompts_per_step and len(test) == 64
-    assert {"data_source", "prompt", "ability", "reward_model", "extra_info"} <= set(pq.read_schema(
-        exported / "train.parquet").names)
+    assert {"data_source", "prompt", "ability", "reward_model", "extra_info"} <= set(
+        pq.read_schema(exported / "train.parquet").names
+    )
     expected_test = held_out_prompts(64)
     for frame, split in ((train, "train"), (test, "test")):
         assert set(frame["data_source"]) == {verl_export.DATA_SOURCE}
@@ -100,8 +118,9 @@ def test_parquet_files_hold_verls_columns(exported):
             assert row["extra_info"]["split"] == split and row["extra_info"]["index"] == i
             assert row["extra_info"]["prompt"] == prompt_text(digits)
             assert row["extra_info"]["answer"] == int(answer_digits(np.array(digits)))
-    assert [[int(c) for c in gt] for gt in test["reward_model"].map(lambda r: r["ground_truth"])] == \
-        expected_test.tolist()
+    assert [
+        [int(c) for c in gt] for gt in test["reward_model"].map(lambda r: r["ground_truth"])
+    ] == expected_test.tolist()
     assert len(set(train["reward_model"].map(lambda r: r["ground_truth"]))) > 0.9 * len(train)
 
 
@@ -114,6 +133,7 @@ def test_reward_function_gives_the_verifiers_verdicts(exported):
     rows = pd.read_parquet(exported / "train.parquet")
     digits = np.array([[int(c) for c in r["ground_truth"]] for r in rows["reward_model"]])  # [40, 10]
     from rlvr.task import prompt_tokens
+
     answers = [decode(r) for r in scale.generate(model, prompt_tokens(np.repeat(digits, 4, axis=0)), seed=3)]
     rng = np.random.default_rng(0)
     answers += [teacher_chain(d, 0.3, rng) for d in digits]  # right and wrong chains, some right answers
@@ -133,12 +153,14 @@ def test_reward_function_gives_the_verifiers_verdicts(exported):
 
 def test_reward_function_runs_without_this_package(exported):
     """reward_fn.py and its copy of the verifier need numpy and torch only: it works where rlvr is not installed."""
-    code = ("import sys, importlib.util\n"
-            "sys.modules['rlvr'] = None  # any import of rlvr now fails\n"
-            f"spec = importlib.util.spec_from_file_location('r', {str(exported / 'reward_fn.py')!r})\n"
-            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-            "import json; print(json.dumps([m.compute_score('x', ' #9$ ', '9000000000'),"
-            " m.compute_score('x', '#9', '9000000000')]))\n")
+    code = (
+        "import sys, importlib.util\n"
+        "sys.modules['rlvr'] = None  # any import of rlvr now fails\n"
+        f"spec = importlib.util.spec_from_file_location('r', {str(exported / 'reward_fn.py')!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "import json; print(json.dumps([m.compute_score('x', ' #9$ ', '9000000000'),"
+        " m.compute_score('x', '#9', '9000000000')]))\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     right, no_stop = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -147,8 +169,19 @@ def test_reward_function_runs_without_this_package(exported):
 
 def test_overrides_map_our_config():
     """Each RLConfig knob lands on its verl key (GRPO and Dr. GRPO + KL)."""
-    dr = RLConfig(algo="dr_grpo", beta=0.04, group_size=4, prompts_per_step=16, lr=3e-6, clip_eps=0.3, steps=7,
-                  epochs_per_batch=2, temperature=0.7, max_new_tokens=12, seed=3)
+    dr = RLConfig(
+        algo="dr_grpo",
+        beta=0.04,
+        group_size=4,
+        prompts_per_step=16,
+        lr=3e-6,
+        clip_eps=0.3,
+        steps=7,
+        epochs_per_batch=2,
+        temperature=0.7,
+        max_new_tokens=12,
+        seed=3,
+    )
     keys = verl_export.verl_overrides(dr, "/tmp/x")
     assert keys["actor_rollout_ref.rollout.n"] == 4 and keys["actor_rollout_ref.rollout.temperature"] == 0.7
     assert keys["data.train_batch_size"] == keys["actor_rollout_ref.actor.ppo_mini_batch_size"] == 16

@@ -1,4 +1,5 @@
 """The warm-up: deterministic, cached, and it imitates the noisy teacher (a short run keeps the test quick)."""
+
 import dataclasses
 
 import pytest

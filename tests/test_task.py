@@ -1,4 +1,5 @@
 """The arithmetic task: formats, the noisy teacher's statistics, and the verifier on every kind of input."""
+
 import numpy as np
 import pytest
 import torch
@@ -6,8 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr import task
-from rlvr.task import (MAX_NEW_TOKENS, VOCAB_SIZE, decode, encode, pad_responses, score_batch, teacher_answers,
-                       teacher_chain_digits, verify)
+from rlvr.task import (
+    MAX_NEW_TOKENS,
+    VOCAB_SIZE,
+    decode,
+    encode,
+    pad_responses,
+    score_batch,
+    teacher_answers,
+    teacher_chain_digits,
+    verify,
+)
 
 
 def test_lecture_example_prompt_answers():
@@ -33,7 +43,7 @@ def test_teacher_error_rate_per_step_and_all_correct_rate():
     step_ok = chains == (prev + prompts) % 10  # each step judged from what was written before it
     assert abs(1 - step_ok.mean() - 0.1) < 0.005
     all_right = (chains == np.cumsum(prompts, axis=1) % 10).all(axis=1)
-    assert abs(all_right.mean() - 0.9 ** 10) < 0.01  # about 35%
+    assert abs(all_right.mean() - 0.9**10) < 0.01  # about 35%
 
 
 def test_teacher_wrong_steps_are_uniform_over_the_nine_other_digits():
@@ -65,20 +75,23 @@ def test_teacher_batch_mixes_formats_half_half():
     assert bool(scores["correct"][scores["is_direct"]].all())  # the teacher's direct answers are right
 
 
-@pytest.mark.parametrize("response, fmt, correct, chain_ok", [
-    ("#9$", "direct", True, None),
-    ("#3$", "direct", False, None),
-    ("[9386636689]#9$", "think", True, True),
-    ("[9386636680]#0$", "think", False, False),
-    ("[1386636689]#9$", "think", True, False),  # right answer, wrong chain
-    ("[9386636689]#9", "malformed", False, None),  # no stop token
-    ("#9", "malformed", False, None),
-    ("[938663668]#9$", "malformed", False, None),  # nine steps
-    ("#9$junk", "direct", True, None),  # anything after '$' is ignored
-    ("", "malformed", False, None),
-    ("$", "malformed", False, None),
-    ("##9$", "malformed", False, None),
-])
+@pytest.mark.parametrize(
+    "response, fmt, correct, chain_ok",
+    [
+        ("#9$", "direct", True, None),
+        ("#3$", "direct", False, None),
+        ("[9386636689]#9$", "think", True, True),
+        ("[9386636680]#0$", "think", False, False),
+        ("[1386636689]#9$", "think", True, False),  # right answer, wrong chain
+        ("[9386636689]#9", "malformed", False, None),  # no stop token
+        ("#9", "malformed", False, None),
+        ("[938663668]#9$", "malformed", False, None),  # nine steps
+        ("#9$junk", "direct", True, None),  # anything after '$' is ignored
+        ("", "malformed", False, None),
+        ("$", "malformed", False, None),
+        ("##9$", "malformed", False, None),
+    ],
+)
 def test_verifier_formats(response, fmt, correct, chain_ok):
     digits = [9, 4, 5, 8, 0, 7, 3, 0, 2, 1]
     v = verify(digits, response)

@@ -1,4 +1,5 @@
 """The RL loop at tiny size: every algorithm runs, metrics are valid, losses finite, runs are deterministic."""
+
 import math
 
 import numpy as np
@@ -63,8 +64,12 @@ def test_single_update_has_no_clipping_and_many_updates_can_clip(policy):
 
 def test_on_step_callback_sees_growing_history(policy):
     seen = []
-    train_rl(RLConfig(**TINY), policy=policy, progress=False,
-             on_step=lambda step, total, history: seen.append((step, total, len(history))))
+    train_rl(
+        RLConfig(**TINY),
+        policy=policy,
+        progress=False,
+        on_step=lambda step, total, history: seen.append((step, total, len(history))),
+    )
     assert seen == [(1, 3, 1), (2, 3, 2), (3, 3, 3)]
 
 
@@ -74,8 +79,16 @@ def test_config_validation():
     with pytest.raises(ValueError):
         RLConfig(algo="grpo", group_size=1)
     assert RLConfig(algo="reinforce", group_size=1).group_size == 1  # no baseline needed: a group of one is fine
-    for bad in (dict(steps=0), dict(group_size=0), dict(lr=float("nan")), dict(beta=-1.0), dict(clip_eps=-0.2),
-                dict(teacher_error_rate=1.5), dict(algo="rft", beta=0.05), dict(epochs_per_batch=0)):
+    for bad in (
+        dict(steps=0),
+        dict(group_size=0),
+        dict(lr=float("nan")),
+        dict(beta=-1.0),
+        dict(clip_eps=-0.2),
+        dict(teacher_error_rate=1.5),
+        dict(algo="rft", beta=0.05),
+        dict(epochs_per_batch=0),
+    ):
         with pytest.raises(ValueError, match=f"^{list(bad)[-1]} must be .*, got "):
             RLConfig(**bad)
     assert RLConfig(algo="ppo").epochs == 8 and RLConfig(algo="grpo").epochs == 1
@@ -94,8 +107,9 @@ def test_length_reward_changes_rewards_only_after_its_start(policy):
 def test_rft_keeps_every_right_answer_whatever_the_length_bonus(policy):
     """RFT selects on correctness: with a length-reward weight of 2 the longest right answer of a mixed group earns
     1 + 2 * (-0.5) = 0, and it must still be imitated."""
-    trainer = Trainer(RLConfig(algo="rft", length_reward_weight=2.0, steps=1, prompts_per_step=16, group_size=8),
-                      policy)
+    trainer = Trainer(
+        RLConfig(algo="rft", length_reward_weight=2.0, steps=1, prompts_per_step=16, group_size=8), policy
+    )
     batch = trainer.rollout(step=0)
     correct = batch.scores["correct"]
     assert bool((batch.rewards[correct] <= 0).any()), "no right answer lost its reward: the test needs one"
@@ -108,6 +122,7 @@ def test_rft_keeps_every_right_answer_whatever_the_length_bonus(policy):
 def test_run_caches_results(monkeypatch, tmp_path, policy):
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     import rlvr.train as train_mod
+
     monkeypatch.setattr(train_mod, "warm_start", lambda cfg: type("W", (), {"model": policy})())
     first = run(RLConfig(**TINY), progress=False)
     second = run(RLConfig(**TINY), progress=False)
@@ -121,6 +136,7 @@ def test_a_different_warm_up_is_a_different_cached_run(monkeypatch, tmp_path, po
     """The cache key holds the warm-up's config: changing a warm-up default must not reuse an old run."""
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     import rlvr.train as train_mod
+
     monkeypatch.setattr(train_mod, "warm_start", lambda cfg: type("W", (), {"model": policy})())
     assert not run(RLConfig(**TINY), progress=False).from_cache
     assert run(RLConfig(**TINY), progress=False).from_cache
@@ -133,6 +149,7 @@ def test_ppo_kl_reward_uses_the_policy_not_the_sampling_temperature(policy):
     """At the first step the policy equals the reference, so its KL is 0 even when sampling at temperature 0.5."""
     from rlvr.model import response_logps
     from rlvr.objectives import gae, shaped_rewards
+
     trainer = Trainer(RLConfig(algo="ppo", beta=1.0, temperature=0.5, **TINY), policy)
     batch = trainer.rollout(step=0)
     rollout, rewards = batch.rollout, batch.rewards
@@ -145,6 +162,7 @@ def test_ppo_kl_reward_uses_the_policy_not_the_sampling_temperature(policy):
 
 def test_scores_of_several_answers_per_prompt_match_repeated_prompts(policy):
     from rlvr.evaluate import held_out_prompts, sample_scores
+
     prompts = held_out_prompts(30)
     shared = sample_scores(policy, prompts, seed=2, batch_size=40, samples_per_prompt=4)
     repeated = sample_scores(policy, np.repeat(prompts, 4, axis=0), seed=2, batch_size=40)

@@ -1,4 +1,5 @@
 """Headless tests of rlvr.widgets: panels are driven through the same callbacks a browser would trigger."""
+
 import base64
 import re
 import warnings
@@ -27,6 +28,7 @@ def two_slider_panel(draw=draw_tanh):
 
 # ----------------------------------------------------------------------------- helpers and look
 
+
 def test_slider_helpers_share_the_common_look():
     slider = w.float_slider("clip eps", 0.05, 0.5, 0.05, 0.2)
     assert slider.description == "clip eps"
@@ -48,6 +50,7 @@ def test_panel_can_switch_continuous_update_off():
 
 
 # ----------------------------------------------------------------------------- analytic panel
+
 
 def test_every_slider_edge_and_middle_redraws_a_different_figure():
     panel = two_slider_panel()
@@ -146,6 +149,7 @@ def test_static_fallback_bundle_has_widget_view_and_png():
 
 # ----------------------------------------------------------------------------- exercise_panel_edges
 
+
 def test_exercise_finds_no_problem_in_a_good_panel_and_restores_defaults():
     panel = two_slider_panel()
     assert w.exercise_panel_edges(panel, max_seconds=None) == []
@@ -161,6 +165,7 @@ def test_exercise_reports_warnings_and_a_control_that_changes_nothing():
     def draw_log(fig, scale, shift):
         ax = w.fresh_axes(fig)
         ax.plot(X, np.log(scale - 0.1) + 0 * X)  # log(0) at the lowest scale; shift is ignored
+
     problems = w.exercise_panel_edges(two_slider_panel(draw_log), max_seconds=None)
     assert any("RuntimeWarning" in p and "scale=0.1" in p for p in problems)
     assert any(p.startswith("shift: the figure is the same") for p in problems)
@@ -168,11 +173,17 @@ def test_exercise_reports_warnings_and_a_control_that_changes_nothing():
 
 def test_exercise_visits_every_kind_of_control_edge():
     seen = []
+
     def draw(fig, lr, mode, clip, group):
         seen.append((lr, mode, clip, group))
         w.fresh_axes(fig).plot(X, lr * X * (1 if clip else 2) + len(mode) + group)
-    controls = {"lr": w.log_slider("lr", 1e-3, 1e-1, 1e-2), "mode": w.choice_slider(["grpo", "ppo", "dr"], "ppo"),
-                "clip": w.checkbox("clip", True), "group": w.int_slider("group", 2, 4, 1, 2)}
+
+    controls = {
+        "lr": w.log_slider("lr", 1e-3, 1e-1, 1e-2),
+        "mode": w.choice_slider(["grpo", "ppo", "dr"], "ppo"),
+        "clip": w.checkbox("clip", True),
+        "group": w.int_slider("group", 2, 4, 1, 2),
+    }
     problems = w.exercise_panel_edges(w.AnalyticPanel(draw, controls), max_seconds=None)
     assert problems == []
     assert {round(v[0], 6) for v in seen} >= {1e-3, 1e-2, 1e-1}
@@ -183,8 +194,10 @@ def test_exercise_visits_every_kind_of_control_edge():
 def test_exercise_reports_slow_panels():
     def slow_draw(fig, scale, shift):
         import time
+
         time.sleep(0.03)
         draw_tanh(fig, scale, shift)
+
     problems = w.exercise_panel_edges(two_slider_panel(slow_draw), max_seconds=0.01)
     assert any(p.startswith("slow") for p in problems)
 
@@ -193,11 +206,13 @@ def test_exercise_reports_a_redraw_that_keeps_what_the_last_draw_left():
     def draw_piling_up(fig, scale, shift):
         ax = fig.axes[0] if fig.axes else fig.subplots()  # never emptied: every redraw adds a line
         ax.plot(X, np.tanh(scale * X) + shift)
+
     problems = w.exercise_panel_edges(two_slider_panel(draw_piling_up), max_seconds=None)
     assert problems and all("differs from a draw on a new figure" in p for p in problems)
 
 
 # ----------------------------------------------------------------------------- axes reused between draws
+
 
 def draw_everything(fig, log: bool, n_bars: int, legend: bool, note: str):
     """A draw that uses what our panels use: scales, tick labels, bars, legends, grids, figure texts, titles."""
@@ -218,8 +233,13 @@ def draw_everything(fig, log: bool, n_bars: int, legend: bool, note: str):
     fig.text(0.01, 0.01, note)
 
 
-@pytest.mark.parametrize("order", [[(True, 5, True, "a"), (False, 2, False, "b")],
-                                   [(False, 2, False, "b"), (True, 5, True, "a"), (False, 3, True, "")]])
+@pytest.mark.parametrize(
+    "order",
+    [
+        [(True, 5, True, "a"), (False, 2, False, "b")],
+        [(False, 2, False, "b"), (True, 5, True, "a"), (False, 3, True, "")],
+    ],
+)
 def test_reused_axes_draw_the_same_picture_as_new_ones(order):
     fig = w.new_figure()
     for values in order:
@@ -254,6 +274,7 @@ def test_axes_with_categories_or_extra_axes_are_made_new():
 
 # ----------------------------------------------------------------------------- toggle buttons
 
+
 def draw_algo(fig, algo, scale):
     """A draw function whose picture depends on a named choice."""
     ax = w.fresh_axes(fig)
@@ -270,8 +291,10 @@ def test_toggle_buttons_show_labels_and_give_values_in_the_common_style():
 
 
 def test_analytic_panel_redraws_and_remembers_on_a_toggle_click():
-    controls = {"algo": w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")]),
-                "scale": w.float_slider("scale", 0.5, 2.0, 0.5, 1.0)}
+    controls = {
+        "algo": w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")]),
+        "scale": w.float_slider("scale", 0.5, 2.0, 0.5, 1.0),
+    }
     panel = w.AnalyticPanel(draw_algo, controls, remember=4, continuous_update=False)
     first = panel.png()
     panel.controls["algo"].value = "ppo"  # a click in the browser sets the value
@@ -291,8 +314,10 @@ def test_training_panel_caches_runs_by_the_toggled_value_and_disables_the_toggle
         on_step(1, 1, [lr])
         return [lr, algo]
 
-    controls = {"algo": w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")]),
-                "lr": w.float_slider("lr", 0.1, 1.0, 0.1, 0.5)}
+    controls = {
+        "algo": w.toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")]),
+        "lr": w.float_slider("lr", 0.1, 1.0, 0.1, 0.5),
+    }
     panel = w.TrainingPanel(run, RecordingPlot(), controls)
     panel.click_run()
     panel.controls["algo"].value = "ppo"
@@ -305,6 +330,7 @@ def test_training_panel_caches_runs_by_the_toggled_value_and_disables_the_toggle
 
 
 # ----------------------------------------------------------------------------- training panel
+
 
 class FakeTraining:
     """A run function that counts its calls, reports progress and can be told to fail."""
@@ -358,9 +384,11 @@ def test_run_produces_result_fills_progress_and_draws_live():
 
 def test_button_and_controls_are_disabled_while_running():
     states = []
+
     def run(lr, steps, on_step):
         states.append((panel.running, panel.button.disabled, panel.controls["lr"].disabled))
         return [lr]
+
     panel = training_panel(run)
     panel.click_run()
     assert states == [(True, True, True)]
@@ -427,6 +455,7 @@ def test_failing_run_shows_error_reenables_button_and_keeps_results():
 def test_interrupted_run_reenables_button():
     def run(lr, steps, on_step):
         raise KeyboardInterrupt
+
     panel = training_panel(run)
     assert panel.click_run() is None
     assert "interrupted" in panel.status.value and not panel.button.disabled
@@ -434,9 +463,11 @@ def test_interrupted_run_reenables_button():
 
 def test_disk_cache_hooks_load_before_training_and_save_after():
     store, loads = {}, []
+
     def load(key):
         loads.append(key)
         return store.get(key)
+
     run = FakeTraining()
     panel = training_panel(run, disk_cache=True, load=load, save=store.__setitem__)
     panel.click_run()
@@ -458,6 +489,7 @@ def test_slider_move_to_a_saved_configuration_shows_it_as_cached_before_any_run(
 def test_unreadable_saved_run_counts_as_not_run():
     def load(key):
         raise EOFError("truncated file")
+
     panel = training_panel(FakeTraining(), disk_cache=True, load=load, save=lambda key, result: None)
     panel.controls["lr"].value = 0.9
     assert "not run yet" in panel.status.value
@@ -493,11 +525,13 @@ def test_training_panel_static_fallback_shows_placeholder_then_results():
 def test_failing_plot_shows_error_instead_of_raising():
     def plot(fig, results, live):
         raise IndexError("no curves")
+
     panel = training_panel(plot=plot, default_result=[1.0])
     assert "no curves" in panel.status.value
 
 
 # ----------------------------------------------------------------------------- live_plot
+
 
 def test_live_plot_outside_ipython_prints_progress_lines(capsys):
     drawn = []
@@ -544,6 +578,7 @@ for step in range(1, 21):
 def executed_demo(store_widget_state):
     """A notebook with a panel and a live_plot cell, executed in a real kernel."""
     from nbclient import NotebookClient
+
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(DEMO_CELL), nbformat.v4.new_code_cell(LIVE_CELL)])
     NotebookClient(nb, timeout=120, store_widget_state=store_widget_state).execute()
     return nb
@@ -552,6 +587,7 @@ def executed_demo(store_widget_state):
 def html_of(nb):
     """The notebook exported with nbconvert's HTML exporter."""
     from nbconvert import HTMLExporter
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return HTMLExporter().from_notebook_node(nb)[0]

@@ -1,5 +1,6 @@
 """rlvr: the helper package of the RLVR course module (CS336 Lecture 16) — task, model, objectives, training,
 widgets and exercise checks."""
+
 from .config import configure_threads
 
 __version__ = "0.1.0"
@@ -12,4 +13,5 @@ def require(version: str) -> None:
         raise RuntimeError(
             f"This notebook was written for rlvr {version}, but rlvr {__version__} is installed. "
             "From the repository root run `pip install -e .` (or check out the matching notebooks), "
-            "then restart the kernel.")
+            "then restart the kernel."
+        )

@@ -1,4 +1,5 @@
 """Checkpoint cache: weights keyed by a hash of everything that determines them, written atomically."""
+
 from __future__ import annotations
 
 import hashlib
@@ -58,8 +59,9 @@ def try_load(path: Path, kind: str, config: dict, log: Callable[[str], None] = p
     return obj
 
 
-def load_or_create(kind: str, config: dict, create: Callable[[], dict], folder: Path | None = None,
-                   log: Callable[[str], None] = print) -> tuple[dict, bool]:
+def load_or_create(
+    kind: str, config: dict, create: Callable[[], dict], folder: Path | None = None, log: Callable[[str], None] = print
+) -> tuple[dict, bool]:
     """Return (payload, loaded_from_cache); `create()` builds the payload (tensors, numbers, strings) when needed."""
     path = cache_path(kind, config, folder)
     obj = try_load(path, kind, config, log)

@@ -1,4 +1,5 @@
 """Command line: `python -m rlvr sft | train | reproduce | notebooks ...`."""
+
 from __future__ import annotations
 
 import argparse
@@ -37,14 +38,17 @@ def _pct(x) -> str:
 
 def summary_lines(name: str, m: dict) -> list[str]:
     """Readable lines for one metrics dict."""
-    return [f"{name:>13}: accuracy {_pct(m['accuracy'])} | think-first {_pct(m['cot_fraction'])} "
-            f"(accuracy {_pct(m['cot_accuracy'])}) | direct accuracy {_pct(m['direct_accuracy'])} | "
-            f"mean length {m['mean_length']:.1f}"]
+    return [
+        f"{name:>13}: accuracy {_pct(m['accuracy'])} | think-first {_pct(m['cot_fraction'])} "
+        f"(accuracy {_pct(m['cot_accuracy'])}) | direct accuracy {_pct(m['direct_accuracy'])} | "
+        f"mean length {m['mean_length']:.1f}"
+    ]
 
 
 def cmd_sft(args) -> int:
     """Train (or load) the warm-up and report its metrics."""
     from .sft import warm_up, warm_up_report
+
     cfg = args.config
     warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg, progress=True)
     report = warm_up_report(warm, args.prompts)
@@ -59,12 +63,15 @@ def cmd_sft(args) -> int:
 def cmd_train(args) -> int:
     """Run one RL configuration from its warm-up model and report history, final metrics and timing."""
     from .train import final_metrics, run
+
     cfg = args.config
     result = run(cfg, progress=sys.stderr.isatty(), use_cache=not args.no_cache)
     final = final_metrics(result.policy, args.eval_prompts)
     first = result.history[0] if result.history else {}
-    print(f"{cfg.algo}: {cfg.steps} steps of {cfg.prompts_per_step} x {cfg.group_size} answers"
-          + (" (loaded from cache)" if result.from_cache else ""))
+    print(
+        f"{cfg.algo}: {cfg.steps} steps of {cfg.prompts_per_step} x {cfg.group_size} answers"
+        + (" (loaded from cache)" if result.from_cache else "")
+    )
     if first:
         print(*summary_lines("first step", first), sep="\n")
     print(*summary_lines("held-out", final), sep="\n")
@@ -78,12 +85,14 @@ def cmd_train(args) -> int:
 def cmd_reproduce(args) -> int:
     """Delegate to rlvr.reproduce."""
     from .reproduce import main as reproduce_main
+
     return reproduce_main(args.rest)
 
 
 def cmd_notebooks(args) -> int:
     """Delegate to rlvr.nbtools (generate | check | strip | render)."""
     from .nbtools import main as notebooks_main
+
     return notebooks_main(args.rest)
 
 
@@ -152,28 +161,43 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every sub-command (the options of sft and train come from SFTConfig and RLConfig)."""
     from .sft import SFT_RULES, SFTConfig
     from .train import RL_RULES, RLConfig
+
     parser = argparse.ArgumentParser(prog="python -m rlvr", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sft = sub.add_parser("sft", help="train (or load) the warm-up model and print its metrics", allow_abbrev=False,
-                         description="Options other than --teacher-error-rate and --seed give a warm-up that "
-                                     "`train` does not start from (it uses the default SFTConfig).")
+    sft = sub.add_parser(
+        "sft",
+        help="train (or load) the warm-up model and print its metrics",
+        allow_abbrev=False,
+        description="Options other than --teacher-error-rate and --seed give a warm-up that "
+        "`train` does not start from (it uses the default SFTConfig).",
+    )
     add_config_options(sft, SFTConfig, SFT_RULES, SFT_HELP)  # skips model: the Transformer's shape stays the default
-    sft.add_argument("--prompts", type=positive_int, default=2000,
-                     help="held-out prompts to evaluate on (default 2000; an integer >= 1)")
+    sft.add_argument(
+        "--prompts",
+        type=positive_int,
+        default=2000,
+        help="held-out prompts to evaluate on (default 2000; an integer >= 1)",
+    )
     sft.add_argument("--json", help="write the report to this file")
     sft.set_defaults(func=cmd_sft)
 
     tr = sub.add_parser("train", help="run one RL configuration", allow_abbrev=False)  # --prompts != --prompts-per-step
     add_config_options(tr, RLConfig, RL_RULES)
-    tr.add_argument("--eval-prompts", type=positive_int, default=2000,
-                    help="held-out prompts of the final metrics (default 2000; an integer >= 1)")
+    tr.add_argument(
+        "--eval-prompts",
+        type=positive_int,
+        default=2000,
+        help="held-out prompts of the final metrics (default 2000; an integer >= 1)",
+    )
     tr.add_argument("--no-cache", action="store_true", help="train even if this configuration is cached")
     tr.add_argument("--json", help="write config, history, final and timing to this file")
     tr.set_defaults(func=cmd_train)
 
-    for name, func, text in [("reproduce", cmd_reproduce, "regenerate every figure of the lecture"),
-                             ("notebooks", cmd_notebooks, "generate | check | strip | render the notebooks")]:
+    for name, func, text in [
+        ("reproduce", cmd_reproduce, "regenerate every figure of the lecture"),
+        ("notebooks", cmd_notebooks, "generate | check | strip | render the notebooks"),
+    ]:
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=func)

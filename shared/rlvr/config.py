@@ -1,4 +1,5 @@
 """Run-wide settings: fast mode, cache folder, and the package version the notebooks expect."""
+
 from __future__ import annotations
 
 import contextlib
@@ -69,6 +70,7 @@ def configure_threads() -> int:
     200 GRPO steps take 13.6 s with 2 threads, 20.4 s with 1 on a quiet 2-core machine). On a machine crowded with
     other jobs, RLVR_THREADS=1 avoids thread contention (there 2 threads were 27x slower). Returns the count."""
     import torch
+
     threads = int(os.environ.get(THREADS_ENV, "0")) or min(2, torch.get_num_threads())
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
@@ -80,6 +82,7 @@ def one_thread():
     """Run torch on one thread inside the block, or the decorated function (`@one_thread()`): tiny tensors gain nothing
     from a second thread, which only adds overhead and stalls when the other core is busy (a browser, a notebook)."""
     import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -7,19 +7,36 @@ the group std is torch.std (unbiased, divide by G-1) plus advantage_eps; loss_ty
 grpo_microbatch_train_step averages each answer's tokens, then the answers (GRPO's per-sequence mean);
 sft_microbatch_train_step sums each answer's token NLLs (/ normalize_constant), then averages the answers.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Literal
 
 import torch
 
-from .objectives import (aggregate_loss, all_same_fraction, dr_grpo_advantages, grpo_advantages, masked_mean,
-                         policy_gradient_loss, ppo_clip_loss)
+from .objectives import (
+    aggregate_loss,
+    all_same_fraction,
+    dr_grpo_advantages,
+    grpo_advantages,
+    masked_mean,
+    policy_gradient_loss,
+    ppo_clip_loss,
+)
 from .objectives import masked_normalize as _masked_normalize
 
-__all__ = ["LOSS_TYPES", "compute_group_normalized_rewards", "compute_naive_policy_gradient_loss",
-           "compute_grpo_clip_loss", "compute_policy_gradient_loss", "masked_mean", "masked_normalize",
-           "compute_entropy", "sft_microbatch_train_step", "grpo_microbatch_train_step"]
+__all__ = [
+    "LOSS_TYPES",
+    "compute_group_normalized_rewards",
+    "compute_naive_policy_gradient_loss",
+    "compute_grpo_clip_loss",
+    "compute_policy_gradient_loss",
+    "masked_mean",
+    "masked_normalize",
+    "compute_entropy",
+    "sft_microbatch_train_step",
+    "grpo_microbatch_train_step",
+]
 
 LOSS_TYPES = ("no_baseline", "reinforce_with_baseline", "grpo_clip")
 LossType = Literal["no_baseline", "reinforce_with_baseline", "grpo_clip"]
@@ -36,18 +53,27 @@ def _score(reward_fn: RewardFn, responses: list[str], ground_truths: list[str]) 
 
 def _reward_metadata(scores: list[dict], raw_rewards: torch.Tensor, group_size: int) -> dict[str, float]:
     """Batch statistics of the rewards (and the mean of every other numeric key reward_fn returns)."""
-    metadata = {"reward_mean": float(raw_rewards.mean()), "reward_std": float(raw_rewards.std(correction=0)),
-                "reward_min": float(raw_rewards.min()), "reward_max": float(raw_rewards.max()),
-                "all_same_group_fraction": all_same_fraction(raw_rewards, group_size)}
+    metadata = {
+        "reward_mean": float(raw_rewards.mean()),
+        "reward_std": float(raw_rewards.std(correction=0)),
+        "reward_min": float(raw_rewards.min()),
+        "reward_max": float(raw_rewards.max()),
+        "all_same_group_fraction": all_same_fraction(raw_rewards, group_size),
+    }
     for key in scores[0]:
         if key != "reward":
             metadata[f"{key}_mean"] = float(torch.tensor([float(s[key]) for s in scores]).mean())
     return metadata
 
 
-def compute_group_normalized_rewards(reward_fn: RewardFn, rollout_responses: list[str],
-                                     repeated_ground_truths: list[str], group_size: int, advantage_eps: float,
-                                     normalize_by_std: bool) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
+def compute_group_normalized_rewards(
+    reward_fn: RewardFn,
+    rollout_responses: list[str],
+    repeated_ground_truths: list[str],
+    group_size: int,
+    advantage_eps: float,
+    normalize_by_std: bool,
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
     """Group-normalised advantages [B], raw rewards [B] and reward statistics.
 
     normalize_by_std: (r - group mean) / (torch.std(group) + advantage_eps) (GRPO, unbiased std);
@@ -63,14 +89,16 @@ def compute_group_normalized_rewards(reward_fn: RewardFn, rollout_responses: lis
 
 
 # ----------------------------------------------------------------------------------------------- losses
-def compute_naive_policy_gradient_loss(raw_rewards_or_advantages: torch.Tensor,
-                                       policy_log_probs: torch.Tensor) -> torch.Tensor:
+def compute_naive_policy_gradient_loss(
+    raw_rewards_or_advantages: torch.Tensor, policy_log_probs: torch.Tensor
+) -> torch.Tensor:
     """Per-token REINFORCE loss -A * log pi. [B, 1] (or [B]), [B, T] -> [B, T]."""
     return policy_gradient_loss(policy_log_probs, raw_rewards_or_advantages)
 
 
-def compute_grpo_clip_loss(advantages: torch.Tensor, policy_log_probs: torch.Tensor, old_log_probs: torch.Tensor,
-                           cliprange: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def compute_grpo_clip_loss(
+    advantages: torch.Tensor, policy_log_probs: torch.Tensor, old_log_probs: torch.Tensor, cliprange: float
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Per-token clipped loss [B, T] and {"clipped": bool [B, T]}. advantages [B, 1]; log-probs [B, T]."""
     loss, clipped = ppo_clip_loss(policy_log_probs, old_log_probs, advantages, cliprange)
     return loss, {"clipped": clipped}
@@ -83,10 +111,14 @@ def _require(loss_type: str, **tensors) -> None:
         raise ValueError(f"loss_type={loss_type!r} needs {', '.join(missing)}")
 
 
-def compute_policy_gradient_loss(policy_log_probs: torch.Tensor, loss_type: LossType,
-                                 raw_rewards: torch.Tensor | None = None, advantages: torch.Tensor | None = None,
-                                 old_log_probs: torch.Tensor | None = None, cliprange: float | None = None,
-                                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def compute_policy_gradient_loss(
+    policy_log_probs: torch.Tensor,
+    loss_type: LossType,
+    raw_rewards: torch.Tensor | None = None,
+    advantages: torch.Tensor | None = None,
+    old_log_probs: torch.Tensor | None = None,
+    cliprange: float | None = None,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Per-token loss [B, T] of one loss_type in LOSS_TYPES, and its metadata. Rewards/advantages [B, 1]."""
     if loss_type == "no_baseline":
         _require(loss_type, raw_rewards=raw_rewards)
@@ -101,8 +133,9 @@ def compute_policy_gradient_loss(policy_log_probs: torch.Tensor, loss_type: Loss
 
 
 # ----------------------------------------------------------------------------------------------- reductions
-def masked_normalize(tensor: torch.Tensor, mask: torch.Tensor, dim: int | None = None,
-                     normalize_constant: float = 1.0) -> torch.Tensor:
+def masked_normalize(
+    tensor: torch.Tensor, mask: torch.Tensor, dim: int | None = None, normalize_constant: float = 1.0
+) -> torch.Tensor:
     """Sum of tensor where mask is 1 (over dim, or everything), divided by normalize_constant."""
     return _masked_normalize(tensor, mask, normalize_constant=normalize_constant, dim=dim)
 
@@ -114,9 +147,12 @@ def compute_entropy(logits: torch.Tensor) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------------------------------------- train steps
-def sft_microbatch_train_step(policy_log_probs: torch.Tensor, response_mask: torch.Tensor,
-                              gradient_accumulation_steps: int, normalize_constant: float = 1.0,
-                              ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def sft_microbatch_train_step(
+    policy_log_probs: torch.Tensor,
+    response_mask: torch.Tensor,
+    gradient_accumulation_steps: int,
+    normalize_constant: float = 1.0,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """SFT loss of one microbatch, backpropagated once; returns (loss, metadata), both detached.
 
     policy_log_probs, response_mask [B, T]. loss = masked_normalize(-policy_log_probs, response_mask,
@@ -125,29 +161,39 @@ def sft_microbatch_train_step(policy_log_probs: torch.Tensor, response_mask: tor
     gradient_accumulation_steps, so they cannot tell 1/B apart from a second 1/gradient_accumulation_steps.
     """
     if policy_log_probs.dim() != 2 or response_mask.shape != policy_log_probs.shape:
-        raise ValueError(f"policy_log_probs and response_mask must both be [batch, seq]; got "
-                         f"{tuple(policy_log_probs.shape)} and {tuple(response_mask.shape)}")
+        raise ValueError(
+            f"policy_log_probs and response_mask must both be [batch, seq]; got "
+            f"{tuple(policy_log_probs.shape)} and {tuple(response_mask.shape)}"
+        )
     batch_size = policy_log_probs.shape[0]
     nll = masked_normalize(-policy_log_probs, response_mask, normalize_constant=normalize_constant)  # scalar
     loss = nll / batch_size / gradient_accumulation_steps
     loss.backward()
-    metadata = {"num_response_tokens": response_mask.sum().detach(),
-                "token_nll": masked_mean(-policy_log_probs.detach(), response_mask)}
+    metadata = {
+        "num_response_tokens": response_mask.sum().detach(),
+        "token_nll": masked_mean(-policy_log_probs.detach(), response_mask),
+    }
     return loss.detach(), metadata
 
 
-def grpo_microbatch_train_step(policy_log_probs: torch.Tensor, response_mask: torch.Tensor,
-                               gradient_accumulation_steps: int, loss_type: LossType,
-                               raw_rewards: torch.Tensor | None = None, advantages: torch.Tensor | None = None,
-                               old_log_probs: torch.Tensor | None = None, cliprange: float | None = None,
-                               ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def grpo_microbatch_train_step(
+    policy_log_probs: torch.Tensor,
+    response_mask: torch.Tensor,
+    gradient_accumulation_steps: int,
+    loss_type: LossType,
+    raw_rewards: torch.Tensor | None = None,
+    advantages: torch.Tensor | None = None,
+    old_log_probs: torch.Tensor | None = None,
+    cliprange: float | None = None,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Loss of one microbatch, backpropagated once; returns (loss / gradient_accumulation_steps, metadata).
 
     The per-token loss [B, T] is averaged over each answer's response tokens (response_mask [B, T]), then over
     the B answers, then divided by gradient_accumulation_steps.
     """
-    per_token, metadata = compute_policy_gradient_loss(policy_log_probs, loss_type, raw_rewards, advantages,
-                                                       old_log_probs, cliprange)  # [B, T]
+    per_token, metadata = compute_policy_gradient_loss(
+        policy_log_probs, loss_type, raw_rewards, advantages, old_log_probs, cliprange
+    )  # [B, T]
     loss = aggregate_loss(per_token, response_mask, "seq_mean_token_mean") / gradient_accumulation_steps
     loss.backward()
     if "clipped" in metadata:

@@ -1,4 +1,5 @@
 """Metrics of a batch of answers and held-out evaluation of a model (accuracy, format shares, lengths, pass@k)."""
+
 from __future__ import annotations
 
 import math
@@ -47,23 +48,35 @@ def held_out_prompts(n: int = EVAL_PROMPTS, seed: int = EVAL_SEED) -> np.ndarray
 
 
 @torch.no_grad()
-def sample_scores(model: TinyTransformer, prompts: np.ndarray, temperature: float = 1.0, seed: int = 0,
-                  batch_size: int = 2000, samples_per_prompt: int = 1) -> dict[str, torch.Tensor]:
+def sample_scores(
+    model: TinyTransformer,
+    prompts: np.ndarray,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch_size: int = 2000,
+    samples_per_prompt: int = 1,
+) -> dict[str, torch.Tensor]:
     """Sample samples_per_prompt answers per prompt (about batch_size answers at a time) and score them; returns
     score_batch's dict of [n * samples_per_prompt] tensors, prompt by prompt."""
     generator = torch.Generator().manual_seed(seed)
     per_chunk = max(1, batch_size // samples_per_prompt)  # prompts per batch
     parts = []
     for start in range(0, len(prompts), per_chunk):
-        chunk = prompts[start:start + per_chunk]
-        rollout = sample(model, prompt_tokens(chunk), temperature=temperature, generator=generator,
-                         samples_per_prompt=samples_per_prompt)
+        chunk = prompts[start : start + per_chunk]
+        rollout = sample(
+            model,
+            prompt_tokens(chunk),
+            temperature=temperature,
+            generator=generator,
+            samples_per_prompt=samples_per_prompt,
+        )
         parts.append(score_batch(torch.as_tensor(np.repeat(chunk, samples_per_prompt, axis=0)), rollout.responses))
     return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
 
 
-def evaluate(model: TinyTransformer, n_prompts: int = EVAL_PROMPTS, temperature: float = 1.0,
-             seed: int = 0) -> dict[str, float]:
+def evaluate(
+    model: TinyTransformer, n_prompts: int = EVAL_PROMPTS, temperature: float = 1.0, seed: int = 0
+) -> dict[str, float]:
     """Metrics of one answer per held-out prompt (temperature 0 = greedy)."""
     was_training = model.training
     model.eval()
@@ -73,10 +86,16 @@ def evaluate(model: TinyTransformer, n_prompts: int = EVAL_PROMPTS, temperature:
 
 
 @torch.no_grad()
-def pass_at_k_curve(model: TinyTransformer, n_prompts: int = EVAL_PROMPTS, n_samples: int = PASS_AT_K_SAMPLES,
-                    ks=PASS_AT_K_KS, seed: int = 0) -> dict[int, float]:
+def pass_at_k_curve(
+    model: TinyTransformer,
+    n_prompts: int = EVAL_PROMPTS,
+    n_samples: int = PASS_AT_K_SAMPLES,
+    ks=PASS_AT_K_KS,
+    seed: int = 0,
+) -> dict[int, float]:
     """Unbiased pass@k averaged over held-out prompts, from n_samples answers per prompt at temperature 1."""
-    correct = sample_scores(model, held_out_prompts(n_prompts), 1.0, seed, batch_size=4000,
-                            samples_per_prompt=n_samples)["correct"]  # [n * s]
+    correct = sample_scores(
+        model, held_out_prompts(n_prompts), 1.0, seed, batch_size=4000, samples_per_prompt=n_samples
+    )["correct"]  # [n * s]
     n_correct = correct.view(n_prompts, n_samples).sum(dim=1).tolist()  # [n]
     return {int(k): float(np.mean([pass_at_k(n_samples, c, k) for c in n_correct])) for k in ks}

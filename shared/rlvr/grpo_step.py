@@ -10,6 +10,7 @@ A step function's contract::
     prompts [P, 10] int64 digits; B = P x group_size answers; returns
     {"responses": [B, T] int64, "rewards": [B], "advantages": [B], "loss": float}
 """
+
 from __future__ import annotations
 
 import copy
@@ -39,20 +40,32 @@ def group_prompts(prompts: np.ndarray, group_size: int) -> torch.Tensor:
     return torch.as_tensor(np.repeat(np.asarray(prompts), group_size, axis=0))
 
 
-def grpo_step(policy: TinyTransformer, ref: TinyTransformer, optimizer: torch.optim.Optimizer, prompts: np.ndarray,
-              generator: torch.Generator, group_size: int = 8, beta: float = 0.0, eps: float = 1e-4,
-              clip_eps: float = 0.2, temperature: float = 1.0, max_new_tokens: int = MAX_NEW_TOKENS) -> dict:
+def grpo_step(
+    policy: TinyTransformer,
+    ref: TinyTransformer,
+    optimizer: torch.optim.Optimizer,
+    prompts: np.ndarray,
+    generator: torch.Generator,
+    group_size: int = 8,
+    beta: float = 0.0,
+    eps: float = 1e-4,
+    clip_eps: float = 0.2,
+    temperature: float = 1.0,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+) -> dict:
     """One GRPO step: sample, score, group advantages, per-answer token-mean loss (+ beta * k3), one update."""
-    rollout = sample(policy, prompt_tokens(prompts), temperature, max_new_tokens, generator,
-                     samples_per_prompt=group_size)  # B = P x G answers, rows i*G ... i*G+G-1 for prompt i
+    rollout = sample(
+        policy, prompt_tokens(prompts), temperature, max_new_tokens, generator, samples_per_prompt=group_size
+    )  # B = P x G answers, rows i*G ... i*G+G-1 for prompt i
     rewards = score_batch(group_prompts(prompts, group_size), rollout.responses)["reward"]  # [B]
     advantages = grpo_advantages(rewards, group_size, eps)  # [B]
     logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)  # [B, T]
     per_token, _clipped = ppo_clip_loss(logps, logps.detach(), advantages, clip_eps)  # [B, T]
     if beta > 0:
         with torch.no_grad():
-            ref_logps = response_logps(ref, rollout.prompt_ids, rollout.responses,
-                                       samples_per_prompt=group_size)  # [B, T]
+            ref_logps = response_logps(
+                ref, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size
+            )  # [B, T]
         per_token = per_token + beta * kl_k3(logps, ref_logps)
     loss = aggregate_loss(per_token, rollout.response_mask, "seq_mean_token_mean")
     optimizer.zero_grad(set_to_none=True)
@@ -84,12 +97,14 @@ def check_step_output(out, n_answers: int) -> None:
 def require_grpo(cfg: RLConfig) -> None:
     """Raise ValueError unless `cfg` is a run a GRPO step function can do (grpo, one update per batch)."""
     if cfg.algo != "grpo" or cfg.epochs != 1 or cfg.length_reward_weight or cfg.std != "population":
-        raise ValueError("train_with_step runs GRPO (algo='grpo', one update per batch, population std, "
-                         "no length reward)")
+        raise ValueError(
+            "train_with_step runs GRPO (algo='grpo', one update per batch, population std, no length reward)"
+        )
 
 
-def train_with_step(step_fn: StepFn, cfg: RLConfig, policy: TinyTransformer | None = None,
-                    on_step: OnStep | None = None) -> RunResult:
+def train_with_step(
+    step_fn: StepFn, cfg: RLConfig, policy: TinyTransformer | None = None, on_step: OnStep | None = None
+) -> RunResult:
     """`cfg.steps` steps of `step_fn` from the warm-up model, with train_rl's seeds and order of random draws (so
     `grpo_step` reproduces `train_rl(cfg)`). Each step's metrics come from the verifier on the returned responses.
 
@@ -106,8 +121,17 @@ def train_with_step(step_fn: StepFn, cfg: RLConfig, policy: TinyTransformer | No
     for step in range(cfg.steps):
         prompts = sample_prompts(cfg.prompts_per_step, rng)  # [P, 10]
         t0 = time.perf_counter()
-        out = step_fn(policy, ref, optimizer, prompts, generator, group_size=cfg.group_size, beta=cfg.beta,
-                      eps=cfg.advantage_eps, clip_eps=cfg.clip_eps)
+        out = step_fn(
+            policy,
+            ref,
+            optimizer,
+            prompts,
+            generator,
+            group_size=cfg.group_size,
+            beta=cfg.beta,
+            eps=cfg.advantage_eps,
+            clip_eps=cfg.clip_eps,
+        )
         history.append(step_metrics(out, prompts, cfg, step, time.perf_counter() - t0))
         if on_step is not None:
             on_step(step + 1, cfg.steps, history)
@@ -121,8 +145,14 @@ def step_metrics(out: dict, prompts: np.ndarray, cfg: RLConfig, step: int, secon
     check_step_output(out, len(prompts) * cfg.group_size)
     scores = score_batch(group_prompts(prompts, cfg.group_size), out["responses"].detach())
     rewards = out["rewards"].detach().float()  # [B]
-    return {**answer_metrics(scores), "step": step, "reward": float(rewards.mean()), "loss": float(out["loss"]),
-            "all_same_group_fraction": all_same_fraction(scores["reward"], cfg.group_size), "step_s": seconds}
+    return {
+        **answer_metrics(scores),
+        "step": step,
+        "reward": float(rewards.mean()),
+        "loss": float(out["loss"]),
+        "all_same_group_fraction": all_same_fraction(scores["reward"], cfg.group_size),
+        "step_s": seconds,
+    }
 
 
 def identical_steps(history: list[dict], reference: list[dict], keys=("reward", "accuracy", "loss")) -> int:

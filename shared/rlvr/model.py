@@ -1,4 +1,5 @@
 """A tiny causal Transformer (about 70k parameters), batched KV-cached sampling, and response log-probs."""
+
 from __future__ import annotations
 
 import copy
@@ -79,7 +80,7 @@ class KVCache:
         self.v_t = []
         for i, v in enumerate(self.v):
             v_t = _buffer(v.shape[:2] + (v.shape[3], v.shape[2]), f"v_t{i}", self.static, v.device, v.dtype)
-            v_t[..., :self.length] = v[:, :, :self.length].transpose(-1, -2)  # [B, H, Dh, length]
+            v_t[..., : self.length] = v[:, :, : self.length].transpose(-1, -2)  # [B, H, Dh, length]
             self.v_t.append(v_t)
 
     def repeat_interleave(self, repeats: int) -> KVCache:
@@ -104,10 +105,10 @@ class KVCache:
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Store the newest positions' keys and values [B, H, T, Dh]; returns all so far, [B, H, length + T, Dh]."""
         end = self.length + k.shape[2]
-        self.k[layer][:, :, self.length:end] = k
-        self.v[layer][:, :, self.length:end] = v
+        self.k[layer][:, :, self.length : end] = k
+        self.v[layer][:, :, self.length : end] = v
         if self.v_t is not None:
-            self.v_t[layer][:, :, :, self.length:end] = v.transpose(-1, -2)
+            self.v_t[layer][:, :, :, self.length : end] = v.transpose(-1, -2)
         return self.k[layer][:, :, :end], self.v[layer][:, :, :end]
 
     def values_for_bmm(self, layer: int, end: int) -> torch.Tensor:
@@ -145,14 +146,16 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """x [B, T, D] -> [B, T, D]; with a cache, x holds the T newest positions."""
         B, T, D = x.shape
-        q, k, v = (part.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2)  # [B, H, T, Dh]
-                   for part in self.qkv(x).split(D, dim=-1))  # the same views as one reshape, a cheaper backward
+        q, k, v = (
+            part.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2)  # [B, H, T, Dh]
+            for part in self.qkv(x).split(D, dim=-1)
+        )  # the same views as one reshape, a cheaper backward
         start = 0
         if cache is not None:
             start = cache.length
             k, v = cache.append(self.layer, k, v)  # [B, H, start+T, Dh]
         if cache is not None and cache.bias is not None:  # the same numbers, sliced from the table of the call
-            bias = cache.bias[self.layer][:, start:start + T, :start + T]  # [H, T, start+T]
+            bias = cache.bias[self.layer][:, start : start + T, : start + T]  # [H, T, start+T]
         else:
             bias = self.position_bias(start, T, k.shape[2])  # [H, T, start+T]
         if T == 1 and cache is not None:
@@ -198,7 +201,7 @@ class TinyTransformer(nn.Module):
         start = 0 if cache is None else cache.length
         if start + idx.shape[1] > self.cfg.block_size:
             raise ValueError(f"sequence of {start + idx.shape[1]} tokens exceeds block_size {self.cfg.block_size}")
-        pos = self.pos_emb.weight[start:start + idx.shape[1]]  # [T, D] the rows an embedding lookup would return
+        pos = self.pos_emb.weight[start : start + idx.shape[1]]  # [T, D] the rows an embedding lookup would return
         x = self.tok_emb(idx) + pos if self.cfg.abs_pos else self.tok_emb(idx)  # [B, T, D]
         for block in self.blocks:
             x = block(x, cache)
@@ -219,8 +222,9 @@ class TinyTransformer(nn.Module):
         """Next-token logits from final hidden states (tied embeddings). [..., D] -> [..., V]."""
         return hidden @ self.tok_emb.weight.T
 
-    def hidden_after_prompts(self, prompt_ids: torch.Tensor, tokens: torch.Tensor,
-                             samples_per_prompt: int) -> torch.Tensor:
+    def hidden_after_prompts(
+        self, prompt_ids: torch.Tensor, tokens: torch.Tensor, samples_per_prompt: int
+    ) -> torch.Tensor:
         """Final hidden states at each prompt's last position and at every token that continues it; each prompt runs
         through the model once and its keys and values are shared by its G = samples_per_prompt continuations.
 
@@ -277,9 +281,14 @@ class Rollout:
 
 
 @torch.no_grad()
-def sample(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float = 1.0,
-           max_new_tokens: int = MAX_NEW_TOKENS, generator: torch.Generator | None = None,
-           samples_per_prompt: int = 1) -> Rollout:
+def sample(
+    model: TinyTransformer,
+    prompt_ids: torch.Tensor,
+    temperature: float = 1.0,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    generator: torch.Generator | None = None,
+    samples_per_prompt: int = 1,
+) -> Rollout:
     """Sample answers for a batch of equal-length prompts with a KV cache; stop at '$' or after max_new_tokens.
 
     Args:
@@ -309,12 +318,22 @@ def sample(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float 
     logps = torch.stack(logprobs, dim=1).gather(2, drawn[..., None]).squeeze(-1)  # [B, T]
     if torch.isnan(logps).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    return Rollout(prompt_ids.repeat_interleave(samples_per_prompt, dim=0), drawn.masked_fill(~mask, PAD_ID),
-                   logps.masked_fill(~mask, 0.0), mask)
+    return Rollout(
+        prompt_ids.repeat_interleave(samples_per_prompt, dim=0),
+        drawn.masked_fill(~mask, PAD_ID),
+        logps.masked_fill(~mask, 0.0),
+        mask,
+    )
 
 
-def _decode(model: TinyTransformer, prompt_ids: torch.Tensor, temperature: float, max_new_tokens: int,
-            generator: torch.Generator | None, samples_per_prompt: int) -> tuple[list, list]:
+def _decode(
+    model: TinyTransformer,
+    prompt_ids: torch.Tensor,
+    temperature: float,
+    max_new_tokens: int,
+    generator: torch.Generator | None,
+    samples_per_prompt: int,
+) -> tuple[list, list]:
     """`sample`'s loop: the tokens drawn (T x [B], also after '$') and the log-probs they were drawn from
     (T x [B, V])."""
     N, P = prompt_ids.shape
@@ -353,8 +372,13 @@ def response_mask(responses: torch.Tensor) -> torch.Tensor:
     return stops_before == 0
 
 
-def response_logps(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor,
-                   return_logits: bool = False, samples_per_prompt: int = 1):
+def response_logps(
+    model: TinyTransformer,
+    prompt_ids: torch.Tensor,
+    responses: torch.Tensor,
+    return_logits: bool = False,
+    samples_per_prompt: int = 1,
+):
     """Log-prob of each response token in one batched forward pass (keeps the graph for training).
 
     Args:
@@ -366,25 +390,29 @@ def response_logps(model: TinyTransformer, prompt_ids: torch.Tensor, responses: 
     """
     if samples_per_prompt == 1:  # logits of every position, then the slice: the warm-up's numbers since day one
         seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
-        logits = model(seq)[:, prompt_ids.shape[1] - 1:]  # [B, T, V]
+        logits = model(seq)[:, prompt_ids.shape[1] - 1 :]  # [B, T, V]
     else:
         logits = model.logits(_hidden_before_responses(model, prompt_ids, responses, samples_per_prompt))  # [B, T, V]
     logps = torch.log_softmax(logits, dim=-1).gather(2, responses[..., None]).squeeze(-1)  # [B, T]
     return (logps, logits) if return_logits else logps
 
 
-def _hidden_before_responses(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor,
-                             samples_per_prompt: int) -> torch.Tensor:
+def _hidden_before_responses(
+    model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor, samples_per_prompt: int
+) -> torch.Tensor:
     """Final hidden state at the position before each response token. [B, P], [B, T] -> [B, T, D]."""
     P = prompt_ids.shape[1]
     if samples_per_prompt < 1:
         raise ValueError(f"samples_per_prompt must be >= 1, got {samples_per_prompt}")
     if samples_per_prompt == 1:
         seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
-        return model.hidden(seq)[:, P - 1:]  # [B, T, D]
+        return model.hidden(seq)[:, P - 1 :]  # [B, T, D]
     prompts = prompt_ids[::samples_per_prompt]  # [N, P]
     if prompt_ids.shape[0] % samples_per_prompt or not torch.equal(
-            prompts.repeat_interleave(samples_per_prompt, dim=0), prompt_ids):
-        raise ValueError(f"samples_per_prompt={samples_per_prompt}: rows i*G ... i*G+G-1 must share one prompt "
-                         f"(got {prompt_ids.shape[0]} rows)")
+        prompts.repeat_interleave(samples_per_prompt, dim=0), prompt_ids
+    ):
+        raise ValueError(
+            f"samples_per_prompt={samples_per_prompt}: rows i*G ... i*G+G-1 must share one prompt "
+            f"(got {prompt_ids.shape[0]} rows)"
+        )
     return model.hidden_after_prompts(prompts, responses[:, :-1], samples_per_prompt)  # [B, T, D]

@@ -4,6 +4,7 @@ Solution notebooks live in ``solutions/NN_*.ipynb``. Every region between a line
 and a line ``### END SOLUTION`` is replaced in the student copy ``notebooks/NN_*.ipynb`` (the nbgrader
 convention). Usage: ``python -m rlvr.nbtools {generate,check,strip,render} [--root DIR] ...``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -170,8 +171,7 @@ def expected_students(root: Path) -> dict[Path, nbformat.NotebookNode]:
     """What `generate` would write: {student path: student notebook}."""
     root = Path(root)
     return {
-        root / "notebooks" / path.name: make_student(read_notebook(path), path.name)
-        for path in solution_paths(root)
+        root / "notebooks" / path.name: make_student(read_notebook(path), path.name) for path in solution_paths(root)
     }
 
 

@@ -3,6 +3,7 @@ loss aggregations, RFT, Kimi k1.5's length reward and the unbiased pass@k.
 
 Shapes: B answers (= prompts x group_size), T response tokens, G = group_size.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,7 @@ def rloo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return torch.where(_all_equal(r), 0.0, r - others).reshape(-1)
 
 
-def grpo_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4,
-                    std: str = "population") -> torch.Tensor:
+def grpo_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4, std: str = "population") -> torch.Tensor:
     """GRPO's group z-score (Shao et al. 2024): (r_i - mean) / (std + eps). [B] -> [B].
 
     std: "population" (divide by G, as in the lecture's Exercise 3 and nano-aha-moment) or "unbiased"
@@ -67,8 +67,9 @@ def dr_grpo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return mean_baseline_advantages(rewards, group_size)
 
 
-def compute_advantages(rewards: torch.Tensor, group_size: int, kind: str = "grpo", eps: float = 1e-4,
-                       std: str = "population") -> torch.Tensor:
+def compute_advantages(
+    rewards: torch.Tensor, group_size: int, kind: str = "grpo", eps: float = 1e-4, std: str = "population"
+) -> torch.Tensor:
     """Advantages of one kind in ADVANTAGE_KINDS ("none" returns the raw rewards). [B] -> [B]."""
     if kind == "none":
         return _groups(rewards, group_size).reshape(-1).clone()
@@ -96,8 +97,9 @@ def _per_token(advantages: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return advantages.expand_as(like)
 
 
-def ppo_clip_loss(logps: torch.Tensor, old_logps: torch.Tensor, advantages: torch.Tensor,
-                  clip_eps: float = 0.2) -> tuple[torch.Tensor, torch.Tensor]:
+def ppo_clip_loss(
+    logps: torch.Tensor, old_logps: torch.Tensor, advantages: torch.Tensor, clip_eps: float = 0.2
+) -> tuple[torch.Tensor, torch.Tensor]:
     """PPO's clipped surrogate (Schulman et al. 2017), as a loss to minimise, per token.
 
     loss_t = -min(ratio_t * A_t, clip(ratio_t, 1 - eps, 1 + eps) * A_t), ratio_t = exp(logps - old_logps).
@@ -137,8 +139,9 @@ def last_token_index(response_mask: torch.Tensor) -> torch.Tensor:
     return (response_mask.long().sum(dim=1) - 1).clamp(min=0)
 
 
-def shaped_rewards(scores: torch.Tensor, kl: torch.Tensor, response_mask: torch.Tensor, beta: float,
-                   clamp_kl: bool = True) -> torch.Tensor:
+def shaped_rewards(
+    scores: torch.Tensor, kl: torch.Tensor, response_mask: torch.Tensor, beta: float, clamp_kl: bool = True
+) -> torch.Tensor:
     """AlpacaFarm's per-token reward: -beta * KL_t on every token, plus the score on the last token.
 
     Args:
@@ -155,8 +158,9 @@ def shaped_rewards(scores: torch.Tensor, kl: torch.Tensor, response_mask: torch.
     return rewards.scatter_add(1, last[:, None], scores.to(rewards.dtype)[:, None])
 
 
-def gae(rewards: torch.Tensor, values: torch.Tensor, response_mask: torch.Tensor, gamma: float = 1.0,
-        lam: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+def gae(
+    rewards: torch.Tensor, values: torch.Tensor, response_mask: torch.Tensor, gamma: float = 1.0, lam: float = 1.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalised advantage estimation (Schulman et al. 2016) over each answer's tokens.
 
     delta_t = r_t + gamma * V_{t+1} - V_t (V = 0 after the last token); A_t = delta_t + gamma * lam * A_{t+1}.
@@ -188,15 +192,20 @@ def masked_mean(tensor: torch.Tensor, mask: torch.Tensor, dim: int | None = None
     return (tensor * mask).sum(dim=dim) / mask.sum(dim=dim)
 
 
-def masked_normalize(tensor: torch.Tensor, mask: torch.Tensor, normalize_constant: float = 1.0,
-                     dim: int | None = None) -> torch.Tensor:
+def masked_normalize(
+    tensor: torch.Tensor, mask: torch.Tensor, normalize_constant: float = 1.0, dim: int | None = None
+) -> torch.Tensor:
     """Sum over the elements where mask is True, divided by a constant (Dr. GRPO's normaliser)."""
     summed = (tensor * mask.to(tensor.dtype)).sum() if dim is None else (tensor * mask.to(tensor.dtype)).sum(dim=dim)
     return summed / normalize_constant
 
 
-def aggregate_loss(per_token_loss: torch.Tensor, response_mask: torch.Tensor, mode: str = "seq_mean_token_mean",
-                   max_len: int | None = None) -> torch.Tensor:
+def aggregate_loss(
+    per_token_loss: torch.Tensor,
+    response_mask: torch.Tensor,
+    mode: str = "seq_mean_token_mean",
+    max_len: int | None = None,
+) -> torch.Tensor:
     """Reduce a per-token loss [B, T] to a scalar.
 
     modes: "seq_mean_token_mean" (GRPO: mean over each answer's |o_i| tokens, then over answers: length bias),

@@ -3,6 +3,7 @@
 Each notebook's experiment module exposes `figures(seeds, fast) -> list[Row]`; the notebooks call the same functions,
 so a figure cannot differ between a notebook and this table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,12 @@ EXPERIMENTS = [  # (module under rlvr.experiments, what it covers)
 ]
 
 
-def run_experiments(seeds: tuple[int, ...], fast: bool, only: list[str] | None = None
-                    ) -> tuple[list[Row], dict[str, float]]:
+def run_experiments(
+    seeds: tuple[int, ...], fast: bool, only: list[str] | None = None
+) -> tuple[list[Row], dict[str, float]]:
     """Call every module's figures(); returns all rows and the seconds each module took."""
     from tqdm.auto import tqdm
+
     rows, seconds = [], {}
     chosen = [(name, text) for name, text in EXPERIMENTS if not only or name in only]
     with tqdm(chosen, desc="reproduce", unit="experiment") as bar:
@@ -50,8 +53,15 @@ def machine() -> str:
 
 def report(rows: list[Row], seconds: dict, seeds, fast: bool) -> dict:
     """Everything the JSON file holds."""
-    return {"date": date.today().isoformat(), "machine": machine(), "seeds": list(seeds), "fast": fast,
-            "seconds": seconds, "total_seconds": sum(seconds.values()), "rows": [r.to_dict() for r in rows]}
+    return {
+        "date": date.today().isoformat(),
+        "machine": machine(),
+        "seeds": list(seeds),
+        "fast": fast,
+        "seconds": seconds,
+        "total_seconds": sum(seconds.values()),
+        "rows": [r.to_dict() for r in rows],
+    }
 
 
 def markdown_report(rows: list[Row], seconds: dict, seeds, fast: bool) -> str:
@@ -59,9 +69,11 @@ def markdown_report(rows: list[Row], seconds: dict, seeds, fast: bool) -> str:
     agree = sum(r.agrees is True for r in rows)
     checked = sum(r.agrees is not None for r in rows)
     times = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
-    return (f"Measured on {date.today().isoformat()} ({machine()}), seeds {', '.join(map(str, seeds))}"
-            f"{', fast mode' if fast else ''}; {agree} of {checked} rows agree. Time: {times} "
-            f"(total {sum(seconds.values()):.0f} s).\n\n" + markdown_table(rows) + "\n")
+    return (
+        f"Measured on {date.today().isoformat()} ({machine()}), seeds {', '.join(map(str, seeds))}"
+        f"{', fast mode' if fast else ''}; {agree} of {checked} rows agree. Time: {times} "
+        f"(total {sum(seconds.values()):.0f} s).\n\n" + markdown_table(rows) + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     print(text_table(rows))
     agree = sum(r.agrees is True for r in rows)
     disagree = [r for r in rows if r.agrees is False]
-    print(f"\n{agree} rows agree, {len(disagree)} disagree, {sum(r.agrees is None for r in rows)} without a band; "
-          f"{time.perf_counter() - start:.0f} s in all")
+    print(
+        f"\n{agree} rows agree, {len(disagree)} disagree, {sum(r.agrees is None for r in rows)} without a band; "
+        f"{time.perf_counter() - start:.0f} s in all"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(report(rows, seconds, args.seeds, args.fast), indent=2, default=str))
         print(f"wrote {args.json}")

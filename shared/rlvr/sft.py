@@ -1,4 +1,5 @@
 """The supervised warm-up: imitate a noisy teacher (half direct answers, half think-first chains with errors)."""
+
 from __future__ import annotations
 
 import time
@@ -78,16 +79,20 @@ def lr_at(step: int, cfg: SFTConfig) -> float:
     return cfg.lr * (floor + (1 - floor) * 0.5 * (1 + np.cos(np.pi * progress)))
 
 
-def sft_loss(model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor,
-             response_mask: torch.Tensor) -> torch.Tensor:
+def sft_loss(
+    model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor, response_mask: torch.Tensor
+) -> torch.Tensor:
     """Mean negative log-likelihood of the target answer tokens. [B, P], [B, T], [B, T] -> scalar."""
     logps = response_logps(model, prompt_ids, responses)  # [B, T]
     return -(logps * response_mask).sum() / response_mask.sum()
 
 
-def train_sft(cfg: SFTConfig = SFTConfig(), on_step: Callable[[int, int, float], None] | None = None,
-              model: torch.nn.Module | None = None,
-              loss_fn: Callable = sft_loss) -> tuple[TinyTransformer, list[float]]:
+def train_sft(
+    cfg: SFTConfig = SFTConfig(),
+    on_step: Callable[[int, int, float], None] | None = None,
+    model: torch.nn.Module | None = None,
+    loss_fn: Callable = sft_loss,
+) -> tuple[TinyTransformer, list[float]]:
     """Train a fresh model (ours by default; another one with its own loss_fn(model, prompt_ids, responses, mask))
     on the noisy teacher; returns (model, loss per step). Deterministic given cfg.seed."""
     torch.manual_seed(cfg.seed)
@@ -116,8 +121,12 @@ def _progress_bar(cfg: SFTConfig):
     """A notebook-aware tqdm bar over the warm-up's steps."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=cfg.steps, desc=f"warm-up (teacher error {cfg.teacher_error_rate:g}, seed {cfg.seed})",
-                unit="step", leave=False)
+    return tqdm(
+        total=cfg.steps,
+        desc=f"warm-up (teacher error {cfg.teacher_error_rate:g}, seed {cfg.seed})",
+        unit="step",
+        leave=False,
+    )
 
 
 def _with_bar(on_step, bar):
@@ -134,9 +143,15 @@ def _with_bar(on_step, bar):
     return step
 
 
-def warm_up(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0, *, cfg: SFTConfig | None = None,
-            on_step: Callable[[int, int, float], None] | None = None, use_cache: bool = True,
-            progress: bool = False) -> WarmUp:
+def warm_up(
+    teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
+    seed: int = 0,
+    *,
+    cfg: SFTConfig | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+) -> WarmUp:
     """The warm-up model for this teacher error rate and seed: from the checkpoint cache, else trained and cached
     (with a tqdm progress bar when `progress`; loading from the cache shows none)."""
     cfg = replace(cfg or SFTConfig(), teacher_error_rate=float(teacher_error_rate), seed=int(seed))

@@ -3,6 +3,7 @@
 Prompt ``9458073021=``; direct answer ``#9$``; think-first answer ``[9386636689]#9$`` where the brackets hold
 the running sum's last digit after each digit. A noisy teacher writes chains of thought with errors.
 """
+
 from __future__ import annotations
 
 import re
@@ -99,16 +100,18 @@ def teacher_chain(digits, error_rate: float, rng: np.random.Generator) -> str:
     return chain_text(teacher_chain_digits(np.asarray(digits)[None], error_rate, rng)[0])
 
 
-def teacher_answers(prompts: np.ndarray, error_rate: float, rng: np.random.Generator,
-                    think_fraction: float = 0.5) -> list[str]:
+def teacher_answers(
+    prompts: np.ndarray, error_rate: float, rng: np.random.Generator, think_fraction: float = 0.5
+) -> list[str]:
     """Warm-up targets: a think-first teacher chain with probability think_fraction, else the direct answer."""
     use_think = rng.random(len(prompts)) < think_fraction  # [n]
     chains = teacher_chain_digits(prompts, error_rate, rng)  # [n, 10]
     return [chain_text(c) if t else direct_answer(p) for p, c, t in zip(prompts, chains, use_think)]
 
 
-def teacher_batch(prompts: np.ndarray, error_rate: float, rng: np.random.Generator,
-                  think_fraction: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
+def teacher_batch(
+    prompts: np.ndarray, error_rate: float, rng: np.random.Generator, think_fraction: float = 0.5
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Warm-up targets as right-padded token ids, built without Python loops over the batch.
 
     Returns:
@@ -117,8 +120,17 @@ def teacher_batch(prompts: np.ndarray, error_rate: float, rng: np.random.Generat
     n = len(prompts)
     use_think = rng.random(n) < think_fraction  # [n]
     chains = teacher_chain_digits(prompts, error_rate, rng)  # [n, 10]
-    think = np.concatenate([np.full((n, 1), OPEN_ID), chains, np.full((n, 1), CLOSE_ID), np.full((n, 1), HASH_ID),
-                            chains[:, -1:], np.full((n, 1), STOP_ID)], axis=1)  # [n, 15]
+    think = np.concatenate(
+        [
+            np.full((n, 1), OPEN_ID),
+            chains,
+            np.full((n, 1), CLOSE_ID),
+            np.full((n, 1), HASH_ID),
+            chains[:, -1:],
+            np.full((n, 1), STOP_ID),
+        ],
+        axis=1,
+    )  # [n, 15]
     direct = np.full((n, THINK_LEN), PAD_ID)  # [n, 15]
     direct[:, 0], direct[:, 1], direct[:, 2] = HASH_ID, answer_digits(prompts), STOP_ID
     responses = torch.as_tensor(np.where(use_think[:, None], think, direct), dtype=torch.long)  # [n, 15]
@@ -179,16 +191,28 @@ def score_batch(prompts: torch.Tensor, responses: torch.Tensor) -> dict[str, tor
     target = prompts.sum(dim=1) % 10  # [B]
 
     is_direct = has_stop & (length == DIRECT_LEN) & (responses[:, 0] == HASH_ID) & is_digit[:, 1]
-    think_digits = responses[:, 1:1 + N_DIGITS]  # [B, 10]
-    is_think = (has_stop & (length == THINK_LEN) & (responses[:, 0] == OPEN_ID) & is_digit[:, 1:1 + N_DIGITS].all(dim=1)
-                & (responses[:, N_DIGITS + 1] == CLOSE_ID) & (responses[:, N_DIGITS + 2] == HASH_ID)
-                & is_digit[:, N_DIGITS + 3])
+    think_digits = responses[:, 1 : 1 + N_DIGITS]  # [B, 10]
+    is_think = (
+        has_stop
+        & (length == THINK_LEN)
+        & (responses[:, 0] == OPEN_ID)
+        & is_digit[:, 1 : 1 + N_DIGITS].all(dim=1)
+        & (responses[:, N_DIGITS + 1] == CLOSE_ID)
+        & (responses[:, N_DIGITS + 2] == HASH_ID)
+        & is_digit[:, N_DIGITS + 3]
+    )
     final = torch.where(is_think, responses[:, N_DIGITS + 3], responses[:, 1])  # [B]
     correct = (is_direct | is_think) & (final == target)
     chains = prompts.cumsum(dim=1) % 10  # [B, 10]
     cot_correct = is_think & (think_digits == chains).all(dim=1)
-    return {"reward": correct.float(), "is_think": is_think, "is_direct": is_direct, "correct": correct,
-            "cot_correct": cot_correct, "length": length}
+    return {
+        "reward": correct.float(),
+        "is_think": is_think,
+        "is_direct": is_direct,
+        "correct": correct,
+        "cot_correct": cot_correct,
+        "length": length,
+    }
 
 
 def prompt_tokens(prompts: np.ndarray) -> torch.Tensor:

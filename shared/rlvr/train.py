@@ -3,6 +3,7 @@
 Each step: sample G answers for each of P prompts from the current policy, score them with the verifier, compute
 advantages, then `epochs_per_batch` updates on that batch (the clipped ratio only matters when it is > 1).
 """
+
 from __future__ import annotations
 
 import copy
@@ -16,16 +17,30 @@ import torch
 from .cache import load_or_create
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample
-from .objectives import (aggregate_loss, all_same_fraction, compute_advantages, gae, kimi_length_reward,
-                         kl_k3, masked_mean, ppo_clip_loss, rft_loss, shaped_rewards)
+from .objectives import (
+    aggregate_loss,
+    all_same_fraction,
+    compute_advantages,
+    gae,
+    kimi_length_reward,
+    kl_k3,
+    masked_mean,
+    ppo_clip_loss,
+    rft_loss,
+    shaped_rewards,
+)
 from .sft import SFTConfig, WarmUp, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 from .validation import BOOLEAN, SEED, ConfigError, Rule, check_fields, integer, number, one_of, optional
 
 ALGOS = ("reinforce", "grpo", "dr_grpo", "rft", "ppo")
 ADVANTAGE_OF = {"reinforce": "none", "grpo": "grpo", "dr_grpo": "dr_grpo"}
-AGGREGATION_OF = {"reinforce": "seq_mean_token_sum_norm", "grpo": "seq_mean_token_mean",
-                  "dr_grpo": "seq_mean_token_sum_norm", "ppo": "token_mean"}
+AGGREGATION_OF = {
+    "reinforce": "seq_mean_token_sum_norm",
+    "grpo": "seq_mean_token_mean",
+    "dr_grpo": "seq_mean_token_sum_norm",
+    "ppo": "token_mean",
+}
 OnStep = Callable[[int, int, list], None]
 CACHE_KIND = "rl-v3"  # bump when the numbers of a run change (v3: the key holds the warm-up's config)
 
@@ -189,8 +204,14 @@ class Trainer:
     a learner's versions to compare one PPO step stage by stage.
     """
 
-    def __init__(self, cfg: RLConfig, policy: TinyTransformer | None = None, hooks: StepHooks | None = None,
-                 gae_fn: Callable = gae, value_loss_fn: Callable = value_loss):
+    def __init__(
+        self,
+        cfg: RLConfig,
+        policy: TinyTransformer | None = None,
+        hooks: StepHooks | None = None,
+        gae_fn: Callable = gae,
+        value_loss_fn: Callable = value_loss,
+    ):
         self.cfg = cfg
         start = policy if policy is not None else warm_start(cfg).model
         self.policy = copy.deepcopy(start).train()
@@ -208,8 +229,14 @@ class Trainer:
         """Sample P x G answers and score them (a Batch without advantages)."""
         cfg = self.cfg
         prompts = sample_prompts(cfg.prompts_per_step, self.rng)  # [P, 10]
-        rollout = sample(self.policy, prompt_tokens(prompts), cfg.temperature, cfg.max_new_tokens, self.generator,
-                         samples_per_prompt=cfg.group_size)  # B = P x G answers, a group per prompt
+        rollout = sample(
+            self.policy,
+            prompt_tokens(prompts),
+            cfg.temperature,
+            cfg.max_new_tokens,
+            self.generator,
+            samples_per_prompt=cfg.group_size,
+        )  # B = P x G answers, a group per prompt
         prompts = np.repeat(prompts, cfg.group_size, axis=0)  # [B, 10]
         scores = score_batch(torch.as_tensor(prompts), rollout.responses)
         return Batch(rollout, scores, _rewards_with_length_bonus(scores, cfg, step))
@@ -220,8 +247,9 @@ class Trainer:
             return None
         rollout = batch.rollout
         with torch.no_grad():
-            return response_logps(self.ref, rollout.prompt_ids, rollout.responses,
-                                  samples_per_prompt=self.cfg.group_size)  # [B, T]
+            return response_logps(
+                self.ref, rollout.prompt_ids, rollout.responses, samples_per_prompt=self.cfg.group_size
+            )  # [B, T]
 
     def advantages(self, batch: Batch) -> dict:
         """Fill batch.advantages ([B], or [B, T] for PPO, with batch.returns and batch.values); extra metrics."""
@@ -235,12 +263,18 @@ class Trainer:
             values = self.value(rollout.prompt_ids, rollout.responses, cfg.group_size)  # [B, T]
             kl = torch.zeros_like(rollout.logps)  # [B, T]
             if ref_logps is not None:  # KL of the policy itself (temperature 1), not of the sampling distribution
-                logps = rollout.logps if cfg.temperature == 1.0 else response_logps(
-                    self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size)  # [B, T]
+                logps = (
+                    rollout.logps
+                    if cfg.temperature == 1.0
+                    else response_logps(
+                        self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size
+                    )
+                )  # [B, T]
                 kl = logps - ref_logps
         token_rewards = shaped_rewards(batch.rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]
-        batch.advantages, batch.returns = self.gae_fn(token_rewards, values, rollout.response_mask, cfg.gamma,
-                                                      cfg.lam)  # [B, T] each
+        batch.advantages, batch.returns = self.gae_fn(
+            token_rewards, values, rollout.response_mask, cfg.gamma, cfg.lam
+        )  # [B, T] each
         batch.values = values
         return {"value_mean": float(values[:, 0].mean())}
 
@@ -283,8 +317,9 @@ class Trainer:
         rollout = batch.rollout
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
         for _epoch in range(cfg.epochs):
-            logps = response_logps(self.policy, rollout.prompt_ids, rollout.responses,
-                                   samples_per_prompt=cfg.group_size)  # [B, T], each prompt run once per group
+            logps = response_logps(
+                self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size
+            )  # [B, T], each prompt run once per group
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
                 old_logps = logps.detach()
             self.hooks.before_update(batch, logps, old_logps)
@@ -300,21 +335,32 @@ class Trainer:
         metrics = answer_metrics(batch.scores)
         mask, ref_logps = rollout.response_mask, batch.ref_logps
         kl_seq = ((old_logps - ref_logps) * mask).sum(dim=1).mean() if ref_logps is not None else torch.tensor(0.0)
-        metrics.update({
-            "step": step, "reward": float(batch.rewards.mean()), "loss": float(np.mean(losses)),
-            "all_same_group_fraction": all_same_fraction(batch.scores["reward"], cfg.group_size),
-            "kl_to_ref": float(kl_seq) if ref_logps is not None else float("nan"),
-            "clip_fraction": float(np.mean(clip_fracs[1:])) if len(clip_fracs) > 1 else 0.0,
-            "clip_fraction_per_update": clip_fracs,
-            "value_loss": float(np.mean(value_losses)) if value_losses else float("nan"),
-            "sampling_s": t1 - t0, "training_s": t2 - t1, **extra,
-        })
+        metrics.update(
+            {
+                "step": step,
+                "reward": float(batch.rewards.mean()),
+                "loss": float(np.mean(losses)),
+                "all_same_group_fraction": all_same_fraction(batch.scores["reward"], cfg.group_size),
+                "kl_to_ref": float(kl_seq) if ref_logps is not None else float("nan"),
+                "clip_fraction": float(np.mean(clip_fracs[1:])) if len(clip_fracs) > 1 else 0.0,
+                "clip_fraction_per_update": clip_fracs,
+                "value_loss": float(np.mean(value_losses)) if value_losses else float("nan"),
+                "sampling_s": t1 - t0,
+                "training_s": t2 - t1,
+                **extra,
+            }
+        )
         self.hooks.after_step(metrics)
         return metrics
 
 
-def train_rl(cfg: RLConfig = RLConfig(), policy: TinyTransformer | None = None, on_step: OnStep | None = None,
-             progress: bool = True, hooks: StepHooks | None = None) -> RunResult:
+def train_rl(
+    cfg: RLConfig = RLConfig(),
+    policy: TinyTransformer | None = None,
+    on_step: OnStep | None = None,
+    progress: bool = True,
+    hooks: StepHooks | None = None,
+) -> RunResult:
     """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
 
     Args:
@@ -336,8 +382,10 @@ def train_rl(cfg: RLConfig = RLConfig(), policy: TinyTransformer | None = None, 
     if bar is not None:
         bar.close()
     trainer.policy.eval()
-    timing = {"sampling_s": float(sum(h["sampling_s"] for h in history)),
-              "training_s": float(sum(h["training_s"] for h in history))}
+    timing = {
+        "sampling_s": float(sum(h["sampling_s"] for h in history)),
+        "training_s": float(sum(h["training_s"] for h in history)),
+    }
     timing["total_s"] = timing["sampling_s"] + timing["training_s"]
     return RunResult(cfg, history, trainer.policy, timing)
 
@@ -347,6 +395,7 @@ def _progress_bar(cfg: RLConfig, enabled: bool):
     if not enabled:
         return None
     from tqdm.auto import tqdm
+
     updates = f", {cfg.epochs} updates per batch" if cfg.epochs > 1 else ""
     return tqdm(total=cfg.steps, desc=f"{cfg.algo} G={cfg.group_size}{updates}", leave=False)
 
@@ -367,8 +416,9 @@ def run_key(cfg: RLConfig) -> dict:
     return {**cfg.to_dict(), "warm_up": warmup_config(cfg).to_dict()}
 
 
-def run(cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: bool = True,
-        use_cache: bool = True) -> RunResult:
+def run(
+    cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: bool = True, use_cache: bool = True
+) -> RunResult:
     """`train_rl` through the checkpoint cache: a configuration already run loads in well under a second."""
     if not use_cache:
         return train_rl(cfg, on_step=on_step, progress=progress)

@@ -1,4 +1,5 @@
 """Config validation: what each field of a config dataclass accepts, checked where the config is built."""
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,11 @@ def number(low: float, high: float = math.inf, ends: str = "[]", allowed: str | 
     """A finite number between low and high; ends ('[]', '(]', '[)', '()') says which ends are allowed."""
     above = (lambda v: v > low) if ends[0] == "(" else (lambda v: v >= low)
     below = (lambda v: v < high) if ends[1] == ")" else (lambda v: v <= high)
-    text = allowed or (f"a finite number {'>' if ends[0] == '(' else '>='} {low}" if high == math.inf
-                       else f"a number in {ends[0]}{low}, {high}{ends[1]}")
+    text = allowed or (
+        f"a finite number {'>' if ends[0] == '(' else '>='} {low}"
+        if high == math.inf
+        else f"a number in {ends[0]}{low}, {high}{ends[1]}"
+    )
     return Rule(lambda v: _is_finite(v) and above(v) and below(v), text)
 
 

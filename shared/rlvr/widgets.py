@@ -32,6 +32,7 @@ How the panels work, and why:
   (checked in chromium: the bar and the plot move while the handler is still running). To stop a run,
   interrupt the kernel; the panel catches that, keeps earlier results and re-enables Run.
 """
+
 from __future__ import annotations
 
 import base64
@@ -69,30 +70,49 @@ WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
 # ----------------------------------------------------------------------------- controls
 
+
 def float_slider(name, min, max, step, value, description=None, continuous_update=True):
     """A FloatSlider labelled `description` (default: `name`) in the common style."""
     return widgets.FloatSlider(
-        value=value, min=min, max=max, step=step, description=description or name,
-        readout_format=readout_format(step), continuous_update=continuous_update,
-        style=STYLE, layout=slider_layout(),
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description or name,
+        readout_format=readout_format(step),
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=slider_layout(),
     )
 
 
 def int_slider(name, min, max, step=1, value=None, description=None, continuous_update=True):
     """An IntSlider labelled `description` (default: `name`) in the common style."""
     return widgets.IntSlider(
-        value=min if value is None else value, min=min, max=max, step=step,
-        description=description or name, continuous_update=continuous_update,
-        style=STYLE, layout=slider_layout(),
+        value=min if value is None else value,
+        min=min,
+        max=max,
+        step=step,
+        description=description or name,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=slider_layout(),
     )
 
 
 def log_slider(name, min, max, value, description=None, steps_per_decade=4, continuous_update=True):
     """A FloatLogSlider from `min` to `max` (real values, e.g. 1e-4 to 1e-1) for learning rates and the like."""
     return widgets.FloatLogSlider(
-        value=value, base=10, min=math.log10(min), max=math.log10(max), step=1 / steps_per_decade,
-        description=description or name, readout_format=".1e", continuous_update=continuous_update,
-        style=STYLE, layout=slider_layout(),
+        value=value,
+        base=10,
+        min=math.log10(min),
+        max=math.log10(max),
+        step=1 / steps_per_decade,
+        description=description or name,
+        readout_format=".1e",
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=slider_layout(),
     )
 
 
@@ -100,8 +120,12 @@ def choice_slider(options, value=None, description="", continuous_update=True):
     """A SelectionSlider over `options` (numbers or strings) in the common style."""
     options = list(options)
     return widgets.SelectionSlider(
-        options=options, value=options[0] if value is None else value, description=description,
-        continuous_update=continuous_update, style=STYLE, layout=slider_layout(),
+        options=options,
+        value=options[0] if value is None else value,
+        description=description,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=slider_layout(),
     )
 
 
@@ -113,7 +137,9 @@ def toggle_buttons(name, options, value=None, description=None):
     if value is not None and value not in values:
         raise ValueError(f"{name}: value {value!r} is not one of the options {values}")
     return widgets.ToggleButtons(
-        options=options, value=values[0] if value is None else value, description=description or name,
+        options=options,
+        value=values[0] if value is None else value,
+        description=description or name,
         style={**STYLE, "button_width": "auto"},
     )
 
@@ -153,6 +179,7 @@ def set_continuous_update(controls: dict, on: bool) -> None:
 
 
 # ----------------------------------------------------------------------------- figures and messages
+
 
 def new_figure(figsize=DEFAULT_FIGSIZE) -> Figure:
     """A pyplot-free matplotlib Figure with an Agg canvas (nothing is displayed automatically)."""
@@ -287,6 +314,7 @@ def drop_widget_state(nb) -> Any:
 
 # ----------------------------------------------------------------------------- shared panel base
 
+
 class Panel:
     """What both panels share: controls, one figure, an Image showing it, a status line, the static fallback."""
 
@@ -360,18 +388,27 @@ class Panel:
     def show_static(self) -> None:
         """Display the current figure as a plain image (for a notebook that wants one in the export)."""
         from IPython.display import Image, display
+
         display(Image(data=self.png()))
 
 
 # ----------------------------------------------------------------------------- analytic panel
+
 
 class AnalyticPanel(Panel):
     """Sliders on top, one figure below; every control change redraws it with draw(fig, **values)."""
 
     kind = "AnalyticPanel"
 
-    def __init__(self, draw: Callable, controls: dict, figsize=DEFAULT_FIGSIZE,
-                 continuous_update: bool | None = None, title: str | None = None, remember: int = 0):
+    def __init__(
+        self,
+        draw: Callable,
+        controls: dict,
+        figsize=DEFAULT_FIGSIZE,
+        continuous_update: bool | None = None,
+        title: str | None = None,
+        remember: int = 0,
+    ):
         super().__init__(controls, figsize)
         self.draw_fn = draw
         self.draw_count = 0
@@ -424,6 +461,7 @@ class AnalyticPanel(Panel):
 
 # ----------------------------------------------------------------------------- training panel
 
+
 class TrainingPanel(Panel):
     """Controls + Run button + progress bar + live plot; finished runs are cached by their control values.
 
@@ -435,11 +473,22 @@ class TrainingPanel(Panel):
 
     kind = "TrainingPanel"
 
-    def __init__(self, run: Callable, plot: Callable, controls: dict, defaults: dict | None = None,
-                 label: Callable[[dict], str] | None = None, default_result: Any = None,
-                 figsize=DEFAULT_FIGSIZE, update_every: int | None = None, show_all: bool = False,
-                 disk_cache: bool = False, load: Callable | None = None, save: Callable | None = None,
-                 title: str | None = None):
+    def __init__(
+        self,
+        run: Callable,
+        plot: Callable,
+        controls: dict,
+        defaults: dict | None = None,
+        label: Callable[[dict], str] | None = None,
+        default_result: Any = None,
+        figsize=DEFAULT_FIGSIZE,
+        update_every: int | None = None,
+        show_all: bool = False,
+        disk_cache: bool = False,
+        load: Callable | None = None,
+        save: Callable | None = None,
+        title: str | None = None,
+    ):
         super().__init__(controls, figsize, defaults)
         if disk_cache and (load is None or save is None):
             raise ValueError("disk_cache=True needs both load(key) and save(key, result)")
@@ -614,8 +663,10 @@ def is_due(step: int, total: int, every: int | None) -> bool:
 
 # ----------------------------------------------------------------------------- checking panels
 
-def exercise_panel_edges(panel: AnalyticPanel, max_seconds: float | None = None,
-                         require_change: bool = True) -> list[str]:
+
+def exercise_panel_edges(
+    panel: AnalyticPanel, max_seconds: float | None = None, require_change: bool = True
+) -> list[str]:
     """Drive every control of an AnalyticPanel to its edges and middle; return the problems found (empty = fine).
 
     A problem is: a draw that raises, a warning during a draw (NaN/inf, log of 0, ...), a redraw that differs from
@@ -695,7 +746,7 @@ def edge_values(control) -> list:
     if hasattr(control, "_options_values"):
         return spread(list(control._options_values))
     if isinstance(control, widgets.FloatLogSlider):
-        return [control.base ** e for e in (control.min, middle(control.min, control.max, control.step), control.max)]
+        return [control.base**e for e in (control.min, middle(control.min, control.max, control.step), control.max)]
     if isinstance(control, (widgets.IntRangeSlider, widgets.FloatRangeSlider)):
         return [(control.min, control.min), (control.min, control.max), (control.max, control.max)]
     if isinstance(control, widgets.IntSlider):
@@ -716,6 +767,7 @@ def middle(low: float, high: float, step: float) -> float:
 
 
 # ----------------------------------------------------------------------------- live curves without widgets
+
 
 def in_notebook() -> bool:
     """True inside a Jupyter kernel, where display() reaches a notebook front-end."""
@@ -746,8 +798,11 @@ class LivePlot:
         self.calls += 1
         if not is_due(step, total, self.every):
             return
-        line = (f"{total} steps, loaded from the cache" if from_cache
-                else f"step {step}/{total}, {time.perf_counter() - self.start:.1f} s")
+        line = (
+            f"{total} steps, loaded from the cache"
+            if from_cache
+            else f"step {step}/{total}, {time.perf_counter() - self.start:.1f} s"
+        )
         if history is not None:
             self.draw_fn(self.figure, history)
         if self.notebook:
@@ -759,6 +814,7 @@ class LivePlot:
     def show(self, line: str, with_image: bool) -> None:
         """Create the two outputs (text line, image) on the first call, update them afterwards."""
         from IPython.display import Image, display
+
         text = {"text/plain": line}
         if self.text_handle is None:
             self.text_handle = display(text, raw=True, display_id=True)

@@ -53,6 +53,7 @@ correct raises ``AssertionError`` (used when testing the solution notebooks).
 A case's expected output comes from its own ``reference``, else its ``expected`` value, else the
 exercise's ``reference``. Tolerances: ``atol=1e-5, rtol=1e-4`` unless the case sets its own.
 """
+
 from rlvr.checks.core import (
     Case,
     Exercise,

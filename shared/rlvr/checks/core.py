@@ -1,4 +1,5 @@
 """Exercise checker: run a student's function on test cases and report one of four outcomes."""
+
 from __future__ import annotations
 
 import copy
@@ -304,10 +305,16 @@ def random_group_cases(**kwargs) -> list[Case]:
     (a 1 with chance 0.4, seed 0) and 3 groups of 5 rewards uniform in [0, 1) (seed 1); kwargs go to every call."""
     suffix = "".join(f", {key}={value}" for key, value in kwargs.items())
     return [
-        Case(f"5 groups of 8 random 0/1 rewards (seed 0), group_size=8{suffix}",
-             args=(seeded_rewards(5, 8, 0, binary=True), 8), kwargs=dict(kwargs)),
-        Case(f"3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5{suffix}",
-             args=(seeded_rewards(3, 5, 1, binary=False), 5), kwargs=dict(kwargs)),
+        Case(
+            f"5 groups of 8 random 0/1 rewards (seed 0), group_size=8{suffix}",
+            args=(seeded_rewards(5, 8, 0, binary=True), 8),
+            kwargs=dict(kwargs),
+        ),
+        Case(
+            f"3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5{suffix}",
+            args=(seeded_rewards(3, 5, 1, binary=False), 5),
+            kwargs=dict(kwargs),
+        ),
     ]
 
 

@@ -7,6 +7,7 @@ In the notebook::
     checks.rloo.check(rloo_advantages)
     checks.score_mean_zero.solution()
 """
+
 from __future__ import annotations
 
 import torch
@@ -32,18 +33,29 @@ def _shown(case: Case) -> ShownCase:
 
 def _cases() -> list[Case]:
     """Cases shared by both exercises, from the simplest to the ones that catch batch-level means."""
-    return [_shown(case) for case in (
-        Case("one group of 4, rewards [1, 0, 0, 0], group_size=4", args=(torch.tensor([1.0, 0, 0, 0]), 4)),
-        Case("two groups of 4, rewards [1, 0, 0, 1, 0, 0, 0, 0], group_size=4 (each group has its own mean)",
-             args=(torch.tensor([1.0, 0, 0, 1, 0, 0, 0, 0]), 4)),
-        Case("three groups of 2, rewards [0, 1, 1, 1, 0, 0], group_size=2",
-             args=(torch.tensor([0.0, 1, 1, 1, 0, 0]), 2)),
-        Case("all rewards equal [1, 1, 1, 1, 1, 1], group_size=3 (no signal: all advantages 0)",
-             args=(torch.ones(6), 3)),
-        Case("every reward shifted by +5: [6, 5, 5, 5, 6, 6], group_size=3 (a baseline removes the shift)",
-             args=(torch.tensor([6.0, 5, 5, 5, 6, 6]), 3)),
-        *random_group_cases(),
-    )]
+    return [
+        _shown(case)
+        for case in (
+            Case("one group of 4, rewards [1, 0, 0, 0], group_size=4", args=(torch.tensor([1.0, 0, 0, 0]), 4)),
+            Case(
+                "two groups of 4, rewards [1, 0, 0, 1, 0, 0, 0, 0], group_size=4 (each group has its own mean)",
+                args=(torch.tensor([1.0, 0, 0, 1, 0, 0, 0, 0]), 4),
+            ),
+            Case(
+                "three groups of 2, rewards [0, 1, 1, 1, 0, 0], group_size=2",
+                args=(torch.tensor([0.0, 1, 1, 1, 0, 0]), 2),
+            ),
+            Case(
+                "all rewards equal [1, 1, 1, 1, 1, 1], group_size=3 (no signal: all advantages 0)",
+                args=(torch.ones(6), 3),
+            ),
+            Case(
+                "every reward shifted by +5: [6, 5, 5, 5, 6, 6], group_size=3 (a baseline removes the shift)",
+                args=(torch.tensor([6.0, 5, 5, 5, 6, 6]), 3),
+            ),
+            *random_group_cases(),
+        )
+    ]
 
 
 mean_baseline = Exercise(

@@ -6,6 +6,7 @@ In the notebook::
     checks.clipped_objective.check(clipped_objective)
     checks.one_update.solution()
 """
+
 from __future__ import annotations
 
 import torch
@@ -21,19 +22,27 @@ def _clipped_objective(ratio: torch.Tensor, advantage, clip_eps: float = 0.2) ->
 def _case(description: str, ratios, advantage, clip_eps: float) -> GradCase:
     """A case on a float64 tensor of ratios rho; the value and d objective / d rho are compared."""
     advantage = torch.tensor(advantage, dtype=torch.float64) if isinstance(advantage, list) else advantage
-    return GradCase(description, kwargs={"ratio": torch.tensor(ratios, dtype=torch.float64), "advantage": advantage,
-                                         "clip_eps": clip_eps}, wrt=["ratio"])
+    return GradCase(
+        description,
+        kwargs={"ratio": torch.tensor(ratios, dtype=torch.float64), "advantage": advantage, "clip_eps": clip_eps},
+        wrt=["ratio"],
+    )
 
 
 clipped_objective = Exercise(
     name="PPO's clipped objective (value and gradient)",
     reference=_clipped_objective,
     cases=[
-        _case("the lecture's Exercise 2: A = +2, eps = 0.2, ratios [0.5, 1.0, 1.1, 1.5]", [0.5, 1.0, 1.1, 1.5],
-              2.0, 0.2),
+        _case(
+            "the lecture's Exercise 2: A = +2, eps = 0.2, ratios [0.5, 1.0, 1.1, 1.5]", [0.5, 1.0, 1.1, 1.5], 2.0, 0.2
+        ),
         _case("a negative advantage: A = -1, eps = 0.2, ratios [0.5, 0.9, 1.3]", [0.5, 0.9, 1.3], -1.0, 0.2),
-        _case("one advantage per ratio, A = [2, -2, 1, -1], eps = 0.1, ratios [1.3, 1.3, 0.7, 0.7]",
-              [1.3, 1.3, 0.7, 0.7], [2.0, -2.0, 1.0, -1.0], 0.1),
+        _case(
+            "one advantage per ratio, A = [2, -2, 1, -1], eps = 0.1, ratios [1.3, 1.3, 0.7, 0.7]",
+            [1.3, 1.3, 0.7, 0.7],
+            [2.0, -2.0, 1.0, -1.0],
+            0.1,
+        ),
     ],
     hint=(
         "Two candidate objectives, computed elementwise: the unclipped `ratio * advantage`, and the clipped "

@@ -9,6 +9,7 @@ In the notebook::
     checks.perfect_teacher.hint()
     checks.grpo_step.check(my_grpo_step)      # the whole step, stage by stage (rlvr.checks.step)
 """
+
 from __future__ import annotations
 
 import torch
@@ -34,16 +35,31 @@ def _reference_dr_grpo(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
 def _grpo_cases() -> list[Case]:
     """From the lecture's group to the cases that catch the usual slips (std, grouping, eps)."""
     return [
-        Case("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8, eps=0",
-             args=(torch.tensor(ONE_RIGHT), 8), kwargs={"eps": 0.0}),
-        Case("two answers per group [1, 0, 0, 1], group_size=2, eps=0 (population std of [1, 0] is 0.5)",
-             args=(torch.tensor([1.0, 0, 0, 1]), 2), kwargs={"eps": 0.0}),
-        Case("two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4, eps=0 (each group has its own mean and std)",
-             args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4), kwargs={"eps": 0.0}),
-        Case("the lecture's group with eps=1e-4 (eps is added to the std)",
-             args=(torch.tensor(ONE_RIGHT), 8), kwargs={"eps": 1e-4}),
-        Case("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4, eps=1e-4 (std 0: advantages 0, not NaN)",
-             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4), kwargs={"eps": 1e-4}),
+        Case(
+            "the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8, eps=0",
+            args=(torch.tensor(ONE_RIGHT), 8),
+            kwargs={"eps": 0.0},
+        ),
+        Case(
+            "two answers per group [1, 0, 0, 1], group_size=2, eps=0 (population std of [1, 0] is 0.5)",
+            args=(torch.tensor([1.0, 0, 0, 1]), 2),
+            kwargs={"eps": 0.0},
+        ),
+        Case(
+            "two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4, eps=0 (each group has its own mean and std)",
+            args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4),
+            kwargs={"eps": 0.0},
+        ),
+        Case(
+            "the lecture's group with eps=1e-4 (eps is added to the std)",
+            args=(torch.tensor(ONE_RIGHT), 8),
+            kwargs={"eps": 1e-4},
+        ),
+        Case(
+            "all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4, eps=1e-4 (std 0: advantages 0, not NaN)",
+            args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4),
+            kwargs={"eps": 1e-4},
+        ),
         *random_group_cases(eps=1e-4),
     ]
 
@@ -52,10 +68,14 @@ def _dr_grpo_cases() -> list[Case]:
     """The same groups, without eps (Dr. GRPO divides by nothing)."""
     return [
         Case("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8", args=(torch.tensor(ONE_RIGHT), 8)),
-        Case("two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4 (each group has its own mean)",
-             args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4)),
-        Case("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4 (advantages 0)",
-             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4)),
+        Case(
+            "two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4 (each group has its own mean)",
+            args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4),
+        ),
+        Case(
+            "all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4 (advantages 0)",
+            args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4),
+        ),
         *random_group_cases(),
     ]
 
@@ -205,18 +225,30 @@ STEP_HINT = (
 
 grpo_step = StepExercise(
     name="your GRPO step, end to end",
-    cases=[StepCase("6 prompts x 8 answers, beta = 0", prompts=6, group_size=8, seed=0),
-           StepCase("5 prompts x 4 answers, beta = 0 (another group size)", prompts=5, group_size=4, seed=1)],
+    cases=[
+        StepCase("6 prompts x 8 answers, beta = 0", prompts=6, group_size=8, seed=0),
+        StepCase("5 prompts x 4 answers, beta = 0 (another group size)", prompts=5, group_size=4, seed=1),
+    ],
     hint=STEP_HINT,
     solution="See the solution notebook: the five stages of the hint, written out with shapes.",
 )
 
 grpo_step_kl = StepExercise(
     name="Exercise 7(b): the KL penalty in your step",
-    cases=[StepCase("6 prompts x 8 answers, beta = 0.04 (the policy is the warm-up plus a little noise, so its KL "
-                    "to the warm-up is not 0)", prompts=6, group_size=8, beta=0.04, seed=2)],
-    hint=("With `ref_logps = response_logps(ref, ...)` under `torch.no_grad()` and log r = ref_logps - logps, "
-          "add `beta * (torch.expm1(log_r) - log_r)` (k3) to each token's loss before the per-answer mean."),
+    cases=[
+        StepCase(
+            "6 prompts x 8 answers, beta = 0.04 (the policy is the warm-up plus a little noise, so its KL "
+            "to the warm-up is not 0)",
+            prompts=6,
+            group_size=8,
+            beta=0.04,
+            seed=2,
+        )
+    ],
+    hint=(
+        "With `ref_logps = response_logps(ref, ...)` under `torch.no_grad()` and log r = ref_logps - logps, "
+        "add `beta * (torch.expm1(log_r) - log_r)` (k3) to each token's loss before the per-answer mean."
+    ),
     solution="`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`.",
     kl=True,
 )

@@ -1,5 +1,6 @@
 """Exercises of notebook 04 (PPO vs GRPO): your GAE and value loss inside a PPO step, the clip fraction, and a
 prediction about GRPO-8 without clipping."""
+
 import torch
 
 from rlvr.checks import Case, Exercise, FreeAnswer
@@ -35,21 +36,37 @@ def _cases():
     full = torch.ones(1, 6, dtype=torch.bool)
     zeros = torch.zeros(1, 6)
     return [
-        Case("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage +1 on every token, eps 0.2",
-             args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.2)),
-        Case("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage -1 on every token, eps 0.2",
-             args=(_log(ratios), zeros, -torch.ones(1, 6), full, 0.2)),
-        Case("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage 0 on every token (an all-equal group), "
-             "eps 0.2",
-             args=(_log(ratios), zeros, torch.zeros(1, 6), full, 0.2)),
-        Case("same ratios, advantage +1, eps 0.05 (a narrower band)",
-             args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.05)),
-        Case("two answers of lengths 4 and 1 (the rest is padding with extreme ratios), advantages +1 and -1",
-             args=(_log([[1.5, 0.5, 1.0, 1.0], [1.5, 3.0, 0.1, 3.0]]).squeeze(0), torch.zeros(2, 4),
-                   torch.tensor([[1.0] * 4, [-1.0] * 4]),
-                   torch.tensor([[True, True, True, True], [True, False, False, False]]), 0.2)),
-        Case("seeded batch of 4 answers (lengths 7, 2, 5, 3; one with advantage 0), eps 0.2",
-             kwargs={**_random_batch(), "clip_eps": 0.2}),
+        Case(
+            "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage +1 on every token, eps 0.2",
+            args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.2),
+        ),
+        Case(
+            "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage -1 on every token, eps 0.2",
+            args=(_log(ratios), zeros, -torch.ones(1, 6), full, 0.2),
+        ),
+        Case(
+            "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage 0 on every token (an all-equal group), "
+            "eps 0.2",
+            args=(_log(ratios), zeros, torch.zeros(1, 6), full, 0.2),
+        ),
+        Case(
+            "same ratios, advantage +1, eps 0.05 (a narrower band)",
+            args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.05),
+        ),
+        Case(
+            "two answers of lengths 4 and 1 (the rest is padding with extreme ratios), advantages +1 and -1",
+            args=(
+                _log([[1.5, 0.5, 1.0, 1.0], [1.5, 3.0, 0.1, 3.0]]).squeeze(0),
+                torch.zeros(2, 4),
+                torch.tensor([[1.0] * 4, [-1.0] * 4]),
+                torch.tensor([[True, True, True, True], [True, False, False, False]]),
+                0.2,
+            ),
+        ),
+        Case(
+            "seeded batch of 4 answers (lengths 7, 2, 5, 3; one with advantage 0), eps 0.2",
+            kwargs={**_random_batch(), "clip_eps": 0.2},
+        ),
         Case("same seeded batch, eps 0.1", kwargs={**_random_batch(), "clip_eps": 0.1}),
     ]
 
@@ -96,9 +113,12 @@ no_clip_prediction = FreeAnswer(
 # ----------------------------------------------------------------------------------------------- your PPO pieces
 ppo_pieces = PPOPiecesExercise(
     name="your GAE and value loss inside a PPO step",
-    cases=[PPOCase("gamma = lam = 1, beta = 0 (the race's setting)"),
-           PPOCase("gamma = 0.9, lam = 0.8, beta = 0.1 (a KL reward on every token)", gamma=0.9, lam=0.8, beta=0.1,
-                   seed=1)],
+    cases=[
+        PPOCase("gamma = lam = 1, beta = 0 (the race's setting)"),
+        PPOCase(
+            "gamma = 0.9, lam = 0.8, beta = 0.1 (a KL reward on every token)", gamma=0.9, lam=0.8, beta=0.1, seed=1
+        ),
+    ],
     hint=(
         "GAE, backwards over each answer's tokens: `delta = rewards[:, t] + gamma * next_value - values[:, t]`, "
         "`running = (delta + gamma * lam * running) * mask[:, t]`, `advantages[:, t] = running`, "
@@ -107,5 +127,5 @@ ppo_pieces = PPOPiecesExercise(
         "(values - returns)^2 over the tokens where response_mask is True."
     ),
     solution="See the solution notebook: the backward loop of the hint, and `((values - returns) ** 2 * m).sum() / "
-             "m.sum()` with `m = response_mask.float()`.",
+    "m.sum()` with `m = response_mask.float()`.",
 )

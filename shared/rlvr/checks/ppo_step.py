@@ -6,6 +6,7 @@ Each case first runs one PPO step with the package's pieces on both trainers, so
 values (at step 0 its zero-initialised head predicts exactly 0, and every GAE would look alike); the step after it
 uses the learner's pieces on one trainer and the package's on the other.
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,8 +34,17 @@ class PPOCase:
 
     def config(self) -> RLConfig:
         """The run this case steps (4 prompts x 4 answers, 2 updates per batch)."""
-        return RLConfig(algo="ppo", steps=2, prompts_per_step=4, group_size=4, epochs_per_batch=2, gamma=self.gamma,
-                        lam=self.lam, beta=self.beta, seed=self.seed)
+        return RLConfig(
+            algo="ppo",
+            steps=2,
+            prompts_per_step=4,
+            group_size=4,
+            epochs_per_batch=2,
+            gamma=self.gamma,
+            lam=self.lam,
+            beta=self.beta,
+            seed=self.seed,
+        )
 
 
 class Recorder(StepHooks):
@@ -94,15 +104,18 @@ def _gae_returns_are_advantages(rewards, values, response_mask, gamma=1.0, lam=1
 
 
 GAE_MISTAKES = {
-    "padding is treated as answer tokens: multiply by `response_mask` (values, deltas and the running sum)":
-        _gae_unmasked,
+    "padding is treated as answer tokens: multiply by `response_mask` (values, deltas and the running sum)": (
+        _gae_unmasked
+    ),
     "returns must be advantages + values (the value model's target), not the advantages": _gae_returns_are_advantages,
 }
 VALUE_LOSS_MISTAKES = {
-    "padding is counted: average the squared error over real tokens only (`response_mask`)":
-        lambda v, r, m: ((v - r) ** 2).mean(),
-    "the package's value loss is the plain mean squared error (no factor 1/2)":
-        lambda v, r, m: 0.5 * objectives.masked_mean((v - r) ** 2, m),
+    "padding is counted: average the squared error over real tokens only (`response_mask`)": lambda v, r, m: (
+        (v - r) ** 2
+    ).mean(),
+    "the package's value loss is the plain mean squared error (no factor 1/2)": lambda v, r, m: (
+        0.5 * objectives.masked_mean((v - r) ** 2, m)
+    ),
     "a token sum instead of the mean over real tokens": lambda v, r, m: ((v - r) ** 2 * m).sum(),
 }
 
@@ -139,16 +152,20 @@ def gae_problem(gae_fn: Callable, reference: PPOStep, case: PPOCase) -> str | No
     out = gae_fn(*inputs)
     if not (isinstance(out, tuple) and len(out) == 2):
         return "GAE: return a tuple (advantages, returns)."
-    for name, got, want in (("GAE: the advantages", out[0], batch.advantages),
-                            ("GAE: the returns", out[1], batch.returns)):
+    for name, got, want in (
+        ("GAE: the advantages", out[0], batch.advantages),
+        ("GAE: the returns", out[1], batch.returns),
+    ):
         problem = _tensor_problem(name, got, want)
         if problem:
             for mistake, fn in GAE_MISTAKES.items():
                 if all(torch.allclose(x.detach().float(), y, rtol=1e-4, atol=1e-5) for x, y in zip(out, fn(*inputs))):
                     return f"{problem}: {mistake}."
-            return (f"{problem}. delta_t = r_t + gamma * V_(t+1) - V_t (V = 0 after the last real token), "
-                    "A_t = delta_t + gamma * lam * A_(t+1) from the last token backwards, returns = A + V, all "
-                    "0 on padding.")
+            return (
+                f"{problem}. delta_t = r_t + gamma * V_(t+1) - V_t (V = 0 after the last real token), "
+                "A_t = delta_t + gamma * lam * A_(t+1) from the last token backwards, returns = A + V, all "
+                "0 on padding."
+            )
     return None
 
 
@@ -170,8 +187,10 @@ def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> str | Non
     if not torch.isfinite(got).all():
         return f"value loss: {got.item()} (not a finite number)."
     if got.grad_fn is None:
-        return ("value loss: it is detached from the values (no gradient can reach the value model): avoid .item(), "
-                ".detach() and torch.tensor(...) inside it.")
+        return (
+            "value loss: it is detached from the values (no gradient can reach the value model): avoid .item(), "
+            ".detach() and torch.tensor(...) inside it."
+        )
     got_value = got.item()  # the graph was checked above; the value alone is compared below
     want = float(value_loss(values.detach(), returns, mask))
     if math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7):
@@ -179,26 +198,35 @@ def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> str | Non
     for mistake, fn in VALUE_LOSS_MISTAKES.items():
         if math.isclose(got_value, float(fn(values.detach(), returns, mask)), rel_tol=1e-4, abs_tol=1e-7):
             return f"value loss: {mistake}."
-    return f"value loss: yours is {got_value:.4g} on these values and returns; the mean of (values - returns)^2 " \
-           "over the real tokens differs."
+    return (
+        f"value loss: yours is {got_value:.4g} on these values and returns; the mean of (values - returns)^2 "
+        "over the real tokens differs."
+    )
 
 
 def update_problem(mine: PPOStep, reference: PPOStep) -> str | None:
     """The value model's and the policy's parameters after the step."""
-    for name, got, want in (("the value model", mine.value_params, reference.value_params),
-                            ("the policy", mine.policy_params, reference.policy_params)):
+    for name, got, want in (
+        ("the value model", mine.value_params, reference.value_params),
+        ("the policy", mine.policy_params, reference.policy_params),
+    ):
         gap = float((got - want).norm() / want.norm())
         if gap > 1e-4:
-            return (f"update: {name}'s parameters differ after the step (relative difference {gap:.2g}) although the "
-                    "advantages, returns and value loss agree: does one of your functions change its inputs in place?")
+            return (
+                f"update: {name}'s parameters differ after the step (relative difference {gap:.2g}) although the "
+                "advantages, returns and value loss agree: does one of your functions change its inputs in place?"
+            )
     return None
 
 
 def diagnose(case: PPOCase, gae_fn: Callable, value_loss_fn: Callable) -> str | None:
     """The first stage where the step with the learner's pieces differs from the package's, or None."""
     reference = run_case(case)
-    return (gae_problem(gae_fn, reference, case) or value_loss_problem(reference, value_loss_fn)
-            or update_problem(run_case(case, gae_fn, value_loss_fn), reference))
+    return (
+        gae_problem(gae_fn, reference, case)
+        or value_loss_problem(reference, value_loss_fn)
+        or update_problem(run_case(case, gae_fn, value_loss_fn), reference)
+    )
 
 
 class PPOPiecesExercise(Question):
@@ -224,10 +252,16 @@ class PPOPiecesExercise(Question):
             except KeyboardInterrupt:
                 raise
             except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
-                return Result(self.name, Outcome.UNCHECKABLE,
-                              f"case `{case.description}`: your function raised {_one_line_error(error)}")
+                return Result(
+                    self.name,
+                    Outcome.UNCHECKABLE,
+                    f"case `{case.description}`: your function raised {_one_line_error(error)}",
+                )
             if problem:
                 return Result(self.name, Outcome.INCORRECT, f"case `{case.description}`: {problem}")
-        return Result(self.name, Outcome.CORRECT,
-                      f"passed {len(self.cases)} of {len(self.cases)} cases: the same advantages, returns, value loss "
-                      "and updates of the value model and the policy as the package's PPO step.")
+        return Result(
+            self.name,
+            Outcome.CORRECT,
+            f"passed {len(self.cases)} of {len(self.cases)} cases: the same advantages, returns, value loss "
+            "and updates of the value model and the policy as the package's PPO step.",
+        )

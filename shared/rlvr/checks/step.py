@@ -6,6 +6,7 @@ differs, on its first differing example, and, where it can, the usual mistake th
 The update is compared through plain SGD with learning rate 1 (the parameter change is then minus the gradient), so
 a loss with the right value but the wrong gradient (padding in the mean, old log-probs not detached) is caught too.
 """
+
 from __future__ import annotations
 
 import copy
@@ -66,6 +67,7 @@ class Variant:
 def checked_models() -> tuple[TinyTransformer, TinyTransformer]:
     """(policy, ref): the default warm-up model as the reference, and a seeded perturbation of it as the policy."""
     from rlvr.train import RLConfig, warm_start
+
     ref = warm_start(RLConfig()).model.eval().requires_grad_(False)
     policy = copy.deepcopy(ref).requires_grad_(True)
     generator = torch.Generator().manual_seed(1234)
@@ -91,8 +93,17 @@ def run_step(fn: Callable, case: StepCase) -> StepRun:
     policy.train()
     before = flat_params(policy)
     optimizer = torch.optim.SGD(policy.parameters(), lr=1.0)
-    out = fn(policy, ref, optimizer, case_prompts(case), torch.Generator().manual_seed(case.seed),
-             group_size=case.group_size, beta=case.beta, eps=EPS, clip_eps=CLIP_EPS)
+    out = fn(
+        policy,
+        ref,
+        optimizer,
+        case_prompts(case),
+        torch.Generator().manual_seed(case.seed),
+        group_size=case.group_size,
+        beta=case.beta,
+        eps=EPS,
+        clip_eps=CLIP_EPS,
+    )
     grads = [p.grad for p in policy.parameters() if p.grad is not None]
     grad_norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads))) if grads else 0.0
     return StepRun(out, flat_params(policy) - before, bool(grads), grad_norm)
@@ -113,12 +124,12 @@ def _aggregations(per_token: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
 
 AGGREGATION_ADVICE = {
     "padding": "loss: padding is counted. Average each answer's per-token loss over its own tokens only: "
-               "(per_token * response_mask).sum(dim=1) / response_mask.sum(dim=1), then the mean over answers.",
+    "(per_token * response_mask).sum(dim=1) / response_mask.sum(dim=1), then the mean over answers.",
     "batch_mean": "loss: you take one token mean over the whole batch (every token weighs the same, TRL's 'bnpo'); "
-                  "GRPO averages each answer's tokens first, then averages over answers.",
+    "GRPO averages each answer's tokens first, then averages over answers.",
     "token_sum": "loss: you sum each answer's tokens instead of averaging them (divide by the answer's length).",
     "flat_mean": "loss: you average over all B x T entries of the masked loss; divide each answer's token sum by "
-                 "its own length instead.",
+    "its own length instead.",
 }
 
 
@@ -130,34 +141,49 @@ def _variant_losses(logps, ref_logps, advantages, mask, beta) -> dict[str, tuple
     pg = -torch.minimum(ratio * adv, ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * adv)  # [B, T]
     kl = objectives.kl_k3(logps, ref_logps)  # [B, T]
     right_kl = beta * kl if beta > 0 else torch.zeros_like(pg)
-    variants = {name: (loss, AGGREGATION_ADVICE.get(name, "")) for name, loss in _aggregations(pg + right_kl,
-                                                                                                 mask).items()}
+    variants = {
+        name: (loss, AGGREGATION_ADVICE.get(name, "")) for name, loss in _aggregations(pg + right_kl, mask).items()
+    }
     right = variants["right"][0]
-    variants["sign"] = (-right, "loss: the sign is flipped. The loss to MINIMISE is minus the objective: "
-                                "-min(ratio * A, clip(ratio) * A) per token (plus beta * k3).")
+    variants["sign"] = (
+        -right,
+        "loss: the sign is flipped. The loss to MINIMISE is minus the objective: "
+        "-min(ratio * A, clip(ratio) * A) per token (plus beta * k3).",
+    )
     same = torch.exp(logps - logps)  # ratio without a detached denominator: 1, and no gradient
     pg_attached = -torch.minimum(same * adv, same.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * adv)
-    variants["not_detached"] = (_aggregations(pg_attached + right_kl, mask)["right"],
-                                "update: no gradient flows through the ratio. Its old log-probs must be "
-                                "`logps.detach()`: exp(logps - logps) is 1 for every parameter value, so its "
-                                "gradient is 0.")
+    variants["not_detached"] = (
+        _aggregations(pg_attached + right_kl, mask)["right"],
+        "update: no gradient flows through the ratio. Its old log-probs must be "
+        "`logps.detach()`: exp(logps - logps) is 1 for every parameter value, so its "
+        "gradient is 0.",
+    )
     if beta > 0:
         log_r = logps - ref_logps  # the wrong way round
         kl_variants = {
-            "kl_reversed": (torch.expm1(log_r) - log_r, "KL term: the log-ratio is the wrong way round. k3 uses "
-                            "log r = ref_logps - logps: (exp(log r) - 1) - log r."),
-            "kl_k1": (logps - ref_logps, "KL term: you add k1 = logps - ref_logps; the lecture's (and TRL's) "
-                      "penalty is k3 = (exp(log r) - 1) - log r with log r = ref_logps - logps."),
-            "kl_missing": (torch.zeros_like(pg), "KL term: your step ignores beta. Add beta * k3 to each token's "
-                           "loss when beta > 0 (Exercise 7(b))."),
+            "kl_reversed": (
+                torch.expm1(log_r) - log_r,
+                "KL term: the log-ratio is the wrong way round. k3 uses "
+                "log r = ref_logps - logps: (exp(log r) - 1) - log r.",
+            ),
+            "kl_k1": (
+                logps - ref_logps,
+                "KL term: you add k1 = logps - ref_logps; the lecture's (and TRL's) "
+                "penalty is k3 = (exp(log r) - 1) - log r with log r = ref_logps - logps.",
+            ),
+            "kl_missing": (
+                torch.zeros_like(pg),
+                "KL term: your step ignores beta. Add beta * k3 to each token's loss when beta > 0 (Exercise 7(b)).",
+            ),
         }
         for name, (term, advice) in kl_variants.items():
             variants[name] = (_aggregations(pg + beta * term, mask)["right"], advice)
     return variants
 
 
-def loss_variants(policy: TinyTransformer, ref: TinyTransformer, responses, prompt_ids, mask, advantages,
-                  case: StepCase) -> list[Variant]:
+def loss_variants(
+    policy: TinyTransformer, ref: TinyTransformer, responses, prompt_ids, mask, advantages, case: StepCase
+) -> list[Variant]:
     """Each variant's loss value and parameter change under SGD(lr=1) (= minus its gradient); the right one first."""
     with torch.no_grad():
         ref_logps = response_logps(ref, prompt_ids, responses, samples_per_prompt=case.group_size)  # [B, T]
@@ -182,8 +208,10 @@ def _relative_gap(got: torch.Tensor, want: torch.Tensor) -> float:
 def matches(run: StepRun, variant: Variant) -> bool:
     """The learner's loss value and update agree with this variant's."""
     loss = float(run.out["loss"])
-    return (math.isclose(loss, variant.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL)
-            and _relative_gap(run.delta, variant.delta) < UPDATE_RTOL)
+    return (
+        math.isclose(loss, variant.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL)
+        and _relative_gap(run.delta, variant.delta) < UPDATE_RTOL
+    )
 
 
 # ----------------------------------------------------------------------------------------------- stages
@@ -195,18 +223,24 @@ def _answer(responses: torch.Tensor, i: int) -> str:
 
 def sampling_problem(got, want: torch.Tensor, prompts: np.ndarray, group_size: int) -> str | None:
     """First difference between the sampled answers, as one sentence, or None."""
-    advice = ("call `sample(policy, task.prompt_tokens(prompts), 1.0, generator=generator, "
-              "samples_per_prompt=group_size)` once, with the generator you are given")
+    advice = (
+        "call `sample(policy, task.prompt_tokens(prompts), 1.0, generator=generator, "
+        "samples_per_prompt=group_size)` once, with the generator you are given"
+    )
     if not isinstance(got, torch.Tensor) or got.dim() != 2:
         return f"sampling: 'responses' must be the [B, T] tensor `rollout.responses`; {advice}."
     if got.shape[0] != want.shape[0]:
-        return (f"sampling: {got.shape[0]} answers, but {len(prompts)} prompts x {group_size} = {want.shape[0]} "
-                f"were expected; {advice}.")
+        return (
+            f"sampling: {got.shape[0]} answers, but {len(prompts)} prompts x {group_size} = {want.shape[0]} "
+            f"were expected; {advice}."
+        )
     if got.shape != want.shape or not torch.equal(got.long(), want):
         rows = [i for i in range(len(want)) if got.shape[1] != want.shape[1] or not torch.equal(got[i], want[i])]
         i = rows[0]
-        return (f"sampling: answer {i} (to prompt {prompt_text(prompts[i // group_size])}) is {_answer(got, i)!r}, "
-                f"the package sampled {_answer(want, i)!r}; {advice} (temperature 1).")
+        return (
+            f"sampling: answer {i} (to prompt {prompt_text(prompts[i // group_size])}) is {_answer(got, i)!r}, "
+            f"the package sampled {_answer(want, i)!r}; {advice} (temperature 1)."
+        )
     return None
 
 
@@ -219,10 +253,12 @@ def scoring_problem(got, responses: torch.Tensor, prompts: np.ndarray, group_siz
     wrong = (got.float() != want).nonzero().flatten()
     if len(wrong):
         i = int(wrong[0])
-        return (f"scoring: answer {i} ({_answer(responses, i)!r} to prompt {prompt_text(prompts[i // group_size])}) "
-                f"has your reward {float(got[i]):g}, the verifier gives {float(want[i]):g}. Score each answer "
-                "against its own prompt: `task.score_batch(prompts repeated group_size times each (np.repeat), "
-                "responses)['reward']`.")
+        return (
+            f"scoring: answer {i} ({_answer(responses, i)!r} to prompt {prompt_text(prompts[i // group_size])}) "
+            f"has your reward {float(got[i]):g}, the verifier gives {float(want[i]):g}. Score each answer "
+            "against its own prompt: `task.score_batch(prompts repeated group_size times each (np.repeat), "
+            "responses)['reward']`."
+        )
     return None
 
 
@@ -233,10 +269,12 @@ def _columns(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
 
 
 ADVANTAGE_MISTAKES: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {  # [B], G -> [B]
-    "the unbiased std (divides by G - 1): use `correction=0`":
-        lambda rewards, g: objectives.grpo_advantages(rewards, g, EPS, "unbiased"),
-    "the mean and std of the whole batch instead of each group":
-        lambda rewards, g: (rewards - rewards.mean()) / (rewards.std(correction=0) + EPS),
+    "the unbiased std (divides by G - 1): use `correction=0`": lambda rewards, g: objectives.grpo_advantages(
+        rewards, g, EPS, "unbiased"
+    ),
+    "the mean and std of the whole batch instead of each group": lambda rewards, g: (
+        (rewards - rewards.mean()) / (rewards.std(correction=0) + EPS)
+    ),
     "no division by the std (that is Dr. GRPO)": lambda rewards, g: objectives.dr_grpo_advantages(rewards, g),
     "groups taken as columns (`view(group_size, -1)`): a prompt's G answers are consecutive": _columns,
 }
@@ -250,19 +288,29 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
         return f"advantages: must be a tensor of shape {tuple(want.shape)} (one per answer), got {shape}."
     got = got.detach().float()
     if not torch.isfinite(got).all():
-        return ("advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std "
-                "before dividing.")
+        return (
+            "advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std before dividing."
+        )
     close = torch.isclose(got, want, rtol=1e-4, atol=1e-5).view(-1, group_size).all(dim=1)  # [P]
     if bool(close.all()):
         return None
     k = int((~close).nonzero()[0])
     r = rewards.view(-1, group_size)  # [P, G]
-    mistake = next((name for name, fn in ADVANTAGE_MISTAKES.items()
-                    if torch.allclose(got, fn(rewards, group_size), rtol=1e-4, atol=1e-5)), None)
+    mistake = next(
+        (
+            name
+            for name, fn in ADVANTAGE_MISTAKES.items()
+            if torch.allclose(got, fn(rewards, group_size), rtol=1e-4, atol=1e-5)
+        ),
+        None,
+    )
     yours = ", ".join(f"{x:.3f}" for x in got.view(-1, group_size)[k].tolist())
     rewards_k = ", ".join(f"{x:g}" for x in r[k].tolist())
-    why = f" It looks like {mistake}." if mistake else (" GRPO's advantage is (r - mean of the group) / "
-                                                        "(population std of the group + eps).")
+    why = (
+        f" It looks like {mistake}."
+        if mistake
+        else (" GRPO's advantage is (r - mean of the group) / (population std of the group + eps).")
+    )
     return f"advantages: group {k} (rewards [{rewards_k}]) gets [{yours}].{why}"
 
 
@@ -285,11 +333,15 @@ def update_problem(run: StepRun, variants: list[Variant]) -> str | None:
             return "update: the parameters did not change: call `optimizer.step()` after `loss.backward()`."
         return variants_named(variants, "not_detached").advice
     if not math.isclose(loss, right.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
-        return ("loss: its value differs from the package's (the clipped ratio times the advantage, minus, "
-                "averaged over each answer's tokens, then over answers; plus beta * k3 per token when beta > 0).")
-    return (f"update: the loss value is right but its gradient is not (your parameter change differs by "
-            f"{_relative_gap(run.delta, right.delta):.1%}): check that the loss is computed from the policy's "
-            "log-probs with their graph, and which tokens each mean runs over.")
+        return (
+            "loss: its value differs from the package's (the clipped ratio times the advantage, minus, "
+            "averaged over each answer's tokens, then over answers; plus beta * k3 per token when beta > 0)."
+        )
+    return (
+        f"update: the loss value is right but its gradient is not (your parameter change differs by "
+        f"{_relative_gap(run.delta, right.delta):.1%}): check that the loss is computed from the policy's "
+        "log-probs with their graph, and which tokens each mean runs over."
+    )
 
 
 def variants_named(variants: list[Variant], name: str) -> Variant:
@@ -308,14 +360,17 @@ def diagnose(run: StepRun, case: StepCase) -> str | None:
     reference = run_step(grpo_step, case)
     prompts = case_prompts(case)
     want = reference.out
-    problem = (sampling_problem(out["responses"], want["responses"], prompts, case.group_size)
-               or scoring_problem(out["rewards"], want["responses"], prompts, case.group_size)
-               or advantages_problem(out["advantages"], want["rewards"], case.group_size))
+    problem = (
+        sampling_problem(out["responses"], want["responses"], prompts, case.group_size)
+        or scoring_problem(out["rewards"], want["responses"], prompts, case.group_size)
+        or advantages_problem(out["advantages"], want["rewards"], case.group_size)
+    )
     if problem:
         return problem
     prompt_ids = prompt_tokens(prompts).repeat_interleave(case.group_size, dim=0)  # [B, 11]
-    variants = loss_variants(*checked_models(), want["responses"], prompt_ids, response_mask(want["responses"]),
-                             want["advantages"], case)
+    variants = loss_variants(
+        *checked_models(), want["responses"], prompt_ids, response_mask(want["responses"]), want["advantages"], case
+    )
     return update_problem(run, variants)
 
 
@@ -354,16 +409,18 @@ class StepExercise(Question):
             if isinstance(error, NotImplementedError):
                 return Result(self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code.")
             if error is not None:
-                return Result(self.name, Outcome.UNCHECKABLE,
-                              f"{where}: your step raised {_one_line_error(error)}")
+                return Result(self.name, Outcome.UNCHECKABLE, f"{where}: your step raised {_one_line_error(error)}")
             problem = diagnose(run, case)
             if problem and self.kl and problem.startswith("KL term: your step ignores beta"):
                 return Result(self.name, Outcome.NOT_ATTEMPTED, problem)
             if problem:
                 return Result(self.name, Outcome.INCORRECT, f"{where}: {problem}")
-        return Result(self.name, Outcome.CORRECT,
-                      f"passed {len(self.cases)} of {len(self.cases)} cases: the same answers, rewards, advantages, "
-                      "loss and parameter update as the package's step.")
+        return Result(
+            self.name,
+            Outcome.CORRECT,
+            f"passed {len(self.cases)} of {len(self.cases)} cases: the same answers, rewards, advantages, "
+            "loss and parameter update as the package's step.",
+        )
 
     def step_to_train(self, fn: Callable) -> tuple[Callable, str]:
         """(the learner's step if it passes the check, else the package's; one line saying which)."""
@@ -380,6 +437,7 @@ class StepExercise(Question):
         An exception in a later step of the learner's run is reported in one line and the package's step takes over
         from the start, so the cells below always have a run to show."""
         from rlvr.grpo_step import train_with_step
+
         step_fn, line = self.step_to_train(fn)
         print(line, flush=True)
         try:
@@ -389,6 +447,5 @@ class StepExercise(Question):
         except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
             if step_fn is grpo_step:
                 raise
-            print(f"your step failed during training ({_one_line_error(error)}): showing the reference run",
-                  flush=True)
+            print(f"your step failed during training ({_one_line_error(error)}): showing the reference run", flush=True)
             return train_with_step(grpo_step, cfg, on_step=on_step)

@@ -18,6 +18,7 @@ runs, the expected step along the correct answer's logit with and without dividi
 of groups with no signal, a best-of-n toy for over-optimising a learned reward, and `figures()` (the lecture's
 numbers next to ours). Figures and panels: `rlvr.figures.bandit`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -86,8 +87,9 @@ def exact_gradient(logits, rewards=REWARDS) -> torch.Tensor:
     return probs * (rewards - (probs * rewards).sum())  # [K]
 
 
-def no_baseline_variance(group_size: int = GROUP_SIZE, shift: float = 0.0, logits=INIT_LOGITS,
-                         rewards=REWARDS) -> float:
+def no_baseline_variance(
+    group_size: int = GROUP_SIZE, shift: float = 0.0, logits=INIT_LOGITS, rewards=REWARDS
+) -> float:
     """Exact variance (trace of the covariance) of the no-baseline estimate from one group of G answers.
 
     One answer contributes X = (R(z) + c)(onehot(z) - pi); the group averages G independent copies, so
@@ -96,21 +98,22 @@ def no_baseline_variance(group_size: int = GROUP_SIZE, shift: float = 0.0, logit
     probs = policy(logits).double()  # [K]
     r = as_tensor(rewards, torch.float64) + shift  # [K]
     spread = ((torch.eye(len(probs), dtype=torch.float64) - probs) ** 2).sum(dim=1)  # [K] ||onehot(z) - pi||^2
-    second_moment = float((probs * r ** 2 * spread).sum())
+    second_moment = float((probs * r**2 * spread).sum())
     return (second_moment - float(exact_gradient(logits, rewards).double().pow(2).sum())) / group_size
 
 
 def shift_term_variance(shift: float, group_size: int = GROUP_SIZE, logits=INIT_LOGITS) -> float:
     """Variance of the term a constant c adds to the no-baseline estimate: c^2 (1 - sum_k pi_k^2) / G."""
     probs = policy(logits).double()  # [K]
-    return shift ** 2 * float(1 - (probs ** 2).sum()) / group_size
+    return shift**2 * float(1 - (probs**2).sum()) / group_size
 
 
 # ----------------------------------------------------------------------------------------------- group estimators
 def sample_answers(probs: torch.Tensor, n_groups: int, group_size: int, generator: torch.Generator) -> torch.Tensor:
     """n_groups independent groups of answers from one policy. probs [K] -> answers [N, G] (int64)."""
     return torch.multinomial(probs, n_groups * group_size, replacement=True, generator=generator).view(
-        n_groups, group_size)
+        n_groups, group_size
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -120,8 +123,9 @@ def answer_pool(logits: tuple, n_groups: int, width: int, seed: int) -> torch.Te
     return sample_answers(policy(logits), n_groups, width, generator)  # [N, width]
 
 
-def group_gradients(answers: torch.Tensor, probs: torch.Tensor, rewards, kind: str, shift: float = 0.0,
-                    eps: float = GRPO_EPS) -> torch.Tensor:
+def group_gradients(
+    answers: torch.Tensor, probs: torch.Tensor, rewards, kind: str, shift: float = 0.0, eps: float = GRPO_EPS
+) -> torch.Tensor:
     """One gradient estimate per group: (1/G) sum_i A_i (onehot(z_i) - pi).
 
     Args:
@@ -166,24 +170,43 @@ class EstimatorComparison:
 
     def rows(self) -> list[list[str]]:
         """The table as strings: header first."""
-        head = ["estimator", "scale E[g]·exact/‖exact‖² (±SE)", "cos(E[g], exact)", "bias ‖E[g] − exact‖",
-                "MC noise √(var/N)", "variance tr Cov", "noise/signal √var/‖E[g]‖"]
-        body = [[LABELS.get(s.kind, s.kind), f"{s.scale:.3f} ± {s.scale_se:.3f}", f"{s.cosine:.3f}",
-                 f"{s.bias:.4f}", f"{s.noise_floor:.4f}", f"{s.variance:.4g}", f"{s.relative_noise:.2f}"]
-                for s in self.stats.values()]
+        head = [
+            "estimator",
+            "scale E[g]·exact/‖exact‖² (±SE)",
+            "cos(E[g], exact)",
+            "bias ‖E[g] − exact‖",
+            "MC noise √(var/N)",
+            "variance tr Cov",
+            "noise/signal √var/‖E[g]‖",
+        ]
+        body = [
+            [
+                LABELS.get(s.kind, s.kind),
+                f"{s.scale:.3f} ± {s.scale_se:.3f}",
+                f"{s.cosine:.3f}",
+                f"{s.bias:.4f}",
+                f"{s.noise_floor:.4f}",
+                f"{s.variance:.4g}",
+                f"{s.relative_noise:.2f}",
+            ]
+            for s in self.stats.values()
+        ]
         return [head, *body]
 
     def title(self) -> str:
         """One line: the set-up and the exact gradient."""
-        return (f"{self.n_groups:,} groups of G = {self.group_size}, reward shift {self.shift:+g}; exact gradient "
-                f"{format_vector(self.exact)}; (G-1)/G = {(self.group_size - 1) / self.group_size:.3f}")
+        return (
+            f"{self.n_groups:,} groups of G = {self.group_size}, reward shift {self.shift:+g}; exact gradient "
+            f"{format_vector(self.exact)}; (G-1)/G = {(self.group_size - 1) / self.group_size:.3f}"
+        )
 
     def to_html(self) -> str:
         """HTML table (the panel shows it under the plot)."""
         head, *body = self.rows()
         cells = "".join(f"<th style='text-align:center'>{h}</th>" for h in head)
         lines = [f"<tr>{cells}</tr>"] + [
-            "<tr>" + "".join(f"<td style='text-align:center'>{c}</td>" for c in row) + "</tr>" for row in body]
+            "<tr>" + "".join(f"<td style='text-align:center'>{c}</td>" for c in row) + "</tr>" for row in body
+        ]
         return f"<div style='font-size:90%'><b>{self.title()}</b><table>{''.join(lines)}</table></div>"
 
     def _repr_markdown_(self) -> str:
@@ -213,14 +236,27 @@ def summarize(kind: str, grads: torch.Tensor, exact: torch.Tensor) -> EstimatorS
     projections = grads @ exact / exact.dot(exact)  # [N]
     cosine = float(mean.dot(exact) / (mean.norm() * exact.norm()).clamp(min=1e-30))
     return EstimatorStats(
-        kind=kind, mean=mean.float(), bias=float((mean - exact).norm()), variance=variance,
+        kind=kind,
+        mean=mean.float(),
+        bias=float((mean - exact).norm()),
+        variance=variance,
         noise_floor=math.sqrt(variance / grads.shape[0]),
-        relative_noise=math.sqrt(variance) / max(float(mean.norm()), 1e-30), scale=float(projections.mean()),
-        scale_se=float(projections.std() / math.sqrt(grads.shape[0])), cosine=cosine)
+        relative_noise=math.sqrt(variance) / max(float(mean.norm()), 1e-30),
+        scale=float(projections.mean()),
+        scale_se=float(projections.std() / math.sqrt(grads.shape[0])),
+        cosine=cosine,
+    )
 
 
-def compare_estimators(group_size: int = GROUP_SIZE, shift: float = 0.0, n_groups: int = N_GROUPS,
-                       logits=INIT_LOGITS, rewards=REWARDS, kinds=ESTIMATORS, seed: int = 0) -> EstimatorComparison:
+def compare_estimators(
+    group_size: int = GROUP_SIZE,
+    shift: float = 0.0,
+    n_groups: int = N_GROUPS,
+    logits=INIT_LOGITS,
+    rewards=REWARDS,
+    kinds=ESTIMATORS,
+    seed: int = 0,
+) -> EstimatorComparison:
     """Estimate the gradient from n_groups groups of G answers with each estimator (all in one batched op each)."""
     with one_thread():
         probs = policy(logits)  # [K]
@@ -231,8 +267,9 @@ def compare_estimators(group_size: int = GROUP_SIZE, shift: float = 0.0, n_group
     return EstimatorComparison(exact, stats, group_size, shift, n_groups, tuple(rewards))
 
 
-def baseline_scale_vs_group_size(group_sizes=(2, 3, 4, 8, 16, 32, 64), kinds=("mean", "rloo"),
-                                 n_groups: int = N_GROUPS, seed: int = 0) -> dict:
+def baseline_scale_vs_group_size(
+    group_sizes=(2, 3, 4, 8, 16, 32, 64), kinds=("mean", "rloo"), n_groups: int = N_GROUPS, seed: int = 0
+) -> dict:
     """E[g_hat] / exact gradient (projected) for each group size. Returns {kind: (scales [S], ses [S])}."""
     out = {kind: ([], []) for kind in kinds}
     for group_size in group_sizes:
@@ -289,9 +326,17 @@ class BanditRuns:
         return float((self.final < below).float().mean())
 
 
-def train_bandits(kind: str, shift: float = SHIFT, steps: int = SHIFT_STEPS, runs: int = SHIFT_RUNS,
-                  group_size: int = SHIFT_GROUP_SIZE, lr: float = SHIFT_LR, logits=INIT_LOGITS, rewards=REWARDS,
-                  seed: int = 0) -> BanditRuns:
+def train_bandits(
+    kind: str,
+    shift: float = SHIFT,
+    steps: int = SHIFT_STEPS,
+    runs: int = SHIFT_RUNS,
+    group_size: int = SHIFT_GROUP_SIZE,
+    lr: float = SHIFT_LR,
+    logits=INIT_LOGITS,
+    rewards=REWARDS,
+    seed: int = 0,
+) -> BanditRuns:
     """Train `runs` independent bandits at once with plain SGD on the logits, one group of G answers per step.
 
     Each step: sample G answers per run, A = advantages of (reward + shift), theta += lr * g_hat.
@@ -309,8 +354,15 @@ def train_bandits(kind: str, shift: float = SHIFT, steps: int = SHIFT_STEPS, run
     return BanditRuns(kind, shift, lr, group_size, accuracy, theta, seed)
 
 
-def shift_experiment(shift: float = SHIFT, kinds=("none", "rloo"), runs: int = SHIFT_RUNS, lr: float = SHIFT_LR,
-                     steps: int = SHIFT_STEPS, group_size: int = SHIFT_GROUP_SIZE, seed: int = 0) -> dict:
+def shift_experiment(
+    shift: float = SHIFT,
+    kinds=("none", "rloo"),
+    runs: int = SHIFT_RUNS,
+    lr: float = SHIFT_LR,
+    steps: int = SHIFT_STEPS,
+    group_size: int = SHIFT_GROUP_SIZE,
+    seed: int = 0,
+) -> dict:
     """The lecture's +5 experiment: the same runs without and with a baseline. Returns {kind: BanditRuns}."""
     return {kind: train_bandits(kind, shift, steps, runs, group_size, lr, seed=seed) for kind in kinds}
 
@@ -327,21 +379,41 @@ def shift_rows(results_per_seed: list[dict], seeds=(0,)) -> list[Row]:
     """The lecture's three +5 figures next to ours (mean over seeds; per-seed runs are batched)."""
     none = [r["none"] for r in results_per_seed]
     base = [r["rloo"] for r in results_per_seed]
-    setup = (f"{none[0].final.numel()} runs per seed, G={none[0].group_size}, SGD lr={none[0].lr:g}, "
-             f"{none[0].accuracy.shape[0] - 1} steps, start P(correct)={policy(INIT_LOGITS)[0]:.2f}")
+    setup = (
+        f"{none[0].final.numel()} runs per seed, G={none[0].group_size}, SGD lr={none[0].lr:g}, "
+        f"{none[0].accuracy.shape[0] - 1} steps, start P(correct)={policy(INIT_LOGITS)[0]:.2f}"
+    )
     worst = [r.worst for r in none]
     return [
-        lecture_row(section="2.1", figure="+5 on every reward, no baseline: mean final P(correct)", lecture=0.84,
-                    values=[r.final_mean for r in none], se=none[0].final_se, seeds=seeds,
-                    note=f"{setup}; G and lr chosen by this row (calibration)"),
-        claim_row(section="2.1", figure="+5 on every reward, no baseline: worst run's final P(correct)",
-                  lecture=0.001, values=worst, band=(0.0, 0.01), seeds=seeds,
-                  note=f"prediction; band = 'stuck on a wrong answer' (< 0.01); "
-                       f"{_mean([r.stuck_fraction() for r in none]):.0%} of runs end below 0.01; the worst of more "
-                       "runs is lower"),
-        lecture_row(section="2.1", figure="+5 on every reward, with a baseline (RLOO): mean final P(correct)",
-                    lecture=0.99, values=[r.final_mean for r in base], se=base[0].final_se, seeds=seeds,
-                    note="prediction; 'about 0.99'"),
+        lecture_row(
+            section="2.1",
+            figure="+5 on every reward, no baseline: mean final P(correct)",
+            lecture=0.84,
+            values=[r.final_mean for r in none],
+            se=none[0].final_se,
+            seeds=seeds,
+            note=f"{setup}; G and lr chosen by this row (calibration)",
+        ),
+        claim_row(
+            section="2.1",
+            figure="+5 on every reward, no baseline: worst run's final P(correct)",
+            lecture=0.001,
+            values=worst,
+            band=(0.0, 0.01),
+            seeds=seeds,
+            note=f"prediction; band = 'stuck on a wrong answer' (< 0.01); "
+            f"{_mean([r.stuck_fraction() for r in none]):.0%} of runs end below 0.01; the worst of more "
+            "runs is lower",
+        ),
+        lecture_row(
+            section="2.1",
+            figure="+5 on every reward, with a baseline (RLOO): mean final P(correct)",
+            lecture=0.99,
+            values=[r.final_mean for r in base],
+            se=base[0].final_se,
+            seeds=seeds,
+            note="prediction; 'about 0.99'",
+        ),
     ]
 
 
@@ -366,7 +438,7 @@ def binomial_pmf(p, group_size: int) -> torch.Tensor:
     p = torch.as_tensor(p, dtype=torch.float64).reshape(-1, 1)  # [P, 1]
     m = torch.arange(group_size + 1, dtype=torch.float64)  # [G+1]
     comb = torch.tensor([math.comb(group_size, int(k)) for k in m], dtype=torch.float64)  # [G+1]
-    return comb * p ** m * (1 - p) ** (group_size - m)  # [P, G+1]
+    return comb * p**m * (1 - p) ** (group_size - m)  # [P, G+1]
 
 
 def step_along_correct(p, group_size: int, kind: str, eps: float = GRPO_EPS) -> torch.Tensor:
@@ -397,7 +469,7 @@ def ideal_amplification(p) -> np.ndarray:
 
 def p_for_amplification(target: float = AMPLIFICATION) -> tuple[float, float]:
     """The two accuracies where the ideal amplification equals `target`: p(1-p) = 1 / (4 target^2)."""
-    variance = 1.0 / (4.0 * target ** 2)
+    variance = 1.0 / (4.0 * target**2)
     low = (1 - math.sqrt(1 - 4 * variance)) / 2
     return low, 1 - low
 
@@ -413,7 +485,7 @@ def amplification(p, group_size: int, eps: float = GRPO_EPS) -> np.ndarray:
 def no_signal_share(p, group_size: int) -> np.ndarray:
     """Share of groups whose answers are all right or all wrong: p^G + (1-p)^G."""
     p = np.asarray(p, dtype=float)
-    return p ** group_size + (1 - p) ** group_size
+    return p**group_size + (1 - p) ** group_size
 
 
 @dataclass
@@ -433,8 +505,9 @@ class CorrectLogitSimulation:
         return ratio / ratio[int(np.argmin(np.abs(self.p - reference_p)))]
 
 
-def simulate_correct_logit(p, group_size: int, n_groups: int = 4000, kinds=("mean", "grpo"),
-                           seed: int = 0) -> CorrectLogitSimulation:
+def simulate_correct_logit(
+    p, group_size: int, n_groups: int = 4000, kinds=("mean", "grpo"), seed: int = 0
+) -> CorrectLogitSimulation:
     """Draw n_groups groups of G Bernoulli(p) rewards per p (one batched tensor) and average the steps."""
     p_values = np.asarray(p, dtype=float).reshape(-1)
     with one_thread():
@@ -451,8 +524,9 @@ def simulate_correct_logit(p, group_size: int, n_groups: int = 4000, kinds=("mea
     return CorrectLogitSimulation(p_values, group_size, n_groups, steps, ses, no_signal)
 
 
-def hard_prompt_amplification(group_size: int = GROUP_SIZE, n_groups: int = SIZES["hard_groups"][0], p: float = HARD_P,
-                              seed: int = 0) -> float:
+def hard_prompt_amplification(
+    group_size: int = GROUP_SIZE, n_groups: int = SIZES["hard_groups"][0], p: float = HARD_P, seed: int = 0
+) -> float:
     """Simulated relative weight of a prompt with accuracy p against p = 0.5, std estimated in groups of G."""
     simulation = simulate_correct_logit([p, 0.5], group_size, n_groups, seed=seed)
     return float(simulation.amplification()[0])
@@ -479,20 +553,33 @@ def std_effect(group_size: int = GROUP_SIZE, n_answers: int = 40_000, seed: int 
     return StdEffect(group_size, exact, no_signal_share(P_GRID, group_size), sim)
 
 
-def amplification_rows(simulated: list[float], seeds=(0,), group_size: int = GROUP_SIZE,
-                       p: float = HARD_P) -> list[Row]:
+def amplification_rows(
+    simulated: list[float], seeds=(0,), group_size: int = GROUP_SIZE, p: float = HARD_P
+) -> list[Row]:
     """The lecture's 3.5x: with the true std (closed form) and with the std of a group of G (simulated)."""
     low, _ = p_for_amplification()
     exact = float(amplification([p], group_size)[0])
     return [
-        lecture_row(section="4.1", figure=f"weight of a p={p:g} prompt vs p=0.5 after ÷ std (true std: "
-                                          "0.5/√(p(1-p)))", lecture=AMPLIFICATION, values=[ideal_amplification(p)],
-                    lecture_is_a_run=False, unit="x",
-                    note=f"closed form; p is not stated in the notes: 3.5x exactly at p={low:.3f} (or {1 - low:.3f})"),
-        lecture_row(section="4.1", figure=f"same, std estimated from each group of G={group_size} (what GRPO does)",
-                    lecture=AMPLIFICATION, values=simulated, lecture_is_a_run=False, unit="x", seeds=seeds,
-                    note=f"simulated; exact by enumeration {exact:.2f}x; most groups at p={p:g} have no right "
-                         "answer, and a group with one has std √(1/G(1-1/G)), not √(p(1-p))"),
+        lecture_row(
+            section="4.1",
+            figure=f"weight of a p={p:g} prompt vs p=0.5 after ÷ std (true std: 0.5/√(p(1-p)))",
+            lecture=AMPLIFICATION,
+            values=[ideal_amplification(p)],
+            lecture_is_a_run=False,
+            unit="x",
+            note=f"closed form; p is not stated in the notes: 3.5x exactly at p={low:.3f} (or {1 - low:.3f})",
+        ),
+        lecture_row(
+            section="4.1",
+            figure=f"same, std estimated from each group of G={group_size} (what GRPO does)",
+            lecture=AMPLIFICATION,
+            values=simulated,
+            lecture_is_a_run=False,
+            unit="x",
+            seeds=seeds,
+            note=f"simulated; exact by enumeration {exact:.2f}x; most groups at p={p:g} have no right "
+            "answer, and a group with one has std √(1/G(1-1/G)), not √(p(1-p))",
+        ),
     ]
 
 
@@ -510,8 +597,9 @@ class BestOfN:
     true_of_best: np.ndarray  # [S] true quality of the answer a verifier (the true reward) picks
 
 
-def best_of_n(ns=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), n_trials: int = 1000,
-              error_df: int = 2, seed: int = 0) -> BestOfN:
+def best_of_n(
+    ns=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), n_trials: int = 1000, error_df: int = 2, seed: int = 0
+) -> BestOfN:
     """Pick the best of n answers by a learned reward = quality + Student-t error; compare with picking by quality."""
     with one_thread():
         generator = torch.Generator().manual_seed(seed)
@@ -531,23 +619,41 @@ def best_of_n(ns=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), n_tr
 
 
 # ----------------------------------------------------------------------------------------------- the lecture's figures
-def estimator_rows(comparisons: list[EstimatorComparison], shifted: list[EstimatorComparison],
-                   seeds=(0,)) -> list[Row]:
+def estimator_rows(comparisons: list[EstimatorComparison], shifted: list[EstimatorComparison], seeds=(0,)) -> list[Row]:
     """Exercise 1's (G-1)/G and 1, and 2.1's 'the +5 shift leaves the expected gradient unchanged'."""
     group_size = comparisons[0].group_size
 
     def row(section, figure, lecture, kind, items, note):
-        return lecture_row(section=section, figure=figure, lecture=lecture, shown="exact",
-                           values=[c.stats[kind].scale for c in items],
-                           se=float(np.mean([c.stats[kind].scale_se for c in items])), lecture_is_a_run=False,
-                           seeds=seeds, note=f"{items[0].n_groups:,} groups per seed; {note}")
+        return lecture_row(
+            section=section,
+            figure=figure,
+            lecture=lecture,
+            shown="exact",
+            values=[c.stats[kind].scale for c in items],
+            se=float(np.mean([c.stats[kind].scale_se for c in items])),
+            lecture_is_a_run=False,
+            seeds=seeds,
+            note=f"{items[0].n_groups:,} groups per seed; {note}",
+        )
 
     return [
-        row("Ex. 1", f"mean baseline incl. self: E[g]/exact gradient, G={group_size}", (group_size - 1) / group_size,
-            "mean", comparisons, "lecture: (G-1)/G"),
+        row(
+            "Ex. 1",
+            f"mean baseline incl. self: E[g]/exact gradient, G={group_size}",
+            (group_size - 1) / group_size,
+            "mean",
+            comparisons,
+            "lecture: (G-1)/G",
+        ),
         row("Ex. 1", f"RLOO: E[g]/exact gradient, G={group_size}", 1.0, "rloo", comparisons, "lecture: no scaling"),
-        row("2.1", f"no baseline, +{shifted[0].shift:g} on every reward: E[g]/exact gradient", 1.0, "none", shifted,
-            "lecture: 'the expected gradient does not change at all'"),
+        row(
+            "2.1",
+            f"no baseline, +{shifted[0].shift:g} on every reward: E[g]/exact gradient",
+            1.0,
+            "none",
+            shifted,
+            "lecture: 'the expected gradient does not change at all'",
+        ),
     ]
 
 
@@ -558,6 +664,6 @@ def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     shifted = [compare_estimators(GROUP_SIZE, SHIFT, seed=seed) for seed in seeds]
     shift_results = [shift_experiment(SHIFT, runs=runs, seed=seed) for seed in seeds]
     hard = [hard_prompt_amplification(GROUP_SIZE, n_hard, seed=seed) for seed in seeds]
-    return (shift_rows(shift_results, seeds) + estimator_rows(comparisons, shifted, seeds)
-            + amplification_rows(hard, seeds))
-
+    return (
+        shift_rows(shift_results, seeds) + estimator_rows(comparisons, shifted, seeds) + amplification_rows(hard, seeds)
+    )

@@ -18,6 +18,7 @@ Bands are clipped to what the quantity allows (a share to [0, 1]). Statements in
 moves") become `claim_row`s whose interval is fixed from the wording before measuring; rows without a lecture number
 are shown with no band.
 """
+
 from __future__ import annotations
 
 import math
@@ -112,9 +113,20 @@ def uncertainty(values, se: float = 0.0, lecture_is_a_run: bool = True) -> float
     return per_seed * math.sqrt(1 + 1 / n) if lecture_is_a_run else per_seed / math.sqrt(n)
 
 
-def lecture_row(*, section: str, figure: str, lecture: float | str, shown: str | None = None, values,
-                se: float = 0.0, lecture_is_a_run: bool = True, unit: str = "", bounds: tuple | None = None,
-                seeds=(), note: str = "") -> Row:
+def lecture_row(
+    *,
+    section: str,
+    figure: str,
+    lecture: float | str,
+    shown: str | None = None,
+    values,
+    se: float = 0.0,
+    lecture_is_a_run: bool = True,
+    unit: str = "",
+    bounds: tuple | None = None,
+    seeds=(),
+    note: str = "",
+) -> Row:
     """A measured row under the one band rule: band = lecture ± (r + 3u), clipped (see the module docstring).
 
     Args:
@@ -133,19 +145,46 @@ def lecture_row(*, section: str, figure: str, lecture: float | str, shown: str |
     text = f"band = lecture ± (r {fmt(r, unit)} + 3u, u {fmt(u, unit)})"
     if band == limits:  # the band allows every possible value: no comparison is possible
         band, text = None, f"no band: r + 3u (u {fmt(u, unit)}) spans every possible value"
-    return Row(section=section, figure=figure, lecture=lecture, measured=measured, band=band, unit=unit,
-               spread=spread, seeds=tuple(seeds), note=f"{text}; {note}" if note else text)
+    return Row(
+        section=section,
+        figure=figure,
+        lecture=lecture,
+        measured=measured,
+        band=band,
+        unit=unit,
+        spread=spread,
+        seeds=tuple(seeds),
+        note=f"{text}; {note}" if note else text,
+    )
 
 
-def claim_row(*, section: str, figure: str, lecture: str | float | None, values, band: tuple[float, float] | None,
-              unit: str = "", seeds=(), note: str = "") -> Row:
+def claim_row(
+    *,
+    section: str,
+    figure: str,
+    lecture: str | float | None,
+    values,
+    band: tuple[float, float] | None,
+    unit: str = "",
+    seeds=(),
+    note: str = "",
+) -> Row:
     """A row for a statement in words: its interval was fixed from the wording before measuring (or None: shown,
     not judged)."""
     values = [float(v) for v in values]
     finite = all(math.isfinite(v) for v in values) and bool(values)
     measured, spread = mean_and_spread(values) if finite else (math.nan, None)
-    return Row(section=section, figure=figure, lecture=lecture, measured=measured, band=band, unit=unit,
-               spread=spread, seeds=tuple(seeds), note=note)
+    return Row(
+        section=section,
+        figure=figure,
+        lecture=lecture,
+        measured=measured,
+        band=band,
+        unit=unit,
+        spread=spread,
+        seeds=tuple(seeds),
+        note=note,
+    )
 
 
 def fmt(value, unit: str = "") -> str:
@@ -176,23 +215,35 @@ def band_text(row: Row) -> str:
 
 def markdown_table(rows: list[Row]) -> str:
     """The rows as a Markdown table."""
-    lines = ["| section | figure | lecture | measured (± std) | band | agrees? | seeds |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| section | figure | lecture | measured (± std) | band | agrees? | seeds |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         measured = fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else "")
         seeds = ",".join(map(str, r.seeds)) or "—"
         figure = r.figure.replace("|", "&#124;")
-        lines.append(f"| {r.section} | {figure} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
-                     f"| {verdict(r)} | {seeds} |")
+        lines.append(
+            f"| {r.section} | {figure} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
+            f"| {verdict(r)} | {seeds} |"
+        )
     return "\n".join(lines)
 
 
 def text_table(rows: list[Row]) -> str:
     """The rows as a fixed-width text table (terminal)."""
     head = ("sec", "figure", "lecture", "measured (± std)", "band", "agrees?")
-    body = [(r.section, r.figure, fmt(r.lecture, r.unit),
-             fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else ""), band_text(r), verdict(r))
-            for r in rows]
+    body = [
+        (
+            r.section,
+            r.figure,
+            fmt(r.lecture, r.unit),
+            fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else ""),
+            band_text(r),
+            verdict(r),
+        )
+        for r in rows
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(line, widths)) for line in [head, *body])
 

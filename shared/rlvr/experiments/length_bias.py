@@ -16,6 +16,7 @@ Three pieces:
 
 Path index 0 is the correct path, 1 the wrong path.
 """
+
 from __future__ import annotations
 
 import math
@@ -96,8 +97,9 @@ def length_score(k, logit, cap: int = L_CAP) -> np.ndarray:
     return k * (1 - s) - (k < cap) * s
 
 
-def toy_token_logps(logits: torch.Tensor, paths: torch.Tensor, k: torch.Tensor,
-                    cap: int = L_CAP) -> tuple[torch.Tensor, torch.Tensor]:
+def toy_token_logps(
+    logits: torch.Tensor, paths: torch.Tensor, k: torch.Tensor, cap: int = L_CAP
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The toy answers as token log-probs: k "think" tokens, then the answer token (forced when k = cap).
 
     Args:
@@ -159,10 +161,21 @@ class ToyRun:
         return self.p_correct * lengths[..., 0] + (1 - self.p_correct) * lengths[..., 1]
 
 
-def train_toy(loss: str = "grpo", p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, steps: int = STEPS,
-              n_runs: int = N_RUNS, lr: float | None = None, answers_per_step: int = ANSWERS_PER_STEP, cap: int = L_CAP,
-              init_logit: float = INIT_LOGIT, length_reward_weight: float = 0.0, length_reward_start: int = 0,
-              seed: int = 0, optimizer: str = OPTIMIZER) -> ToyRun:
+def train_toy(
+    loss: str = "grpo",
+    p_correct: float = P_CORRECT,
+    group_size: int = GROUP_SIZE,
+    steps: int = STEPS,
+    n_runs: int = N_RUNS,
+    lr: float | None = None,
+    answers_per_step: int = ANSWERS_PER_STEP,
+    cap: int = L_CAP,
+    init_logit: float = INIT_LOGIT,
+    length_reward_weight: float = 0.0,
+    length_reward_start: int = 0,
+    seed: int = 0,
+    optimizer: str = OPTIMIZER,
+) -> ToyRun:
     """Train the two continue logits of `n_runs` toy models on the GRPO or the Dr. GRPO loss.
 
     Each step every run samples answers_per_step // group_size groups of G answers: correct with probability
@@ -171,14 +184,38 @@ def train_toy(loss: str = "grpo", p_correct: float = P_CORRECT, group_size: int 
     The gradient is the closed form of the loss's gradient (the tests check it against autograd).
     Returns the logits after every step.
     """
-    return train_toys((loss,), p_correct, group_size, steps, n_runs, lr, answers_per_step, cap, init_logit,
-                      length_reward_weight, length_reward_start, seed, optimizer)[loss]
+    return train_toys(
+        (loss,),
+        p_correct,
+        group_size,
+        steps,
+        n_runs,
+        lr,
+        answers_per_step,
+        cap,
+        init_logit,
+        length_reward_weight,
+        length_reward_start,
+        seed,
+        optimizer,
+    )[loss]
 
 
-def train_toys(losses=LOSSES, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, steps: int = STEPS,
-               n_runs: int = N_RUNS, lr: float | None = None, answers_per_step: int = ANSWERS_PER_STEP,
-               cap: int = L_CAP, init_logit: float = INIT_LOGIT, length_reward_weight: float = 0.0,
-               length_reward_start: int = 0, seed: int = 0, optimizer: str = OPTIMIZER) -> dict:
+def train_toys(
+    losses=LOSSES,
+    p_correct: float = P_CORRECT,
+    group_size: int = GROUP_SIZE,
+    steps: int = STEPS,
+    n_runs: int = N_RUNS,
+    lr: float | None = None,
+    answers_per_step: int = ANSWERS_PER_STEP,
+    cap: int = L_CAP,
+    init_logit: float = INIT_LOGIT,
+    length_reward_weight: float = 0.0,
+    length_reward_start: int = 0,
+    seed: int = 0,
+    optimizer: str = OPTIMIZER,
+) -> dict:
     """`train_toy` for several losses at once, on the same random numbers (same outcomes and uniforms).
 
     Returns {loss: ToyRun}. Arrays carry a leading loss axis: [L, N, P, G] = losses, runs, groups, answers.
@@ -218,12 +255,14 @@ def train_toys(losses=LOSSES, p_correct: float = P_CORRECT, group_size: int = GR
             logits = logits - lr * grad
         else:
             m = beta1 * m + (1 - beta1) * grad
-            v = beta2 * v + (1 - beta2) * grad ** 2
+            v = beta2 * v + (1 - beta2) * grad**2
             m_hat, v_hat = m / (1 - beta1 ** (step + 1)), v / (1 - beta2 ** (step + 1))
             logits = logits - lr * m_hat / (np.sqrt(v_hat) + adam_eps)
         history[step + 1] = logits
-    return {loss: ToyRun(loss, p_correct, group_size, history[:, i], cap, length_reward_weight, length_reward_start)
-            for i, loss in enumerate(losses)}
+    return {
+        loss: ToyRun(loss, p_correct, group_size, history[:, i], cap, length_reward_weight, length_reward_start)
+        for i, loss in enumerate(losses)
+    }
 
 
 def train_toy_pair(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, seed: int = 0, **kwargs) -> dict:
@@ -235,8 +274,9 @@ def train_toy_pair(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, s
 def advantage_by_path(p_correct: float, group_size: int, kind: str, eps: float = ADV_EPS) -> np.ndarray:
     """E[A_i * 1{answer i on path c}] for c = correct, wrong, by enumerating the other G - 1 outcomes. [2]."""
     others = np.arange(group_size)  # correct answers among the other G - 1
-    prob = np.array([math.comb(group_size - 1, j) * p_correct ** j * (1 - p_correct) ** (group_size - 1 - j)
-                     for j in others])
+    prob = np.array(
+        [math.comb(group_size - 1, j) * p_correct**j * (1 - p_correct) ** (group_size - 1 - j) for j in others]
+    )
     out = []
     for own, p_own in ((1, p_correct), (0, 1 - p_correct)):
         n_correct = others + own  # [G]
@@ -248,8 +288,9 @@ def advantage_by_path(p_correct: float, group_size: int, kind: str, eps: float =
     return np.array(out)
 
 
-def expected_gradients(logits=(INIT_LOGIT, INIT_LOGIT), p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE,
-                       cap: int = L_CAP) -> dict:
+def expected_gradients(
+    logits=(INIT_LOGIT, INIT_LOGIT), p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, cap: int = L_CAP
+) -> dict:
     """Exact expected gradients w.r.t. the two continue logits, by enumerating k = 0..cap and the group outcomes.
 
     Returns {"true": d E[reward] / d logits, "grpo": E[d GRPO loss / d logits], "dr_grpo": E[d Dr. GRPO loss]},
@@ -266,8 +307,9 @@ def expected_gradients(logits=(INIT_LOGIT, INIT_LOGIT), p_correct: float = P_COR
     return {"true": true, "grpo": grpo, "dr_grpo": dr}
 
 
-def expected_gradient_curve(logits, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE,
-                            cap: int = L_CAP) -> np.ndarray:
+def expected_gradient_curve(
+    logits, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, cap: int = L_CAP
+) -> np.ndarray:
     """GRPO's expected gradient for a range of logits (the same logit on both paths). [n] -> [n, 2]."""
     return np.array([expected_gradients((x, x), p_correct, group_size, cap)["grpo"] for x in logits])
 
@@ -283,16 +325,20 @@ def arithmetic_config(fast: bool | None = None, **overrides):
     """The notebook's GRPO run on the arithmetic task: notebook 03's run (32 x 8, lr 1e-4, size("rl_steps") steps,
     warm-up and RL seed 0) with some fields changed."""
     from rlvr.train import RLConfig
+
     return RLConfig.replicate(0, **{"algo": "grpo", "steps": size("rl_steps", fast), **overrides})
 
 
 def kimi_arithmetic_configs(weight: float = KIMI_WEIGHT, fast: bool | None = None) -> dict:
     """label -> RLConfig: no length reward, switched on at step 0, switched on half-way (step 100 at full size)."""
     late = arithmetic_config(fast).steps // 2
-    return {"no length reward": arithmetic_config(fast),
-            "length reward from step 0": arithmetic_config(fast, length_reward_weight=weight),
-            f"length reward from step {late}": arithmetic_config(fast, length_reward_weight=weight,
-                                                                  length_reward_start=late)}
+    return {
+        "no length reward": arithmetic_config(fast),
+        "length reward from step 0": arithmetic_config(fast, length_reward_weight=weight),
+        f"length reward from step {late}": arithmetic_config(
+            fast, length_reward_weight=weight, length_reward_start=late
+        ),
+    }
 
 
 def kimi_arithmetic_runs(weight: float = KIMI_WEIGHT, fast: bool | None = None, progress: bool = True) -> dict:
@@ -301,6 +347,7 @@ def kimi_arithmetic_runs(weight: float = KIMI_WEIGHT, fast: bool | None = None, 
     Each run is cached on disk by rlvr.train.run (the first call trains: ~15-60 s per 200-step run).
     """
     from rlvr.train import run
+
     return {label: run(cfg, progress=progress) for label, cfg in kimi_arithmetic_configs(weight, fast).items()}
 
 
@@ -309,8 +356,13 @@ def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
     return common.smooth(x, width)
 
 
-SUMMARY_COLUMNS = {"cot_fraction": "think-first", "accuracy": "accuracy", "cot_accuracy": "think-first accuracy",
-                   "mean_length": "mean length", "all_same_group_fraction": "all-equal groups"}  # metric -> header
+SUMMARY_COLUMNS = {
+    "cot_fraction": "think-first",
+    "accuracy": "accuracy",
+    "cot_accuracy": "think-first accuracy",
+    "mean_length": "mean length",
+    "all_same_group_fraction": "all-equal groups",
+}  # metric -> header
 
 
 def run_summary(result, last: int = 20) -> dict:
@@ -321,6 +373,7 @@ def run_summary(result, last: int = 20) -> dict:
 
 def summary_text(runs: dict, last: int = 20) -> str:
     """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
+
     def cell(key: str, x: float) -> str:
         width = len(SUMMARY_COLUMNS[key])
         if not math.isfinite(x):
@@ -355,18 +408,32 @@ def exercise4_rows() -> list[Row]:
     for mode, name, lecture in (("grpo", "GRPO", ("0.01", "-0.001")), ("dr_grpo", "Dr. GRPO", ("0.001", "-0.001"))):
         weights = token_weights_by_autograd([1.0, -1.0], [100, 1000], mode, 1000)
         for w, lec, which in zip(weights.tolist(), lecture, ("correct (100 tok, A=+1)", "wrong (1000 tok, A=-1)")):
-            rows.append(lecture_row(section="Ex. 4", figure=f"{name} per-token weight, {which}", lecture=lec,
-                                    values=[w], lecture_is_a_run=False, note="autograd of aggregate_loss"))
+            rows.append(
+                lecture_row(
+                    section="Ex. 4",
+                    figure=f"{name} per-token weight, {which}",
+                    lecture=lec,
+                    values=[w],
+                    lecture_is_a_run=False,
+                    note="autograd of aggregate_loss",
+                )
+            )
     return rows
 
 
 def exercise5_rows() -> list[Row]:
     """Exercise 5 with rlvr.objectives.kimi_length_reward: lengths 200, 400, 600, 1000, the first two correct."""
     rewards = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False]))
-    return [lecture_row(section="Ex. 5", figure=f"Kimi length reward, {n} tokens, {'correct' if c else 'wrong'}",
-                        lecture=lec, values=[r], lecture_is_a_run=False)
-            for n, c, lec, r in zip((200, 400, 600, 1000), (1, 1, 0, 0), ("0.5", "0.25", "0", "-0.5"),
-                                    rewards.tolist())]
+    return [
+        lecture_row(
+            section="Ex. 5",
+            figure=f"Kimi length reward, {n} tokens, {'correct' if c else 'wrong'}",
+            lecture=lec,
+            values=[r],
+            lecture_is_a_run=False,
+        )
+        for n, c, lec, r in zip((200, 400, 600, 1000), (1, 1, 0, 0), ("0.5", "0.25", "0", "-0.5"), rewards.tolist())
+    ]
 
 
 def signed_text(value: float, decimals: int = 4, zero_below: float = 1e-12) -> str:
@@ -378,17 +445,24 @@ def row_lines(rows: list[Row], decimals: int = 4) -> str:
     """One line per row, our value next to the lecture's: what a cell prints where the notebook's one table (at its
     end) will repeat the rows."""
     width = max(len(row.figure) for row in rows)
-    return "\n".join(f"{row.figure:{width}s}  {signed_text(row.measured, decimals):>8s}"
-                     + (f"   (lecture: {row.lecture:g})" if isinstance(row.lecture, float) else "") for row in rows)
+    return "\n".join(
+        f"{row.figure:{width}s}  {signed_text(row.measured, decimals):>8s}"
+        + (f"   (lecture: {row.lecture:g})" if isinstance(row.lecture, float) else "")
+        for row in rows
+    )
 
 
 def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
     """The exact expected gradients at the start, one line per objective (true, GRPO, Dr. GRPO), 0 where exact."""
     grads = expected_gradients(p_correct=p_correct, group_size=group_size)
-    lines = [f"expected gradient w.r.t. the continue logits (p = {p_correct}, G = {group_size})   correct path"
-             f"    wrong path"]
-    for name, label in (("true", "true objective  d E[r] / d theta"), ("grpo", "GRPO loss       E[d L / d theta]"),
-                        ("dr_grpo", "Dr. GRPO loss   E[d L / d theta]")):
+    lines = [
+        f"expected gradient w.r.t. the continue logits (p = {p_correct}, G = {group_size})   correct path    wrong path"
+    ]
+    for name, label in (
+        ("true", "true objective  d E[r] / d theta"),
+        ("grpo", "GRPO loss       E[d L / d theta]"),
+        ("dr_grpo", "Dr. GRPO loss   E[d L / d theta]"),
+    ):
         lines.append(f"  {label:62s} {signed_text(grads[name][0]):>12s}  {signed_text(grads[name][1]):>12s}")
     lines.append("  (0: below 1e-12, the float round-off of an exact 0)")
     return "\n".join(lines)
@@ -405,9 +479,11 @@ def toy_drift_text(runs: dict, cap: int = L_CAP) -> str:
     lengths = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
     wrong = first_step_at(lengths[:, 1], 0.9 * cap)
     right = first_step_at(lengths[:, 0], 1.0, above=False)
-    return (f"GRPO loss: the wrong path's mean length reaches {0.9 * cap:g} tokens (90% of the cap) at step "
-            f"{'—' if wrong is None else wrong}; the correct path's falls below 1 token at step "
-            f"{'—' if right is None else right} (of {len(lengths) - 1})")
+    return (
+        f"GRPO loss: the wrong path's mean length reaches {0.9 * cap:g} tokens (90% of the cap) at step "
+        f"{'—' if wrong is None else wrong}; the correct path's falls below 1 token at step "
+        f"{'—' if right is None else right} (of {len(lengths) - 1})"
+    )
 
 
 def length_split_text(pairs: dict) -> str:
@@ -418,9 +494,11 @@ def length_split_text(pairs: dict) -> str:
         grpo = runs["grpo"]
         overall = grpo.mean_length_all().mean(axis=1)  # [S+1]
         paths = grpo.mean_length()[-1].mean(axis=0)  # [2]
-        lines.append(f"p(correct) = {p_correct}: all answers {overall[0]:.1f} thinking tokens at the start, "
-                     f"{overall[-1]:.1f} after {len(overall) - 1} steps (correct path {paths[0]:.1f}, "
-                     f"wrong path {paths[1]:.1f})")
+        lines.append(
+            f"p(correct) = {p_correct}: all answers {overall[0]:.1f} thinking tokens at the start, "
+            f"{overall[-1]:.1f} after {len(overall) - 1} steps (correct path {paths[0]:.1f}, "
+            f"wrong path {paths[1]:.1f})"
+        )
     return "\n".join(lines)
 
 
@@ -428,16 +506,38 @@ def gradient_rows() -> list[Row]:
     """The enumerated expected gradients at the start of training (p = 0.3, G = 8)."""
     grads = expected_gradients()
     return [
-        claim_row(section="4.2", figure="true gradient of E[reward] w.r.t. both length logits (max |.|)", lecture=0.0,
-                  values=[np.abs(grads["true"]).max()], band=(0.0, 1e-9),
-                  note="exact enumeration; 0 up to float error"),
-        claim_row(section="4.2", figure="Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)",
-                  lecture=0.0, values=[np.abs(grads["dr_grpo"]).max()], band=(0.0, 1e-9),
-                  note="exact enumeration; 0 up to float error"),
-        claim_row(section="4.2", figure="GRPO loss: expected descent step on the correct path's logit (< 0 = shorter)",
-                  lecture=None, values=[-grads["grpo"][0]], band=None, note="exact enumeration; not 0"),
-        claim_row(section="4.2", figure="GRPO loss: expected descent step on the wrong path's logit (> 0 = longer)",
-                  lecture=None, values=[-grads["grpo"][1]], band=None, note="exact enumeration; not 0"),
+        claim_row(
+            section="4.2",
+            figure="true gradient of E[reward] w.r.t. both length logits (max |.|)",
+            lecture=0.0,
+            values=[np.abs(grads["true"]).max()],
+            band=(0.0, 1e-9),
+            note="exact enumeration; 0 up to float error",
+        ),
+        claim_row(
+            section="4.2",
+            figure="Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)",
+            lecture=0.0,
+            values=[np.abs(grads["dr_grpo"]).max()],
+            band=(0.0, 1e-9),
+            note="exact enumeration; 0 up to float error",
+        ),
+        claim_row(
+            section="4.2",
+            figure="GRPO loss: expected descent step on the correct path's logit (< 0 = shorter)",
+            lecture=None,
+            values=[-grads["grpo"][0]],
+            band=None,
+            note="exact enumeration; not 0",
+        ),
+        claim_row(
+            section="4.2",
+            figure="GRPO loss: expected descent step on the wrong path's logit (> 0 = longer)",
+            lecture=None,
+            values=[-grads["grpo"][1]],
+            band=None,
+            note="exact enumeration; not 0",
+        ),
     ]
 
 
@@ -458,25 +558,49 @@ def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
         n = len(lengths["grpo"])
         section = "4.2" if lecture else "Ex. 7(d)"
         g_c, g_w = lengths["grpo"][:, 0], lengths["grpo"][:, 1]
-        rows.append(Row(section=section, figure=f"toy p={p}, GRPO loss: wrong path's thinking tokens",
-                        lecture="the cap" if lecture else None, measured=float(g_w.mean()),
-                        band=(0.9 * L_CAP, L_CAP) if lecture else None, unit="tokens", spread=float(g_w.std()),
-                        seeds=run_seeds, note=f"cap {L_CAP}, start {start:.1f}, {n} runs; band: 'to the cap' read as "
-                                              "within 10% of it"))
-        rows.append(Row(section=section, figure=f"toy p={p}, GRPO loss: correct path's thinking tokens",
-                        lecture=0.0 if lecture else None, measured=float(g_c.mean()),
-                        band=(0.0, 1.0) if lecture else None, unit="tokens", spread=float(g_c.std()),
-                        seeds=run_seeds, note=f"start {start:.1f}; band: 'to 0' read as under one token"))
+        rows.append(
+            Row(
+                section=section,
+                figure=f"toy p={p}, GRPO loss: wrong path's thinking tokens",
+                lecture="the cap" if lecture else None,
+                measured=float(g_w.mean()),
+                band=(0.9 * L_CAP, L_CAP) if lecture else None,
+                unit="tokens",
+                spread=float(g_w.std()),
+                seeds=run_seeds,
+                note=f"cap {L_CAP}, start {start:.1f}, {n} runs; band: 'to the cap' read as within 10% of it",
+            )
+        )
+        rows.append(
+            Row(
+                section=section,
+                figure=f"toy p={p}, GRPO loss: correct path's thinking tokens",
+                lecture=0.0 if lecture else None,
+                measured=float(g_c.mean()),
+                band=(0.0, 1.0) if lecture else None,
+                unit="tokens",
+                spread=float(g_c.std()),
+                seeds=run_seeds,
+                note=f"start {start:.1f}; band: 'to 0' read as under one token",
+            )
+        )
         for path in (0, 1):
             change = logits["dr_grpo"][:, path] - INIT_LOGIT
             se = float(change.std() / math.sqrt(n))
             tokens = float(mean_thinking_tokens(INIT_LOGIT + change.mean())) - start
-            rows.append(Row(section=section,
-                            figure=f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
-                            lecture=0.0 if lecture else None, measured=float(change.mean()),
-                            band=(-3 * se, 3 * se) if lecture else None, spread=float(change.std()), seeds=run_seeds,
-                            note=f"{tokens:+.2f} tokens at the mean logit; ± is the std over {n} runs; band: the "
-                                 f"lecture's exact 0 ± 3u, u = std / √{n} (the rule with r = 0, an exact claim)"))
+            rows.append(
+                Row(
+                    section=section,
+                    figure=f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
+                    lecture=0.0 if lecture else None,
+                    measured=float(change.mean()),
+                    band=(-3 * se, 3 * se) if lecture else None,
+                    spread=float(change.std()),
+                    seeds=run_seeds,
+                    note=f"{tokens:+.2f} tokens at the mean logit; ± is the std over {n} runs; band: the "
+                    f"lecture's exact 0 ± 3u, u = std / √{n} (the rule with r = 0, an exact claim)",
+                )
+            )
     return rows
 
 
@@ -490,23 +614,42 @@ def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last:
     rows = []
     for label in labels:
         s = summaries[label]
-        rows.append(Row(section="6.2", figure=f"arithmetic, {label}: think-first share, last {last} steps",
-                        measured=s["cot_fraction"], unit="%"))
-        rows.append(Row(section="6.2", figure=f"arithmetic, {label}: accuracy, last {last} steps",
-                        measured=s["accuracy"], unit="%"))
+        rows.append(
+            Row(
+                section="6.2",
+                figure=f"arithmetic, {label}: think-first share, last {last} steps",
+                measured=s["cot_fraction"],
+                unit="%",
+            )
+        )
+        rows.append(
+            Row(
+                section="6.2",
+                figure=f"arithmetic, {label}: accuracy, last {last} steps",
+                measured=s["accuracy"],
+                unit="%",
+            )
+        )
     for label, lecture in ((labels[1], "< 0 (early hurts)"), (labels[2], "~0 (implied)")):
         result = runs[label]
         n = min(last, len(result.history)) * result.config.prompts_per_step * result.config.group_size
         a, b = summaries[label]["accuracy"], base["accuracy"]
         se = math.sqrt((a * (1 - a) + b * (1 - b)) / n)
         band = (-1.0, -3 * se) if lecture.startswith("<") else (-3 * se, 3 * se)
-        rows.append(Row(section="6.2", figure=f"arithmetic, accuracy change: {label} vs none", lecture=lecture,
-                        measured=a - b, band=band, unit="%",
-                        note=f"one seed; band from 3 binomial standard errors ({n} answers per run)"))
+        rows.append(
+            Row(
+                section="6.2",
+                figure=f"arithmetic, accuracy change: {label} vs none",
+                lecture=lecture,
+                measured=a - b,
+                band=band,
+                unit="%",
+                note=f"one seed; band from 3 binomial standard errors ({n} answers per run)",
+            )
+        )
     return rows
 
 
 def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Every quantitative statement of notebook 05 next to our measurement (the toy is cheap: full size always)."""
-    return (exercise4_rows() + exercise5_rows() + gradient_rows() + toy_rows(seeds)
-            + kimi_arithmetic_rows(fast=fast))
+    return exercise4_rows() + exercise5_rows() + gradient_rows() + toy_rows(seeds) + kimi_arithmetic_rows(fast=fast)

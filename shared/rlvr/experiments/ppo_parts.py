@@ -14,6 +14,7 @@
 Every function uses the package's reference objectives (`rlvr.objectives`), so the figures show the code the
 training loop runs. `figures()` returns the lecture's numbers next to ours.
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,12 @@ SCHULMAN_MUS = (0.1, 1.0)  # reference N(mu, 1), policy N(0, 1): true KL 0.005 a
 SCHULMAN_SAMPLES = 10_000_000  # as in the post
 SCHULMAN_TABLE = {  # (mu, estimator) -> (bias / true KL, std / true KL): the table of J. Schulman, "Approximating KL
     # Divergence" (2020, joschu.net/blog/kl-approx.html), q = N(0, 1), 10M samples
-    (0.1, "k1"): (0.0, 20.0), (0.1, "k2"): (0.002, 1.42), (0.1, "k3"): (0.0, 1.42),
-    (1.0, "k1"): (0.0, 2.0), (1.0, "k2"): (0.25, 1.73), (1.0, "k3"): (0.0, 1.7),
+    (0.1, "k1"): (0.0, 20.0),
+    (0.1, "k2"): (0.002, 1.42),
+    (0.1, "k3"): (0.0, 1.42),
+    (1.0, "k1"): (0.0, 2.0),
+    (1.0, "k2"): (0.25, 1.73),
+    (1.0, "k3"): (0.0, 1.7),
 }
 # lecture 2.3, as written: "at true KL 1.36, std of k3 8.1 > k1 1.0"
 LECTURE_KL = {"true_kl": "1.36", "k1": "1.0", "k3": "8.1"}
@@ -147,13 +152,21 @@ class ReuseResult:
 
 
 @one_thread()
-def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLIP_EPS, n_prompts: int = 16,
-                group_size: int = 8, seed: int = 0) -> ReuseResult:
+def reuse_batch(
+    model,
+    updates: int = 8,
+    lr: float = 1e-4,
+    clip_eps: float = CLIP_EPS,
+    n_prompts: int = 16,
+    group_size: int = 8,
+    seed: int = 0,
+) -> ReuseResult:
     """Sample one batch, then take `updates` Adam steps on PPO's clipped loss with it (GRPO advantages).
 
     The model is copied, never changed. Records the ratio before every update: before the first one it is 1.
     """
     import copy
+
     policy = copy.deepcopy(model).train()
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
@@ -182,12 +195,14 @@ def reuse_batch(model, updates: int = 8, lr: float = 1e-4, clip_eps: float = CLI
 def grpo_run(seed: int = 0, fast: bool | None = None, progress: bool = False):
     """Notebook 03's GRPO run (`rl_steps` steps from the warm-up of the same seed): from the cache, or trained now."""
     from rlvr.train import RLConfig, run
+
     return run(RLConfig.replicate(seed, algo="grpo", steps=size("rl_steps", fast)), progress=progress)
 
 
 def trained_policy(seed: int = 0, fast: bool | None = None):
     """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
     from rlvr.train import warm_start
+
     result = grpo_run(seed, fast)
     return result.policy, warm_start(result.config).model
 
@@ -195,14 +210,18 @@ def trained_policy(seed: int = 0, fast: bool | None = None):
 def reference_model(result):
     """The frozen warm-up model a run started from (its KL reference)."""
     from rlvr.train import warm_start
+
     return warm_start(result.config).model
 
 
 def run_time(result) -> str:
     """'trained now in 52 s' or 'loaded from the cache (it trained in 52 s)' for a RunResult."""
     seconds = float(result.timing.get("total_s", float("nan")))
-    return (f"loaded from the cache (it trained in {seconds:.0f} s)" if result.from_cache
-            else f"trained now in {seconds:.0f} s")
+    return (
+        f"loaded from the cache (it trained in {seconds:.0f} s)"
+        if result.from_cache
+        else f"trained now in {seconds:.0f} s"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- PPO with a KL penalty
@@ -219,6 +238,7 @@ def kl_run(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = None, p
     """PPO (8 updates per batch, KL_t clamped at >= 0) from the warm-up of `seed` with -beta KL_t in every token's
     reward: from the cache, or trained now. steps=None: `kl_run_steps()`."""
     from rlvr.train import RLConfig, run
+
     steps = kl_run_steps() if steps is None else steps
     return run(RLConfig.replicate(seed, algo="ppo", beta=beta, steps=steps), progress=progress)
 
@@ -240,20 +260,23 @@ def kl_curves(result, window: int = 9) -> KLCurves:
     """The curves of a beta > 0 run from its history (`reward` and `kl_to_ref`), smoothed over `window` steps."""
     from rlvr.experiments.common import smooth
     from rlvr.train import history_curve
+
     beta = result.config.beta
     score, kl = history_curve(result.history, "reward"), history_curve(result.history, "kl_to_ref")  # [T] each
     kl_reward = -beta * kl
-    return KLCurves(beta, np.arange(len(score)), score, kl, kl_reward, smooth(score, window),
-                    smooth(kl_reward, window))
+    return KLCurves(beta, np.arange(len(score)), score, kl, kl_reward, smooth(score, window), smooth(kl_reward, window))
 
 
 def kl_run_summary(curves: KLCurves, window: int = 10) -> dict:
     """Means of the score and the KL reward over the first and the last `window` steps (fewer for a short run)."""
     n = max(1, min(window, len(curves.score) // 2))
     first, last = slice(0, n), slice(len(curves.score) - n, None)
-    return {"window": n, "score": (float(curves.score[first].mean()), float(curves.score[last].mean())),
-            "kl_reward": (float(curves.kl_reward[first].mean()), float(curves.kl_reward[last].mean())),
-            "kl": (float(curves.kl[first].mean()), float(curves.kl[last].mean()))}
+    return {
+        "window": n,
+        "score": (float(curves.score[first].mean()), float(curves.score[last].mean())),
+        "kl_reward": (float(curves.kl_reward[first].mean()), float(curves.kl_reward[last].mean())),
+        "kl": (float(curves.kl[first].mean()), float(curves.kl[last].mean())),
+    }
 
 
 def kl_run_statement(summary: dict) -> str:
@@ -261,9 +284,12 @@ def kl_run_statement(summary: dict) -> str:
     (s0, s1), (k0, k1) = summary["score"], summary["kl_reward"]
     score = "rose" if s1 > s0 else "did not rise"
     kl = "fell (more negative)" if k1 < k0 else "did not fall"
-    verdict = (", as the lecture expects: the policy buys its higher score by moving away from the warm-up model, and "
-               "the penalty grows with that distance" if s1 > s0 and k1 < k0 else
-               ": not the picture the lecture expects")
+    verdict = (
+        ", as the lecture expects: the policy buys its higher score by moving away from the warm-up model, and "
+        "the penalty grows with that distance"
+        if s1 > s0 and k1 < k0
+        else ": not the picture the lecture expects"
+    )
     return f"the score {score} and the KL reward {kl}{verdict}"
 
 
@@ -325,8 +351,16 @@ def pick_examples(candidates: dict) -> dict[str, int]:
 
 @one_thread()
 @torch.no_grad()
-def monte_carlo_values(policy, ref, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: torch.Tensor,
-                       prompts: np.ndarray, n: int, seed: int = 0) -> tuple[torch.Tensor, dict]:
+def monte_carlo_values(
+    policy,
+    ref,
+    prompt_ids: torch.Tensor,
+    responses: torch.Tensor,
+    mask: torch.Tensor,
+    prompts: np.ndarray,
+    n: int,
+    seed: int = 0,
+) -> tuple[torch.Tensor, dict]:
     """Value of every prefix of every answer, estimated from n continuations sampled from the policy.
 
     V_t = E[ sum_{k >= t} r_k | tokens before t ] = E[score] - beta * E[sum_{k >= t} KL_k]; we return both parts.
@@ -363,22 +397,37 @@ def shaping_examples(policy, ref, n_candidates: int = 256, n_values: int = 64, s
     chosen = pick_examples(cand)
     idx = torch.tensor(list(chosen.values()), dtype=torch.long)
     rollout = cand["rollout"]
-    value_score, value_kl = monte_carlo_values(policy, ref, rollout.prompt_ids[idx], rollout.responses[idx],
-                                               rollout.response_mask[idx], cand["prompts"][idx.numpy()], n_values,
-                                               seed)
+    value_score, value_kl = monte_carlo_values(
+        policy,
+        ref,
+        rollout.prompt_ids[idx],
+        rollout.responses[idx],
+        rollout.response_mask[idx],
+        cand["prompts"][idx.numpy()],
+        n_values,
+        seed,
+    )
     examples = []
     for j, (label, i) in enumerate(chosen.items()):
         T = int(rollout.response_mask[i].sum())
-        examples.append(AnswerExample(
-            label=label, prompt=prompt_text(cand["prompts"][i]), tokens=list(decode(rollout.responses[i, :T])),
-            logps=rollout.logps[i, :T].clone(), ref_logps=cand["ref_logps"][i, :T].clone(),
-            score=float(cand["reward"][i]), value_score=value_score[j, :T].clone(),
-            value_kl={clamp: value_kl[clamp][j, :T].clone() for clamp in (True, False)}))
+        examples.append(
+            AnswerExample(
+                label=label,
+                prompt=prompt_text(cand["prompts"][i]),
+                tokens=list(decode(rollout.responses[i, :T])),
+                logps=rollout.logps[i, :T].clone(),
+                ref_logps=cand["ref_logps"][i, :T].clone(),
+                score=float(cand["reward"][i]),
+                value_score=value_score[j, :T].clone(),
+                value_kl={clamp: value_kl[clamp][j, :T].clone() for clamp in (True, False)},
+            )
+        )
     return examples
 
 
-def shaped_view(example: AnswerExample, beta: float, lam: float = 1.0, clamp_kl: bool = True,
-                critic: str = "Monte-Carlo value") -> dict:
+def shaped_view(
+    example: AnswerExample, beta: float, lam: float = 1.0, clamp_kl: bool = True, critic: str = "Monte-Carlo value"
+) -> dict:
     """Per-token KL, shaped rewards, values, GAE advantages and returns of one answer (gamma = 1).
 
     critic: "Monte-Carlo value" (what a perfect value model predicts) or "untrained (V = 0)".
@@ -393,8 +442,14 @@ def shaped_view(example: AnswerExample, beta: float, lam: float = 1.0, clamp_kl:
     else:
         values = torch.zeros(T)
     advantages, returns = gae(rewards, values[None], mask, gamma=1.0, lam=lam)  # [1, T]
-    return {"kl": example.kl, "rewards": rewards[0], "values": values, "advantages": advantages[0],
-            "returns": returns[0], "reward_to_go": rewards[0].flip(0).cumsum(0).flip(0)}
+    return {
+        "kl": example.kl,
+        "rewards": rewards[0],
+        "values": values,
+        "advantages": advantages[0],
+        "returns": returns[0],
+        "reward_to_go": rewards[0].flip(0).cumsum(0).flip(0),
+    }
 
 
 CRITICS = ("Monte-Carlo value", "untrained (V = 0)")
@@ -403,7 +458,7 @@ CRITICS = ("Monte-Carlo value", "untrained (V = 0)")
 # ============================================================================================== KL estimators
 def gaussian_estimates(mu: float, x: torch.Tensor) -> dict[str, torch.Tensor]:
     """k1, k2, k3 on samples x of the policy q = N(0, 1) against the reference p = N(mu, 1). [N] -> {name: [N]}."""
-    logps = -0.5 * x ** 2  # log q(x) (the shared -log sqrt(2 pi) cancels in every estimator)
+    logps = -0.5 * x**2  # log q(x) (the shared -log sqrt(2 pi) cancels in every estimator)
     ref_logps = -0.5 * (x - mu) ** 2  # log p(x)
     return {name: fn(logps, ref_logps) for name, fn in KL_FUNCTIONS.items()}
 
@@ -411,9 +466,11 @@ def gaussian_estimates(mu: float, x: torch.Tensor) -> dict[str, torch.Tensor]:
 def gaussian_closed_form(mu: float) -> dict:
     """Exact KL(q || p) = mu^2 / 2 and each estimator's mean and std for q = N(0, 1), p = N(mu, 1)."""
     m2 = mu * mu
-    return {"true_kl": m2 / 2,
-            "mean": {"k1": m2 / 2, "k2": m2 / 2 + m2 * m2 / 8, "k3": m2 / 2},
-            "std": {"k1": abs(mu), "k2": m2 * math.sqrt(2 + m2) / 2, "k3": math.sqrt(math.expm1(m2) - m2)}}
+    return {
+        "true_kl": m2 / 2,
+        "mean": {"k1": m2 / 2, "k2": m2 / 2 + m2 * m2 / 8, "k3": m2 / 2},
+        "std": {"k1": abs(mu), "k2": m2 * math.sqrt(2 + m2) / 2, "k3": math.sqrt(math.expm1(m2) - m2)},
+    }
 
 
 def estimator_stats(values: torch.Tensor, true_kl: float) -> dict:
@@ -425,13 +482,22 @@ def estimator_stats(values: torch.Tensor, true_kl: float) -> dict:
     n = v.numel()
     mean = float(v.mean())
     centred = v - mean
-    var = float((centred ** 2).mean())
-    m4 = float((centred ** 4).mean())
+    var = float((centred**2).mean())
+    m4 = float((centred**4).mean())
     std = math.sqrt(var)
     std_se = math.sqrt(max(m4 - var * var, 0.0) / (4 * n * var)) if var > 0 else 0.0
-    return {"mean": mean, "std": std, "bias": mean - true_kl, "bias_se": std / math.sqrt(n),
-            "rel_bias": (mean - true_kl) / true_kl, "rel_bias_se": std / math.sqrt(n) / true_kl,
-            "rel_std": std / true_kl, "rel_std_se": std_se / true_kl, "std_se": std_se, "n": n}
+    return {
+        "mean": mean,
+        "std": std,
+        "bias": mean - true_kl,
+        "bias_se": std / math.sqrt(n),
+        "rel_bias": (mean - true_kl) / true_kl,
+        "rel_bias_se": std / math.sqrt(n) / true_kl,
+        "rel_std": std / true_kl,
+        "rel_std_se": std_se / true_kl,
+        "std_se": std_se,
+        "n": n,
+    }
 
 
 @one_thread()
@@ -469,7 +535,7 @@ def gaussian_kl_view(mu: float, x: torch.Tensor) -> GaussianKL:
     exact = gaussian_closed_form(mu)
     estimates = gaussian_estimates(mu, x)
     g = torch.as_tensor(LOG_R_GRID)
-    curves = {"k1": (-g).numpy(), "k2": (g ** 2 / 2).numpy(), "k3": (torch.exp(g) - 1 - g).numpy()}
+    curves = {"k1": (-g).numpy(), "k2": (g**2 / 2).numpy(), "k3": (torch.exp(g) - 1 - g).numpy()}
     stats = {name: estimator_stats(estimates[name], exact["true_kl"]) for name in ESTIMATORS}
     return GaussianKL(mu, exact, stats, (mu * x - mu * mu / 2).numpy(), curves)
 
@@ -529,8 +595,12 @@ def tail_effect(samples: dict, name: str = "k3", top: int = 3) -> dict:
     """How much the `top` largest per-answer values of one estimator weigh: those values, and its std with and
     without them."""
     values = np.sort(np.asarray(samples[name], dtype=float))  # [n] ascending
-    return {"largest": values[::-1][:top], "n": len(values), "std": float(values.std()),
-            "std_without": float(values[:-top].std()) if len(values) > top else float("nan")}
+    return {
+        "largest": values[::-1][:top],
+        "n": len(values),
+        "std": float(values.std()),
+        "std_without": float(values[:-top].std()) if len(values) > top else float("nan"),
+    }
 
 
 def signed(x: float, digits: int = 2) -> str:
@@ -540,17 +610,21 @@ def signed(x: float, digits: int = 2) -> str:
 
 
 # ============================================================================================== memory
-def memory_gb(n_params: float, models: dict, bytes_trained: float = BYTES_TRAINED,
-              bytes_frozen: float = BYTES_FROZEN) -> dict[str, float]:
+def memory_gb(
+    n_params: float, models: dict, bytes_trained: float = BYTES_TRAINED, bytes_frozen: float = BYTES_FROZEN
+) -> dict[str, float]:
     """GB (1e9 bytes) of each model: n_params x (bytes_trained if trained else bytes_frozen). No activations."""
     return {name: n_params * (bytes_trained if trained else bytes_frozen) / GB for name, trained in models.items()}
 
 
-def memory_totals(n_params: float = SEVEN_B, bytes_trained: float = BYTES_TRAINED,
-                  bytes_frozen: float = BYTES_FROZEN) -> dict[str, float]:
+def memory_totals(
+    n_params: float = SEVEN_B, bytes_trained: float = BYTES_TRAINED, bytes_frozen: float = BYTES_FROZEN
+) -> dict[str, float]:
     """Total GB of every set-up in SETUPS."""
-    return {setup: sum(memory_gb(n_params, models, bytes_trained, bytes_frozen).values())
-            for setup, models in SETUPS.items()}
+    return {
+        setup: sum(memory_gb(n_params, models, bytes_trained, bytes_frozen).values())
+        for setup, models in SETUPS.items()
+    }
 
 
 # ============================================================================================== the lecture's figures
@@ -560,17 +634,49 @@ def exercise_rows() -> list[Row]:
     rows = []
     for r, value, g in zip(EXERCISE_RATIOS, objective, grad):
         want_value, want_grad = EXERCISE_VALUES[r]
-        rows.append(lecture_row(section="Ex. 2", figure=f"clipped objective, A=+2, eps=0.2, ρ={r}",
-                                lecture=float(want_value), shown=want_value, values=[value], lecture_is_a_run=False,
-                                note="rlvr.objectives.ppo_clip_loss"))
-        rows.append(lecture_row(section="Ex. 2", figure=f"dJ/dρ (autograd), A=+2, eps=0.2, ρ={r}",
-                                lecture=float(want_grad), shown=want_grad, values=[g], lecture_is_a_run=False))
+        rows.append(
+            lecture_row(
+                section="Ex. 2",
+                figure=f"clipped objective, A=+2, eps=0.2, ρ={r}",
+                lecture=float(want_value),
+                shown=want_value,
+                values=[value],
+                lecture_is_a_run=False,
+                note="rlvr.objectives.ppo_clip_loss",
+            )
+        )
+        rows.append(
+            lecture_row(
+                section="Ex. 2",
+                figure=f"dJ/dρ (autograd), A=+2, eps=0.2, ρ={r}",
+                lecture=float(want_grad),
+                shown=want_grad,
+                values=[g],
+                lecture_is_a_run=False,
+            )
+        )
     step = 1e-4
     upper, lower = first_zero_gradient_ratio(1.0, CLIP_EPS, step), first_zero_gradient_ratio(-1.0, CLIP_EPS, step)
-    rows.append(lecture_row(section="2.2", figure="A > 0: gradient is 0 from ρ = (eps 0.2)", lecture=1.2,
-                            values=[upper], lecture_is_a_run=False, note="smallest zero-gradient ratio on a 1e-4 grid"))
-    rows.append(lecture_row(section="2.2", figure="A < 0: gradient is 0 below ρ = (eps 0.2)", lecture=0.8,
-                            values=[lower], lecture_is_a_run=False, note="largest zero-gradient ratio on a 1e-4 grid"))
+    rows.append(
+        lecture_row(
+            section="2.2",
+            figure="A > 0: gradient is 0 from ρ = (eps 0.2)",
+            lecture=1.2,
+            values=[upper],
+            lecture_is_a_run=False,
+            note="smallest zero-gradient ratio on a 1e-4 grid",
+        )
+    )
+    rows.append(
+        lecture_row(
+            section="2.2",
+            figure="A < 0: gradient is 0 below ρ = (eps 0.2)",
+            lecture=0.8,
+            values=[lower],
+            lecture_is_a_run=False,
+            note="largest zero-gradient ratio on a 1e-4 grid",
+        )
+    )
     return rows
 
 
@@ -581,38 +687,80 @@ def schulman_rows(tables: list[dict], seeds: tuple) -> list[Row]:
         kl = mu * mu / 2
         stats = [t[(mu, name)] for t in tables]
         for what, published, key in (("bias / KL", bias, "rel_bias"), ("std / KL", std, "rel_std")):
-            rows.append(lecture_row(section="2.3", figure=f"Gaussians, true KL {kl:g}: {name} {what}",
-                                    lecture=published, values=[s[key] for s in stats],
-                                    se=float(np.mean([s[key + "_se"] for s in stats])), lecture_is_a_run=False,
-                                    seeds=seeds, note=f"Schulman 2020, {stats[0]['n']:,} samples"))
+            rows.append(
+                lecture_row(
+                    section="2.3",
+                    figure=f"Gaussians, true KL {kl:g}: {name} {what}",
+                    lecture=published,
+                    values=[s[key] for s in stats],
+                    se=float(np.mean([s[key + "_se"] for s in stats])),
+                    lecture_is_a_run=False,
+                    seeds=seeds,
+                    note=f"Schulman 2020, {stats[0]['n']:,} samples",
+                )
+            )
     return rows
 
 
 def policy_kl_rows(summaries: list[dict], seeds: tuple) -> list[Row]:
     """The lecture's 'true KL 1.36, std k3 8.1 > k1 1.0' next to the GRPO policy against the warm-up model."""
     note = "GRPO policy (notebook 03) vs warm-up"
-    rows = [lecture_row(section="2.3", figure="true KL per answer, GRPO policy from warm-up",
-                        lecture=float(LECTURE_KL["true_kl"]), shown=LECTURE_KL["true_kl"],
-                        values=[s["true_kl"] for s in summaries],
-                        se=float(np.mean([s["true_kl_se"] for s in summaries])), seeds=seeds, note=note)]
+    rows = [
+        lecture_row(
+            section="2.3",
+            figure="true KL per answer, GRPO policy from warm-up",
+            lecture=float(LECTURE_KL["true_kl"]),
+            shown=LECTURE_KL["true_kl"],
+            values=[s["true_kl"] for s in summaries],
+            se=float(np.mean([s["true_kl_se"] for s in summaries])),
+            seeds=seeds,
+            note=note,
+        )
+    ]
     for name in ("k1", "k3"):
-        rows.append(lecture_row(section="2.3", figure=f"std of {name} per answer at that KL",
-                                lecture=float(LECTURE_KL[name]), shown=LECTURE_KL[name],
-                                values=[s[name]["std"] for s in summaries], bounds=(0.0, math.inf),
-                                se=float(np.mean([s[name]["std_se"] for s in summaries])), seeds=seeds, note=note))
-    rows.append(claim_row(section="2.3", figure="std k3 / std k1 (> 1: k3 is the noisier one)",
-                          lecture=float(LECTURE_KL["k3"]) / float(LECTURE_KL["k1"]),
-                          values=[s["k3"]["std"] / s["k1"]["std"] for s in summaries], band=(1.0, 100.0), unit="x",
-                          seeds=seeds, note="band: the claim 'k3 std exceeds k1 std' (any ratio above 1)"))
+        rows.append(
+            lecture_row(
+                section="2.3",
+                figure=f"std of {name} per answer at that KL",
+                lecture=float(LECTURE_KL[name]),
+                shown=LECTURE_KL[name],
+                values=[s[name]["std"] for s in summaries],
+                bounds=(0.0, math.inf),
+                se=float(np.mean([s[name]["std_se"] for s in summaries])),
+                seeds=seeds,
+                note=note,
+            )
+        )
+    rows.append(
+        claim_row(
+            section="2.3",
+            figure="std k3 / std k1 (> 1: k3 is the noisier one)",
+            lecture=float(LECTURE_KL["k3"]) / float(LECTURE_KL["k1"]),
+            values=[s["k3"]["std"] / s["k1"]["std"] for s in summaries],
+            band=(1.0, 100.0),
+            unit="x",
+            seeds=seeds,
+            note="band: the claim 'k3 std exceeds k1 std' (any ratio above 1)",
+        )
+    )
     return rows
 
 
 def memory_rows() -> list[Row]:
     """Section 2.4: 252 / 140 / 126 GB for a 7B model."""
     totals = memory_totals(SEVEN_B)
-    return [lecture_row(section="2.4", figure=f"memory, 7B, {setup}", lecture=gb, values=[totals[setup]],
-                        lecture_is_a_run=False, unit="GB", note="16 B/trained, 2 B/frozen parameter, 1 GB = 1e9 B")
-            for setup, gb in LECTURE_GB.items()]
+    return [
+        lecture_row(
+            section="2.4",
+            figure=f"memory, 7B, {setup}",
+            lecture=gb,
+            values=[totals[setup]],
+            lecture_is_a_run=False,
+            unit="GB",
+            note="16 B/trained, 2 B/frozen parameter, 1 GB = 1e9 B",
+        )
+        for setup, gb in LECTURE_GB.items()
+    ]
 
 
 def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
@@ -623,5 +771,6 @@ def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     for seed in seeds:
         policy, ref = trained_policy(seed, fast)
         summaries.append(policy_kl_summary(policy_kl_samples(policy, ref, n_answers, seed)))
-    return (exercise_rows() + schulman_rows(tables, tuple(seeds)) + policy_kl_rows(summaries, tuple(seeds))
-            + memory_rows())
+    return (
+        exercise_rows() + schulman_rows(tables, tuple(seeds)) + policy_kl_rows(summaries, tuple(seeds)) + memory_rows()
+    )

@@ -12,6 +12,7 @@ thought) and runs GRPO, Dr. GRPO and RFT with `rlvr.train.run` (cached on disk p
 
 `figures()` returns every number of the lecture that the notebook reproduces, next to ours.
 """
+
 from __future__ import annotations
 
 import math
@@ -82,9 +83,13 @@ TRAINING_PANELS = {  # history key -> axis title
 
 def fast_sizes(fast: bool | None = None) -> dict:
     """The sizes every experiment of this notebook uses, full or fast (CI), from rlvr.config.SIZES."""
-    return {"steps": size("rl_steps", fast), "eval_prompts": size("eval_prompts", fast),
-            "pass_prompts": size("pass_prompts", fast), "sft_steps": size("panel_sft_steps", fast),
-            "budget_prompts": size("budget_prompts", fast)}
+    return {
+        "steps": size("rl_steps", fast),
+        "eval_prompts": size("eval_prompts", fast),
+        "pass_prompts": size("pass_prompts", fast),
+        "sft_steps": size("panel_sft_steps", fast),
+        "budget_prompts": size("budget_prompts", fast),
+    }
 
 
 # ----------------------------------------------------------------------------------------------- the teacher
@@ -101,11 +106,12 @@ def teacher_answer_accuracy(error_rate: float = DEFAULT_TEACHER_ERROR_RATE, n_st
     non-zero frequency, so the chance is (1 + 9 phi^n) / 10.
     """
     phi = 1.0 - error_rate - error_rate / 9.0
-    return (1.0 + 9.0 * phi ** n_steps) / 10.0
+    return (1.0 + 9.0 * phi**n_steps) / 10.0
 
 
-def simulated_teacher(error_rate: float = DEFAULT_TEACHER_ERROR_RATE, n: int = TEACHER_SIMULATIONS,
-                      seed: int = 0) -> dict:
+def simulated_teacher(
+    error_rate: float = DEFAULT_TEACHER_ERROR_RATE, n: int = TEACHER_SIMULATIONS, seed: int = 0
+) -> dict:
     """Share of simulated teacher chains with every step right and with the right final digit."""
     rng = np.random.default_rng(seed)
     prompts = sample_prompts(n, rng)  # [n, 10]
@@ -132,13 +138,20 @@ def show_examples(n: int = 4, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, se
         verdict = "right" if verify(digits, teacher).correct else "wrong"
         steps = f"step{'s' if len(errors) > 1 else ''} {', '.join(map(str, errors))}"
         note = f"errs at {steps}; final answer {verdict}" if errors else "no error"
-        print(f"prompt {prompt_text(digits)}   direct {direct_answer(digits)}   think {think_answer(digits)}"
-              f"   teacher {teacher}  ({note})")
+        print(
+            f"prompt {prompt_text(digits)}   direct {direct_answer(digits)}   think {think_answer(digits)}"
+            f"   teacher {teacher}  ({note})"
+        )
 
 
 # ----------------------------------------------------------------------------------------------- warm-up
-def warmup_metrics(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0,
-                   n_prompts: int | None = None, sft_steps: int | None = None, on_step=None) -> dict:
+def warmup_metrics(
+    teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
+    seed: int = 0,
+    n_prompts: int | None = None,
+    sft_steps: int | None = None,
+    on_step=None,
+) -> dict:
     """The warm-up model for this teacher (cached) and its held-out metrics at temperature 1 and greedy.
 
     Returns:
@@ -162,9 +175,11 @@ def warmup_on_disk(teacher_error_rate: float, seed: int = 0, sft_steps: int = SF
 def print_warmup(report: dict) -> None:
     """Two readable lines: the warm-up at temperature 1 and greedy."""
     for name, m in (("temperature 1", report["temperature1"]), ("greedy", report["greedy"])):
-        print(f"{name:>13}: accuracy {m['accuracy']:6.1%} | think-first {m['cot_fraction']:6.1%} "
-              f"(accuracy {pct(m['cot_accuracy'])}) | direct accuracy {pct(m['direct_accuracy'])} "
-              f"| mean length {m['mean_length']:.1f}")
+        print(
+            f"{name:>13}: accuracy {m['accuracy']:6.1%} | think-first {m['cot_fraction']:6.1%} "
+            f"(accuracy {pct(m['cot_accuracy'])}) | direct accuracy {pct(m['direct_accuracy'])} "
+            f"| mean length {m['mean_length']:.1f}"
+        )
 
 
 def pct(value: float) -> str:
@@ -179,8 +194,9 @@ def rl_config(algo: str = "grpo", steps: int | None = None, seed: int = 0, **ove
     return RLConfig.replicate(seed, algo=algo, steps=steps, **overrides)
 
 
-def rl_run(algo: str = "grpo", steps: int | None = None, seed: int = 0, on_step=None, progress: bool = False,
-           **overrides) -> RunResult:
+def rl_run(
+    algo: str = "grpo", steps: int | None = None, seed: int = 0, on_step=None, progress: bool = False, **overrides
+) -> RunResult:
     """One RL run from the warm-up through the checkpoint cache (see `rl_config`); progress shows a tqdm bar."""
     return run(rl_config(algo, steps, seed, **overrides), on_step=on_step, progress=progress)
 
@@ -196,8 +212,9 @@ def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: i
 
 
 @torch.no_grad()
-def kl_to_reference(policy: TinyTransformer, reference: TinyTransformer, n_prompts: int | None = None,
-                    seed: int = 0) -> float:
+def kl_to_reference(
+    policy: TinyTransformer, reference: TinyTransformer, n_prompts: int | None = None, seed: int = 0
+) -> float:
     """KL(policy || reference) per answer, estimated on held-out prompts from the policy's own samples (k1).
 
     KL = E_{o ~ policy}[sum_t log policy(o_t) - log reference(o_t)], the sum over the answer's tokens.
@@ -210,8 +227,9 @@ def kl_to_reference(policy: TinyTransformer, reference: TinyTransformer, n_promp
 
 
 # ----------------------------------------------------------------------------------------------- pass@k
-def pass_at_k(policy: TinyTransformer, n_prompts: int | None = None, n_samples: int = PASS_SAMPLES,
-              seed: int = 0) -> dict[int, float]:
+def pass_at_k(
+    policy: TinyTransformer, n_prompts: int | None = None, n_samples: int = PASS_SAMPLES, seed: int = 0
+) -> dict[int, float]:
     """Unbiased pass@k for k = 1..n_samples, averaged over held-out prompts (n_samples answers each, T = 1)."""
     n_prompts = n_prompts or size("pass_prompts")
     return pass_at_k_curve(policy, n_prompts, n_samples, tuple(range(1, n_samples + 1)), seed=seed)
@@ -228,8 +246,13 @@ def _pick_digit(logits: torch.Tensor, temperature: float, generator: torch.Gener
 
 
 @torch.no_grad()
-def thinking_budget(model: TinyTransformer, budgets=range(N_DIGITS + 1), n_prompts: int | None = None,
-                    temperature: float = 0.0, seed: int = 0) -> dict[int, float]:
+def thinking_budget(
+    model: TinyTransformer,
+    budgets=range(N_DIGITS + 1),
+    n_prompts: int | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> dict[int, float]:
     """Accuracy when the chain of thought is cut after b digits and the answer is forced (Qwen3's thinking budget).
 
     For each held-out prompt the model writes its own chain after '[' (digits only, greedy or sampled at
@@ -250,7 +273,7 @@ def thinking_budget(model: TinyTransformer, budgets=range(N_DIGITS + 1), n_promp
     # looks at the padding, and we read the logits at each sequence's own last position)
     cut = torch.full((len(budgets), n_prompts, ids.shape[1] + 2), PAD_ID)  # [nb, n, 24]
     for i, b in enumerate(budgets):
-        cut[i, :, :chain_start + b] = ids[:, :chain_start + b]
+        cut[i, :, : chain_start + b] = ids[:, : chain_start + b]
         cut[i, :, chain_start + b], cut[i, :, chain_start + b + 1] = CLOSE_ID, HASH_ID
     last = torch.tensor([chain_start + b + 1 for b in budgets]).repeat_interleave(n_prompts)  # [nb * n]
     logits = model(cut.view(-1, cut.shape[-1]))  # [nb * n, 24, V]
@@ -335,8 +358,15 @@ class PanelRun:
     from_cache: bool = False
 
 
-def panel_run(knob: str, value, steps: int | None = None, n_prompts: int | None = None,
-              sft_steps: int | None = None, on_step=None, seed: int = 0) -> PanelRun:
+def panel_run(
+    knob: str,
+    value,
+    steps: int | None = None,
+    n_prompts: int | None = None,
+    sft_steps: int | None = None,
+    on_step=None,
+    seed: int = 0,
+) -> PanelRun:
     """GRPO with one knob changed (group_size, beta or teacher_error_rate), through the checkpoint cache.
 
     A new teacher error rate first trains its warm-up (the progress bar covers both); in fast mode that warm-up
@@ -367,8 +397,7 @@ def panel_run(knob: str, value, steps: int | None = None, n_prompts: int | None 
 def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0) -> bool:
     """True if this panel setting's RL run (and its warm-up) is in the checkpoint cache (loads in a second)."""
     cfg = rl_config("grpo", steps, seed, **{knob: knob_value(knob, value)})
-    return (warmup_on_disk(cfg.teacher_error_rate, seed)
-            and cache_path(RL_CACHE_KIND, run_key(cfg)).exists())
+    return warmup_on_disk(cfg.teacher_error_rate, seed) and cache_path(RL_CACHE_KIND, run_key(cfg)).exists()
 
 
 def knob_value(knob: str, value):
@@ -403,12 +432,30 @@ def _binomial_se(p: float, n: float) -> float:
     return math.sqrt(max(p * (1 - p), 0.0) / n)
 
 
-def _row(section: str, figure: str, lecture: str, values: list[float], se: float, unit: str = "%", seeds=(),
-         note: str = "", lecture_is_a_run: bool = True) -> Row:
+def _row(
+    section: str,
+    figure: str,
+    lecture: str,
+    values: list[float],
+    se: float,
+    unit: str = "%",
+    seeds=(),
+    note: str = "",
+    lecture_is_a_run: bool = True,
+) -> Row:
     """A row under the one band rule (`common.lecture_row`): the lecture's figure is one run of its script unless
     said otherwise; se is the standard error of one seed's held-out estimate."""
-    return lecture_row(section=section, figure=figure, lecture=lecture, values=values, se=se, unit=unit, seeds=seeds,
-                       lecture_is_a_run=lecture_is_a_run, note=note)
+    return lecture_row(
+        section=section,
+        figure=figure,
+        lecture=lecture,
+        values=values,
+        se=se,
+        unit=unit,
+        seeds=seeds,
+        lecture_is_a_run=lecture_is_a_run,
+        note=note,
+    )
 
 
 def teacher_rows(teachers: list[dict], seeds=(0,)) -> list[Row]:
@@ -416,10 +463,19 @@ def teacher_rows(teachers: list[dict], seeds=(0,)) -> list[Row]:
     n = teachers[0]["n"]
     chain = [t["chain_exact"] for t in teachers]
     closed = teacher_chain_accuracy()
-    return [_row("5.1", "teacher: chains with every step right (simulated)", LECTURE_TEACHER_CHAIN, chain,
-                 _binomial_se(closed, n), seeds=seeds, lecture_is_a_run=False,
-                 note=f"closed form 0.9^10 = {closed:.4f}; its final digit is right more often, "
-                      f"{teacher_answer_accuracy():.3f}, because errors can cancel")]
+    return [
+        _row(
+            "5.1",
+            "teacher: chains with every step right (simulated)",
+            LECTURE_TEACHER_CHAIN,
+            chain,
+            _binomial_se(closed, n),
+            seeds=seeds,
+            lecture_is_a_run=False,
+            note=f"closed form 0.9^10 = {closed:.4f}; its final digit is right more often, "
+            f"{teacher_answer_accuracy():.3f}, because errors can cancel",
+        )
+    ]
 
 
 def warmup_rows(reports: list[dict], seeds=(0,)) -> list[Row]:
@@ -433,10 +489,22 @@ def warmup_rows(reports: list[dict], seeds=(0,)) -> list[Row]:
                 continue
             values = [r[where][key] for r, _ in kept]
             n = kept[0][0]["n_prompts"] * _answers_share(kept[0][0][where], key)
-            note = "" if len(kept) == len(reports) else (
-                f"seeds {', '.join(str(s) for _, s in kept)} only: the others never think first {mode}")
-            rows.append(_row("5.1", f"warm-up, {mode}: {TRAINING_PANELS.get(key, key)}", value, values,
-                             _binomial_se(values[0], n), seeds=tuple(s for _, s in kept), note=note))
+            note = (
+                ""
+                if len(kept) == len(reports)
+                else (f"seeds {', '.join(str(s) for _, s in kept)} only: the others never think first {mode}")
+            )
+            rows.append(
+                _row(
+                    "5.1",
+                    f"warm-up, {mode}: {TRAINING_PANELS.get(key, key)}",
+                    value,
+                    values,
+                    _binomial_se(values[0], n),
+                    seeds=tuple(s for _, s in kept),
+                    note=note,
+                )
+            )
     return rows
 
 
@@ -460,17 +528,32 @@ def _length_se(metrics: dict, n_prompts: int) -> float:
     return 12 * math.sqrt(max(f * (1 - f), 0.0) / n_prompts)
 
 
-def grpo_rows(warm_reports: list[dict], grpo_evals: list[dict], histories: list[list[dict]],
-              n_prompts: int, seeds=(0,), prompts_per_step: int = RLConfig.prompts_per_step) -> list[Row]:
+def grpo_rows(
+    warm_reports: list[dict],
+    grpo_evals: list[dict],
+    histories: list[list[dict]],
+    n_prompts: int,
+    seeds=(0,),
+    prompts_per_step: int = RLConfig.prompts_per_step,
+) -> list[Row]:
     """Section 5.2: think-first share, mean length, think-first accuracy before / after GRPO, late all-equal groups."""
     before = [r["temperature1"] for r in warm_reports]
     rows = [
-        _row("5.2", "warm-up (T=1): mean answer length", LECTURE_WARM_LENGTH, [m["mean_length"] for m in before],
-             _length_se(before[0], n_prompts), unit="tokens", seeds=seeds),
+        _row(
+            "5.2",
+            "warm-up (T=1): mean answer length",
+            LECTURE_WARM_LENGTH,
+            [m["mean_length"] for m in before],
+            _length_se(before[0], n_prompts),
+            unit="tokens",
+            seeds=seeds,
+        ),
     ]
-    for key, figure, unit in (("cot_fraction", "think-first share", "%"),
-                              ("mean_length", "mean answer length", "tokens"),
-                              ("cot_accuracy", "think-first accuracy", "%")):
+    for key, figure, unit in (
+        ("cot_fraction", "think-first share", "%"),
+        ("mean_length", "mean answer length", "tokens"),
+        ("cot_accuracy", "think-first accuracy", "%"),
+    ):
         values = [m[key] for m in grpo_evals]
         if key == "mean_length":
             se = _length_se(grpo_evals[0], n_prompts)
@@ -479,9 +562,17 @@ def grpo_rows(warm_reports: list[dict], grpo_evals: list[dict], histories: list[
         rows.append(_row("5.2", f"after GRPO (T=1, held-out): {figure}", LECTURE_GRPO[key], values, se, unit, seeds))
     late = [late_mean(h) for h in histories]
     groups = LATE_STEPS * prompts_per_step
-    rows.append(_row("5.2", f"groups with all-equal rewards, last {LATE_STEPS} steps", LECTURE_GRPO["all_same"], late,
-                     _binomial_se(late[0], groups), seeds=seeds,
-                     note="'~55%'; at accuracy p per answer a group of 8 is all-equal with chance ≈ p^8 + (1-p)^8"))
+    rows.append(
+        _row(
+            "5.2",
+            f"groups with all-equal rewards, last {LATE_STEPS} steps",
+            LECTURE_GRPO["all_same"],
+            late,
+            _binomial_se(late[0], groups),
+            seeds=seeds,
+            note="'~55%'; at accuracy p per answer a group of 8 is all-equal with chance ≈ p^8 + (1-p)^8",
+        )
+    )
     return rows
 
 
@@ -491,10 +582,18 @@ def algo_rows(evals: dict[str, list[dict]], n_prompts: int, seeds=(0,)) -> list[
     for algo, lecture in LECTURE_ALGOS.items():
         values = [m["cot_accuracy"] for m in evals[algo]]
         se = _binomial_se(values[0], n_prompts * evals[algo][0]["cot_fraction"])
-        rows.append(_row("5.2", f"{ALGO_LABELS[algo]}, same steps as GRPO: think-first accuracy", lecture, values, se,
-                         seeds=seeds,
-                         note=f"overall accuracy {np.mean([m['accuracy'] for m in evals[algo]]):.1%}; the notes do "
-                              "not say which accuracy"))
+        rows.append(
+            _row(
+                "5.2",
+                f"{ALGO_LABELS[algo]}, same steps as GRPO: think-first accuracy",
+                lecture,
+                values,
+                se,
+                seeds=seeds,
+                note=f"overall accuracy {np.mean([m['accuracy'] for m in evals[algo]]):.1%}; the notes do "
+                "not say which accuracy",
+            )
+        )
     return rows
 
 
@@ -507,12 +606,26 @@ def pass_rows(warm_pass: list[dict], grpo_pass: list[dict], n_prompts: int, seed
     se16 = _binomial_se(warm16[0], n_prompts)
     rows = [
         _row("5.3", f"warm-up pass@{k}", LECTURE_WARM_PASS16, warm16, se16, seeds=seeds),
-        claim_row(section="5.3", figure=f"GRPO pass@{k} minus warm-up pass@{k} ('barely moves')", lecture=0.0,
-                  values=moved, band=(-0.02, 0.02), unit="%", seeds=seeds,
-                  note="the notes give no number: 'barely moves' read as within 2 points, fixed before measuring"),
-        claim_row(section="5.3", figure=f"GRPO pass@{k} minus GRPO pass@1 ('pass@1 near pass@{k}')", lecture="small",
-                  values=gap, band=None, unit="%", seeds=seeds,
-                  note=f"warm-up: pass@{k} - pass@1 = {np.mean([p[k] - p[1] for p in warm_pass]):.1%}; not judged"),
+        claim_row(
+            section="5.3",
+            figure=f"GRPO pass@{k} minus warm-up pass@{k} ('barely moves')",
+            lecture=0.0,
+            values=moved,
+            band=(-0.02, 0.02),
+            unit="%",
+            seeds=seeds,
+            note="the notes give no number: 'barely moves' read as within 2 points, fixed before measuring",
+        ),
+        claim_row(
+            section="5.3",
+            figure=f"GRPO pass@{k} minus GRPO pass@1 ('pass@1 near pass@{k}')",
+            lecture="small",
+            values=gap,
+            band=None,
+            unit="%",
+            seeds=seeds,
+            note=f"warm-up: pass@{k} - pass@1 = {np.mean([p[k] - p[1] for p in warm_pass]):.1%}; not judged",
+        ),
     ]
     return rows
 
@@ -536,12 +649,19 @@ def rows_from(measurements: list[dict], seeds=(0,), fast: bool | None = None) ->
     """The lecture-vs-measured rows of notebook 03 from `measure` outputs (one per seed)."""
     sizes = fast_sizes(fast)
     m = measurements
-    return (teacher_rows([x["teacher"] for x in m], seeds)
-            + warmup_rows([x["warm"] for x in m], seeds)
-            + grpo_rows([x["warm"] for x in m], [x["evals"]["grpo"] for x in m], [x["histories"] for x in m],
-                        sizes["eval_prompts"], seeds)
-            + algo_rows({a: [x["evals"][a] for x in m] for a in ("dr_grpo", "rft")}, sizes["eval_prompts"], seeds)
-            + pass_rows([x["warm_pass"] for x in m], [x["grpo_pass"] for x in m], sizes["pass_prompts"], seeds))
+    return (
+        teacher_rows([x["teacher"] for x in m], seeds)
+        + warmup_rows([x["warm"] for x in m], seeds)
+        + grpo_rows(
+            [x["warm"] for x in m],
+            [x["evals"]["grpo"] for x in m],
+            [x["histories"] for x in m],
+            sizes["eval_prompts"],
+            seeds,
+        )
+        + algo_rows({a: [x["evals"][a] for x in m] for a in ("dr_grpo", "rft")}, sizes["eval_prompts"], seeds)
+        + pass_rows([x["warm_pass"] for x in m], [x["grpo_pass"] for x in m], sizes["pass_prompts"], seeds)
+    )
 
 
 def exercise_rows() -> list[Row]:
@@ -549,18 +669,36 @@ def exercise_rows() -> list[Row]:
     import torch
 
     from ..objectives import dr_grpo_advantages, grpo_advantages, pass_at_k
+
     rewards = torch.tensor([1.0, 0, 0, 0, 0, 0, 0, 0])
     grpo = grpo_advantages(rewards, 8, eps=0.0, std="population")  # [8]
     dr = dr_grpo_advantages(rewards, 8)  # [8]
-    rows = [lecture_row(section="Ex. 3", figure=f"{name} advantage, rewards [1,0,...,0], {which} answer",
-                        lecture=lecture, values=[adv[i]], lecture_is_a_run=False)
-            for name, adv, values in (("GRPO (population std)", grpo, ("2.65", "-0.38")),
-                                      ("Dr. GRPO", dr, ("0.875", "-0.125")))
-            for (which, i), lecture in zip((("right", 0), ("a wrong", 1)), values)]
+    rows = [
+        lecture_row(
+            section="Ex. 3",
+            figure=f"{name} advantage, rewards [1,0,...,0], {which} answer",
+            lecture=lecture,
+            values=[adv[i]],
+            lecture_is_a_run=False,
+        )
+        for name, adv, values in (
+            ("GRPO (population std)", grpo, ("2.65", "-0.38")),
+            ("Dr. GRPO", dr, ("0.875", "-0.125")),
+        )
+        for (which, i), lecture in zip((("right", 0), ("a wrong", 1)), values)
+    ]
     n = 10_000  # samples per prompt, so that c / n = p exactly
     for p, lecture in ((0.1, "0.81"), (0.9, "1.0")):
-        rows.append(lecture_row(section="Ex. 6", figure=f"pass@16 at single-sample accuracy p = {p}", lecture=lecture,
-                                values=[pass_at_k(n, round(p * n), 16)], lecture_is_a_run=False, unit="%"))
+        rows.append(
+            lecture_row(
+                section="Ex. 6",
+                figure=f"pass@16 at single-sample accuracy p = {p}",
+                lecture=lecture,
+                values=[pass_at_k(n, round(p * n), 16)],
+                lecture_is_a_run=False,
+                unit="%",
+            )
+        )
     return rows
 
 

@@ -1,5 +1,6 @@
 """Notebook 01's figures and panels: the estimators of the policy gradient, the +5 shift, the group-std effect and
 best-of-n (the computation is in `rlvr.experiments.bandit`)."""
+
 from __future__ import annotations
 
 import functools
@@ -46,6 +47,7 @@ def figure_layout(fig, name: str, build) -> dict:
     rebuilding the axes saves about a third of the redraw time.
     """
     from rlvr.widgets import FIXED_TITLES
+
     state = getattr(fig, "_rlvr_layout", None)
     if state is None or state["name"] != name or any(ax not in fig.axes for ax in state["axes"]):
         fig.clear()
@@ -84,8 +86,14 @@ def _build_shift_layout(fig, kinds: list) -> dict:
         (means[kind],) = ax.plot([], [], color="black", lw=2.2, label="mean over runs")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("training step")
-        hists[kind] = axes[-1].bar(bins[:-1] + index * width, np.zeros(len(bins) - 1), width=width, align="edge",
-                                   color=color, label=LABELS.get(kind, kind))
+        hists[kind] = axes[-1].bar(
+            bins[:-1] + index * width,
+            np.zeros(len(bins) - 1),
+            width=width,
+            align="edge",
+            color=color,
+            label=LABELS.get(kind, kind),
+        )
     axes[0].set_ylabel("P(correct answer)")
     axes[0].legend(loc="lower right", fontsize=7)
     axes[-1].set_ylim(0.7, 10)
@@ -95,8 +103,14 @@ def _build_shift_layout(fig, kinds: list) -> dict:
     axes[-1].set_ylabel("runs")
     axes[-1].set_title("where the runs end", fontsize=9)
     axes[-1].legend(fontsize=7, loc="upper center")
-    return {"axes": list(axes), "runs": runs, "means": means, "hists": hists, "bins": bins,
-            "title": fig.suptitle("", fontsize=10)}
+    return {
+        "axes": list(axes),
+        "runs": runs,
+        "means": means,
+        "hists": hists,
+        "bins": bins,
+        "title": fig.suptitle("", fontsize=10),
+    }
 
 
 def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
@@ -111,13 +125,15 @@ def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
         state["runs"][kind].set_alpha(min(0.5, max(0.03, 8.0 / len(segments))))
         state["means"][kind].set_data(np.arange(result.accuracy.shape[0]), result.mean_curve.numpy())
         ax.set_xlim(0, result.accuracy.shape[0] - 1)
-        ax.set_title(f"{LABELS.get(kind, kind)}\nmean final {result.final_mean:.3f}, worst {result.worst:.3g}",
-                     fontsize=9)
+        ax.set_title(
+            f"{LABELS.get(kind, kind)}\nmean final {result.final_mean:.3f}, worst {result.worst:.3g}", fontsize=9
+        )
         set_bar_heights(state["hists"][kind], np.histogram(result.final.numpy(), bins=state["bins"])[0])
     first = results[kinds[0]]
     state["axes"][-1].set_ylim(0.7, first.final.numel() * 2)
-    state["title"].set_text(f"{first.final.numel():,} runs, +{first.shift:g} on every reward, G = {first.group_size}, "
-                            f"SGD lr {first.lr:.2g}")
+    state["title"].set_text(
+        f"{first.final.numel():,} runs, +{first.shift:g} on every reward, G = {first.group_size}, SGD lr {first.lr:.2g}"
+    )
 
 
 P_GRID = np.linspace(0.005, 0.995, 199)
@@ -133,8 +149,10 @@ def _build_std_layout(fig) -> dict:
     dots = {"ms": 3.5, "mec": "black", "mew": 0.4, "ls": "none", "marker": "o"}
     ax_step.plot(P_GRID, ideal_step(P_GRID, False), color=COLORS["mean"], ls="--", lw=1, label="p(1-p)")
     ax_step.plot(P_GRID, ideal_step(P_GRID, True), color=COLORS["grpo"], ls="--", lw=1, label="√(p(1-p))")
-    lines = {kind: ax_step.plot(P_GRID, P_GRID * 0, color=COLORS[kind], lw=2, label=label)[0]
-             for kind, label in (("mean", "mean baseline"), ("grpo", "÷ group std (GRPO)"))}
+    lines = {
+        kind: ax_step.plot(P_GRID, P_GRID * 0, color=COLORS[kind], lw=2, label=label)[0]
+        for kind, label in (("mean", "mean baseline"), ("grpo", "÷ group std (GRPO)"))
+    }
     step_dots = {kind: ax_step.plot([], [], color=COLORS[kind], **dots)[0] for kind in ("mean", "grpo")}
     ax_step.set_xlabel("p = P(correct) for this prompt")
     ax_step.set_ylabel("expected step on the correct logit")
@@ -143,8 +161,9 @@ def _build_std_layout(fig) -> dict:
     ax_step.legend(fontsize=6.5, loc="lower center", ncol=2)
 
     low, high = p_for_amplification()
-    ax_amp.plot(P_GRID, ideal_amplification(P_GRID), color=COLORS["exact"], ls="--", lw=1.2,
-                label="0.5/√(p(1-p)): true std")
+    ax_amp.plot(
+        P_GRID, ideal_amplification(P_GRID), color=COLORS["exact"], ls="--", lw=1.2, label="0.5/√(p(1-p)): true std"
+    )
     (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label="std from the group")
     (amp_dots,) = ax_amp.plot([], [], color=COLORS["grpo"], **dots)
     ax_amp.axhline(AMPLIFICATION, color="#888888", lw=0.8, ls=":")
@@ -163,8 +182,15 @@ def _build_std_layout(fig) -> dict:
     ax_zero.set_xlabel("p")
     ax_zero.set_ylabel("share of groups")
     ax_zero.legend(fontsize=7, loc="upper center")
-    return {"axes": [ax_step, ax_amp, ax_zero], "lines": lines, "step_dots": step_dots, "amp_line": amp_line,
-            "amp_dots": amp_dots, "zero_line": zero_line, "zero_dots": zero_dots}
+    return {
+        "axes": [ax_step, ax_amp, ax_zero],
+        "lines": lines,
+        "step_dots": step_dots,
+        "amp_line": amp_line,
+        "amp_dots": amp_dots,
+        "zero_line": zero_line,
+        "zero_dots": zero_dots,
+    }
 
 
 def draw_std_effect(fig, effect: StdEffect) -> None:
@@ -193,8 +219,10 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
     width = 0.8 / (len(kinds) + 1)
     zeros = np.zeros(NUM_ANSWERS)
     exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor=COLORS["exact"], label="exact")
-    means = {kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
-             for i, kind in enumerate(kinds)}
+    means = {
+        kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
+        for i, kind in enumerate(kinds)
+    }
     ax_mean.axhline(0, color="black", lw=0.6)
     ax_mean.set_xticks(x, ["0 (right)"] + [str(i) for i in range(1, NUM_ANSWERS)])
     ax_mean.set_xlabel("logit of answer")
@@ -215,8 +243,14 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
     ax_var.set_ylabel("variance of one group's estimate")
     for ax in (ax_bias, ax_var):
         ax.tick_params(axis="x", labelsize=8)
-    return {"axes": [ax_mean, ax_bias, ax_var], "exact": exact, "means": means, "bias": bias, "floor": floor,
-            "variance": variance}
+    return {
+        "axes": [ax_mean, ax_bias, ax_var],
+        "exact": exact,
+        "means": means,
+        "bias": bias,
+        "floor": floor,
+        "variance": variance,
+    }
 
 
 def draw_estimators(fig, comparison: EstimatorComparison) -> None:
@@ -259,8 +293,10 @@ def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
         draw_estimators(fig, comparison)
         table.value = comparison.to_html()
 
-    controls = {"group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description="group size G"),
-                "shift": float_slider("shift", -5.0, 10.0, 0.5, 0.0, description="added to every reward")}
+    controls = {
+        "group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description="group size G"),
+        "shift": float_slider("shift", -5.0, 10.0, 0.5, 0.0, description="added to every reward"),
+    }
     panel = AnalyticPanel(draw, controls, figsize=(11, 3.4), title="Estimators of the policy gradient")
     panel.table = table
     panel.view.children = (*panel.view.children, table)
@@ -275,8 +311,9 @@ def std_panel(n_answers: int = 40_000, seed: int = 0):
         draw_std_effect(fig, std_effect(group_size, n_answers, seed))
 
     controls = {"group_size": int_slider("group_size", 2, 64, 1, GROUP_SIZE, description="group size G")}
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(12, 3.9), title="Dividing by the group std")
+    return AnalyticPanel(
+        draw, controls, remember=REMEMBERED_IMAGES, figsize=(12, 3.9), title="Dividing by the group std"
+    )
 
 
 def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
@@ -287,30 +324,51 @@ def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
         results = shift_experiment(shift, runs=runs, lr=lr, seed=seed)
         draw_shift_runs(fig, results, max_lines)
 
-    controls = {"shift": float_slider("shift", 0.0, 10.0, 0.5, SHIFT, description="added to every reward"),
-                "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=10)}
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES, figsize=(10, 3.6), continuous_update=False,
-                         title=f"{runs} runs of {SHIFT_STEPS} steps, G = {SHIFT_GROUP_SIZE}")
+    controls = {
+        "shift": float_slider("shift", 0.0, 10.0, 0.5, SHIFT, description="added to every reward"),
+        "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=10),
+    }
+    return AnalyticPanel(
+        draw,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(10, 3.6),
+        continuous_update=False,
+        title=f"{runs} runs of {SHIFT_STEPS} steps, G = {SHIFT_GROUP_SIZE}",
+    )
 
 
 def draw_best_of_n(fig, result: BestOfN) -> None:
     """Quality of the picked answer vs n: by the learned reward (its score and the truth) and by the true reward."""
     from rlvr.widgets import fresh_axes
+
     ax = fresh_axes(fig)
-    ax.plot(result.ns, result.proxy_of_pick, "o--", color=LEARNED_REWARD_COLOR, mfc="white",
-            label="learned reward's score of its pick")
+    ax.plot(
+        result.ns,
+        result.proxy_of_pick,
+        "o--",
+        color=LEARNED_REWARD_COLOR,
+        mfc="white",
+        label="learned reward's score of its pick",
+    )
     ax.plot(result.ns, result.true_of_pick, "o-", color=LEARNED_REWARD_COLOR, label="true quality of that pick")
-    ax.plot(result.ns, result.true_of_best, "o-", color=COLORS["exact"],
-            label="true quality, picked by the true reward")
+    ax.plot(
+        result.ns, result.true_of_best, "o-", color=COLORS["exact"], label="true quality, picked by the true reward"
+    )
     ax.set_xscale("log", base=2)
     top = 6.0
     ax.set_ylim(-0.5, top)
     off_chart = result.proxy_of_pick > top
     if off_chart.any():
         first = int(np.argmax(off_chart))
-        ax.annotate(f"keeps climbing: {result.proxy_of_pick[-1]:.0f} at n = {result.ns[-1]}",
-                    xy=(result.ns[first], top), xytext=(result.ns[first] * 2, top - 0.8), fontsize=8,
-                    color=LEARNED_REWARD_COLOR, arrowprops={"arrowstyle": "->", "color": LEARNED_REWARD_COLOR})
+        ax.annotate(
+            f"keeps climbing: {result.proxy_of_pick[-1]:.0f} at n = {result.ns[-1]}",
+            xy=(result.ns[first], top),
+            xytext=(result.ns[first] * 2, top - 0.8),
+            fontsize=8,
+            color=LEARNED_REWARD_COLOR,
+            arrowprops={"arrowstyle": "->", "color": LEARNED_REWARD_COLOR},
+        )
     ax.set_xlabel("n answers to choose from (optimisation pressure)")
     ax.set_ylabel("average over trials")
     ax.set_title("best-of-n: a learned reward (quality + heavy-tailed error) vs the true one", fontsize=10)
@@ -323,13 +381,21 @@ def draw_baseline_scale(fig, group_sizes, scales: dict) -> None:
     `scales` is `bandit.baseline_scale_vs_group_size(group_sizes, kinds=("mean", "rloo"))`.
     """
     from rlvr.widgets import fresh_axes
+
     ax = fresh_axes(fig)
     grid = np.linspace(min(group_sizes), max(group_sizes), 200)
     ax.plot(grid, (grid - 1) / grid, color=COLORS["mean"], lw=1, ls="--", label="(G-1)/G")
     ax.axhline(1.0, color=COLORS["exact"], lw=1, ls="--", label="1 (exact gradient)")
     for kind, (values, ses) in scales.items():
-        ax.errorbar(group_sizes, values, yerr=2 * np.asarray(ses), fmt="o", color=COLORS[kind], capsize=3,
-                    label=LABELS[kind] + " (±2 SE)")
+        ax.errorbar(
+            group_sizes,
+            values,
+            yerr=2 * np.asarray(ses),
+            fmt="o",
+            color=COLORS[kind],
+            capsize=3,
+            label=LABELS[kind] + " (±2 SE)",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks(group_sizes, [str(g) for g in group_sizes])
     ax.set_xlabel("group size G")

@@ -1,6 +1,7 @@
 """Notebook 05's figures and panels: per-token weights of the two losses, the toy model's lengths (with and without
 Kimi's length reward), Kimi's reward in one group, and the arithmetic runs (the computation is in
 `rlvr.experiments.length_bias`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,18 +31,30 @@ OVER = {"lw": 1.6, "alpha": 1.0}  # the wrong answer's / path's line
 # The Kimi runs on the arithmetic task are all GRPO: black for the run without the reward (the reference), and two
 # colours no algorithm of the module uses (rlvr.figures.palette); the late run is dashed because it follows the
 # reference run until its switch.
-KIMI_STYLES = ({"color": "black", "ls": "-", "lw": 1.8}, {"color": "#8c564b", "ls": "-", "lw": 1.6},
-               {"color": "#e377c2", "ls": "--", "lw": 1.6})
+KIMI_STYLES = (
+    {"color": "black", "ls": "-", "lw": 1.8},
+    {"color": "#8c564b", "ls": "-", "lw": 1.6},
+    {"color": "#e377c2", "ls": "--", "lw": 1.6},
+)
 
 
-def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, correct_length: int = 100,
-                       wrong_length: int = 1000, max_len: int = 1000) -> None:
+def draw_token_weights(
+    fig,
+    adv_correct: float = 1.0,
+    adv_wrong: float = -1.0,
+    correct_length: int = 100,
+    wrong_length: int = 1000,
+    max_len: int = 1000,
+) -> None:
     """|per-token weight| (log-log) and the total push on an answer against its length, GRPO vs Dr. GRPO."""
     from rlvr.widgets import fresh_axes
+
     ax_w, ax_total = fresh_axes(fig, 1, 2)
     lengths = np.unique(np.geomspace(1, max_len, 60).round())  # [n]
-    answers = ((adv_correct, correct_length, PATH_COLORS[0], "correct"),
-               (adv_wrong, wrong_length, PATH_COLORS[1], "wrong"))
+    answers = (
+        (adv_correct, correct_length, PATH_COLORS[0], "correct"),
+        (adv_wrong, wrong_length, PATH_COLORS[1], "wrong"),
+    )
     lines = []
     for (adv, length, color, name), style in zip(answers, (UNDER, OVER)):
         grpo = per_token_weight(adv, lengths, "grpo")  # [n]
@@ -58,24 +71,41 @@ def draw_token_weights(fig, adv_correct: float = 1.0, adv_wrong: float = -1.0, c
         lines.append(f"{name}, {length} tokens{'*' if capped else ''}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
         if capped:
             lines.append("  * set longer than L_max, capped at L_max")
-    ax_w.set(xscale="log", yscale="log", xlabel="answer length |o_i| (tokens)",
-             ylabel="|weight on each token's log-prob|", title="per-token weight (dots: the two answers)")
+    ax_w.set(
+        xscale="log",
+        yscale="log",
+        xlabel="answer length |o_i| (tokens)",
+        ylabel="|weight on each token's log-prob|",
+        title="per-token weight (dots: the two answers)",
+    )
     ax_w.legend(fontsize=7, loc="upper right")
     ax_w.text(0.03, 0.22, "per token:\n" + "\n".join(lines), transform=ax_w.transAxes, fontsize=7, va="bottom")
     low = min(abs(adv_correct), abs(adv_wrong)) / max_len
     ax_w.set_ylim(low / 4, 1.5 * max(abs(adv_correct), abs(adv_wrong)))
     top = 1.15 * max(abs(adv_correct), abs(adv_wrong))
-    ax_total.set(xscale="log", xlabel="answer length |o_i| (tokens)", ylabel="sum of the weights over the answer",
-                 title="total push on the answer", ylim=(-top, top))
+    ax_total.set(
+        xscale="log",
+        xlabel="answer length |o_i| (tokens)",
+        ylabel="sum of the weights over the answer",
+        title="total push on the answer",
+        ylim=(-top, top),
+    )
     ax_total.axhline(0, color="grey", lw=0.5)
     plain_log_ticks(ax_w.xaxis, ax_w.yaxis, ax_total.xaxis)
-    ax_total.text(0.03, 0.6, "solid: GRPO (A_i whatever the length)\ndashed: Dr. GRPO (A_i |o_i| / L_max)",
-                  transform=ax_total.transAxes, fontsize=7, va="bottom")
+    ax_total.text(
+        0.03,
+        0.6,
+        "solid: GRPO (A_i whatever the length)\ndashed: Dr. GRPO (A_i |o_i| / L_max)",
+        transform=ax_total.transAxes,
+        fontsize=7,
+        va="bottom",
+    )
 
 
 def plain_log_ticks(*axes) -> None:
     """Log-axis tick labels as plain text ('1000', '0.001') without minor ticks: mathtext labels are slow to draw."""
     from matplotlib.ticker import FuncFormatter, NullLocator
+
     for axis in axes:
         axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
         axis.set_minor_locator(NullLocator())
@@ -84,6 +114,7 @@ def plain_log_ticks(*axes) -> None:
 def token_weight_panel():
     """Sliders: the advantages and lengths of one correct and one wrong answer, L_max (defaults: Exercise 4)."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
+
     controls = {
         "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description="A of the correct answer"),
         "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description="A of the wrong answer"),
@@ -91,21 +122,32 @@ def token_weight_panel():
         "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description="wrong answer's length"),
         "max_len": int_slider("max_len", 100, 2000, 100, 1000, description="L_max (Dr. GRPO)"),
     }
-    return AnalyticPanel(draw_token_weights, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8),
-                         title="GRPO (solid) vs Dr. GRPO (dashed): per-token weight and total push")
+    return AnalyticPanel(
+        draw_token_weights,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(9, 3.8),
+        title="GRPO (solid) vs Dr. GRPO (dashed): per-token weight and total push",
+    )
 
 
 def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | None = None) -> None:
     """One axes per loss: expected thinking tokens of each path against steps (thin: runs, thick: mean)."""
     from rlvr.widgets import fresh_axes
+
     axes = np.atleast_1d(fresh_axes(fig, 1, len(runs), sharey=True))
     for ax, (loss, run) in zip(axes, runs.items()):
         lengths = run.mean_length()  # [S+1, N, 2]
         steps = np.arange(len(lengths))
         for path, style in zip((0, 1), (UNDER, OVER)):
             ax.plot(steps, lengths[:, :, path], color=PATH_COLORS[path], lw=0.5, alpha=0.35)
-            ax.plot(steps, lengths[:, :, path].mean(axis=1), color=PATH_COLORS[path],
-                    label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}", **style)
+            ax.plot(
+                steps,
+                lengths[:, :, path].mean(axis=1),
+                color=PATH_COLORS[path],
+                label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}",
+                **style,
+            )
         ax.axhline(run.cap, color="grey", ls=":", lw=1)
         ax.axhline(lengths[0, 0, 0], color="grey", ls="--", lw=0.8)
         if switch_on is not None and run.length_reward_weight:
@@ -122,42 +164,70 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
 def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, optimizer: str = OPTIMIZER) -> None:
     """Train both losses at these values and plot the lengths (the slider panel's draw)."""
     runs = train_toy_pair(p_correct, group_size, optimizer=optimizer)
-    plot_toy_lengths(fig, runs, f"p(correct) = {p_correct:.2f}, G = {group_size}, {optimizer}, {N_RUNS} runs of "
-                                f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dashed: the start")
+    plot_toy_lengths(
+        fig,
+        runs,
+        f"p(correct) = {p_correct:.2f}, G = {group_size}, {optimizer}, {N_RUNS} runs of "
+        f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dashed: the start",
+    )
 
 
 def toy_panel():
     """Sliders for the probability of a correct answer and the group size G, buttons for the optimizer; retrains both
     losses on release."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, float_slider, toggle_buttons
-    controls = {"p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
-                "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
-                "optimizer": toggle_buttons("optimizer", [("SGD", "sgd"), ("Adam", "adam")], OPTIMIZER)}
-    return AnalyticPanel(draw_toy, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.8), continuous_update=False,
-                         title="The toy model trained with the GRPO loss and with the Dr. GRPO loss")
+
+    controls = {
+        "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
+        "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
+        "optimizer": toggle_buttons("optimizer", [("SGD", "sgd"), ("Adam", "adam")], OPTIMIZER),
+    }
+    return AnalyticPanel(
+        draw_toy,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(9, 3.8),
+        continuous_update=False,
+        title="The toy model trained with the GRPO loss and with the Dr. GRPO loss",
+    )
 
 
 def draw_toy_kimi(fig, weight: float = KIMI_WEIGHT, start: int = 150, p_correct: float = P_CORRECT) -> None:
     """Both losses with Kimi's length reward (weight, from step `start`) in the toy model."""
     runs = train_toy_pair(p_correct, GROUP_SIZE, length_reward_weight=weight, length_reward_start=start)
-    plot_toy_lengths(fig, runs, f"reward = correct + {weight:.2f} x Kimi length reward from step {start}, "
-                                f"p(correct) = {p_correct:.2f}", switch_on=start)
+    plot_toy_lengths(
+        fig,
+        runs,
+        f"reward = correct + {weight:.2f} x Kimi length reward from step {start}, p(correct) = {p_correct:.2f}",
+        switch_on=start,
+    )
 
 
 def toy_kimi_panel():
     """Sliders: weight of the length reward, the step it switches on, P(correct)."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
-    controls = {"weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description="length reward weight"),
-                "start": int_slider("start", 0, STEPS, 10, 150, description="switched on at step"),
-                "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)")}
-    return AnalyticPanel(draw_toy_kimi, controls, remember=REMEMBERED_IMAGES, figsize=(9, 3.6), continuous_update=False,
-                         title="Kimi's length reward in the toy model")
+
+    controls = {
+        "weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description="length reward weight"),
+        "start": int_slider("start", 0, STEPS, 10, 150, description="switched on at step"),
+        "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
+    }
+    return AnalyticPanel(
+        draw_toy_kimi,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(9, 3.6),
+        continuous_update=False,
+        title="Kimi's length reward in the toy model",
+    )
 
 
-def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=True, correct_2=True,
-                    correct_3=False, correct_4=False) -> None:
+def draw_kimi_group(
+    fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=True, correct_2=True, correct_3=False, correct_4=False
+) -> None:
     """A group of four answers: Kimi's length reward against length (lines) and each answer's reward (dots, bars)."""
     from rlvr.widgets import fresh_axes
+
     lengths = torch.tensor([len_1, len_2, len_3, len_4], dtype=torch.float32)
     correct = torch.tensor([correct_1, correct_2, correct_3, correct_4])
     rewards = kimi_length_reward(lengths, correct).numpy()
@@ -174,13 +244,19 @@ def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=
     ax.scatter(lengths.numpy(), rewards, c=colors, s=45, zorder=3, edgecolors="black", linewidths=0.5)
     for i, (x, y) in enumerate(zip(lengths.tolist(), rewards)):
         ax.annotate(str(i + 1), (x, y), textcoords="offset points", xytext=(4, 5), fontsize=8)
-    ax.set(xlabel="answer length (tokens)", ylabel="length reward", ylim=(-0.65, 0.65),
-           title=f"group: min {lo:.0f}, max {hi:.0f} tokens")
+    ax.set(
+        xlabel="answer length (tokens)",
+        ylabel="length reward",
+        ylim=(-0.65, 0.65),
+        title=f"group: min {lo:.0f}, max {hi:.0f} tokens",
+    )
     ax.axhline(0, color="grey", lw=0.5)
     if hi > lo:
         ax.legend(fontsize=7, loc="upper right")
-    names = [f"{i + 1}: {int(n)} {'right' if c else 'wrong'}"
-             for i, (n, c) in enumerate(zip(lengths.tolist(), correct.tolist()))]
+    names = [
+        f"{i + 1}: {int(n)} {'right' if c else 'wrong'}"
+        for i, (n, c) in enumerate(zip(lengths.tolist(), correct.tolist()))
+    ]
     ax_bar.barh(range(len(names)), rewards[::-1], color=colors[::-1])
     ax_bar.set_yticks(range(len(names)), names[::-1])
     for y, r in enumerate(rewards[::-1]):
@@ -193,28 +269,41 @@ def draw_kimi_group(fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=
 def kimi_group_panel():
     """Four answers: a length slider and a 'correct' box each (defaults: Exercise 5)."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, checkbox, int_slider
+
     controls = {}
     for i, (length, right) in enumerate(((200, True), (400, True), (600, False), (1000, False)), start=1):
         controls[f"len_{i}"] = int_slider(f"len_{i}", 10, 1500, 10, length, description=f"length of answer {i}")
         controls[f"correct_{i}"] = checkbox(f"correct_{i}", right, description=f"answer {i} correct")
-    return AnalyticPanel(draw_kimi_group, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(9, 3.4), title="Kimi k1.5's length reward in one group")
+    return AnalyticPanel(
+        draw_kimi_group,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(9, 3.4),
+        title="Kimi k1.5's length reward in one group",
+    )
 
 
 def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic task") -> None:
     """Mean length of correct and wrong answers (and of all answers) against step for one RL run."""
     from rlvr.widgets import fresh_axes
+
     ax_len, ax_share = fresh_axes(fig, 1, 2)
-    for key, color, label in (("mean_length_correct", PATH_COLORS[0], "correct answers"),
-                              ("mean_length_wrong", PATH_COLORS[1], "wrong answers"),
-                              ("mean_length", "black", "all answers")):
+    for key, color, label in (
+        ("mean_length_correct", PATH_COLORS[0], "correct answers"),
+        ("mean_length_wrong", PATH_COLORS[1], "wrong answers"),
+        ("mean_length", "black", "all answers"),
+    ):
         ax_len.plot(smooth(result.curve(key)), color=color, label=label, lw=1.6 if color != "black" else 1)
     ax_len.set(xlabel="step", ylabel="mean answer length (tokens)", title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
-    for key, color, label in (("cot_fraction", "#6a1b9a", "think-first share"), ("accuracy", "black", "accuracy"),
-                              ("cot_accuracy", "#2e7d32", "accuracy of think-first answers")):
+    for key, color, label in (
+        ("cot_fraction", "#6a1b9a", "think-first share"),
+        ("accuracy", "black", "accuracy"),
+        ("cot_accuracy", "#2e7d32", "accuracy of think-first answers"),
+    ):
         ax_share.plot(smooth(result.curve(key)), color=color, label=label)
     from matplotlib.ticker import PercentFormatter
+
     ax_share.set(xlabel="step", ylim=(0, 1.02), title="why: format and accuracy")
     ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
@@ -223,6 +312,7 @@ def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic ta
 def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
     """Think-first share, accuracy and mean length against step for each run (KIMI_STYLES, in the runs' order)."""
     from rlvr.widgets import fresh_axes
+
     axes = fresh_axes(fig, 1, 3)
     for (label, result), style in zip(runs.items(), KIMI_STYLES):
         for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
@@ -233,6 +323,7 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
         if switch_on is not None:
             ax.axvline(switch_on, color=KIMI_STYLES[2]["color"], ls="-.", lw=0.8)
     from matplotlib.ticker import PercentFormatter
+
     for ax in axes[:2]:
         ax.set_ylim(0, 1.02)
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
@@ -244,13 +335,15 @@ def plot_length_split(fig, pairs: dict) -> None:
     """For {p: train_toy_pair(p)}: the GRPO loss's expected thinking tokens over all answers and per path, one axes
     per p (shared y)."""
     from rlvr.widgets import fresh_axes
+
     axes = np.atleast_1d(fresh_axes(fig, 1, len(pairs), sharey=True))
     for ax, (p_correct, runs) in zip(axes, pairs.items()):
         grpo = runs["grpo"]
         ax.plot(grpo.mean_length_all().mean(axis=1), color="black", lw=2, label="all answers")
         for path, style in zip((0, 1), (UNDER, OVER)):
-            ax.plot(grpo.mean_length()[:, :, path].mean(axis=1), color=PATH_COLORS[path], label=PATH_NAMES[path],
-                    **style)
+            ax.plot(
+                grpo.mean_length()[:, :, path].mean(axis=1), color=PATH_COLORS[path], label=PATH_NAMES[path], **style
+            )
         ax.set(title=f"toy model, GRPO loss, p(correct) = {p_correct}", xlabel="step")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
@@ -262,4 +355,5 @@ def train_arithmetic(configs: dict) -> dict:
     trained now (and how long it took) or came from the cache. Returns label -> RunResult."""
     from rlvr.figures.race import train_runs
     from rlvr.train import run
+
     return train_runs(configs, run)

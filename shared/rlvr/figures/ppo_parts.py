@@ -1,5 +1,6 @@
 """Notebook 02's figures and panels: PPO's clip, reusing a batch, reward shaping and GAE, PPO's curves with a KL
 penalty, the KL estimators and the memory bill (the computation is in `rlvr.experiments.ppo_parts`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,8 +41,9 @@ KL_COLORS = {"k1": "#8c564b", "k2": "#e377c2", "k3": "#bcbd22"}
 MODEL_COLORS = {"policy": "#1565c0", "value model": "#6a1b9a", "reference": "#90caf9", "reward model": "#ce93d8"}
 
 
-def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.ndarray = RATIO_GRID,
-              color: str = PPO_COLOR) -> None:
+def plot_clip(
+    ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.ndarray = RATIO_GRID, color: str = PPO_COLOR
+) -> None:
     """Objective (left axes) and gradient (right axes) against the ratio rho, zero-gradient regions shaded."""
     objective, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
     ax_obj.plot(ratios, ratios * advantage, ls="--", color="#9e9e9e", lw=1, label=r"unclipped $\rho A$")
@@ -66,6 +68,7 @@ def plot_clip(ax_obj, ax_grad, advantage: float, clip_eps: float, ratios: np.nda
 def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
     """The clip panel's figure: objective and gradient for one advantage, zero-gradient regions shaded."""
     from rlvr.widgets import fresh_axes
+
     ax_obj, ax_grad = fresh_axes(fig, 1, 2)
     fig.subplots_adjust(top=0.8)
     plot_clip(ax_obj, ax_grad, advantage, epsilon)
@@ -84,6 +87,7 @@ def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANT
 def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
     """A 2 x 2 figure: objective and gradient for +A (top) and -A (bottom)."""
     from rlvr.widgets import fresh_axes
+
     axes = fresh_axes(fig, 2, 2)
     fig.subplots_adjust(top=0.9, hspace=0.55)
     size = max(abs(advantage), 0.25)
@@ -92,8 +96,12 @@ def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXE
         axes[row, 0].set_title(f"A = {adv:+g}: objective", fontsize=10)
         axes[row, 1].set_title(f"A = {adv:+g}: gradient (shaded: exactly 0)", fontsize=10)
     axes[0, 0].legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"eps = {clip_eps:.2f}: for A > 0 the gradient stops above ρ = {1 + clip_eps:.2f}, "
-                 f"for A < 0 below ρ = {1 - clip_eps:.2f}", fontsize=10, color="#424242")
+    fig.suptitle(
+        f"eps = {clip_eps:.2f}: for A > 0 the gradient stops above ρ = {1 + clip_eps:.2f}, "
+        f"for A < 0 below ρ = {1 - clip_eps:.2f}",
+        fontsize=10,
+        color="#424242",
+    )
 
 
 def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
@@ -104,15 +112,23 @@ def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE)
     def draw(fig, epsilon, advantage):
         draw_clip_both_signs(fig, epsilon, advantage)
 
-    controls = {"epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
-                "advantage": float_slider("advantage", 0.25, 3.0, 0.25, abs(advantage), description="|A|")}
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(10, 6), title="PPO's clipped objective, both signs of the advantage")
+    controls = {
+        "epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
+        "advantage": float_slider("advantage", 0.25, 3.0, 0.25, abs(advantage), description="|A|"),
+    }
+    return AnalyticPanel(
+        draw,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(10, 6),
+        title="PPO's clipped objective, both signs of the advantage",
+    )
 
 
 def draw_reuse(fig, results: list[ReuseResult]) -> None:
     """Ratio spread (median, 1-99% band) and clip fraction against the update index, per learning rate."""
     from rlvr.widgets import fresh_axes
+
     ax_ratio, ax_clip = fresh_axes(fig, 1, 2)
     styles = ((PPO_COLOR, "-"), (PPO_DARK, "--"), ("#424242", ":"))
     for index, (res, (color, ls)) in enumerate(zip(results, styles)):
@@ -121,8 +137,7 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
         if index == 0:  # the first band filled, the others hatched: same algorithm, told apart by the pattern
             ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
         else:
-            ax_ratio.fill_between(u, q[:, 1], q[:, 3], facecolor="none", edgecolor=color, hatch="///", lw=0,
-                                  alpha=0.5)
+            ax_ratio.fill_between(u, q[:, 1], q[:, 3], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.5)
         ax_ratio.plot(u, q[:, 2], color=color, ls=ls, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band")
         ax_clip.plot(u, 100 * res.clip_fraction, "o", ls=ls, color=color, label=f"lr {res.lr:g}")
     eps = results[0].clip_eps
@@ -141,11 +156,11 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
         ax.set_xticks(np.arange(1, len(results[0].clip_fraction) + 1))
 
 
-def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: float, clamp_kl: bool,
-                 critic: str) -> None:
+def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: float, clamp_kl: bool, critic: str) -> None:
     """Three rows over the answer's tokens: KL_t, the shaped reward r_t, and reward-to-go / value / advantage
     (`view` from `ppo_parts.shaped_view`)."""
     from rlvr.widgets import fresh_axes
+
     ax_kl, ax_r, ax_a = fresh_axes(fig, 3, 1, sharex=True)
     fig.subplots_adjust(top=0.93, bottom=0.09, hspace=0.5)
     x = np.arange(len(example.tokens))
@@ -154,11 +169,17 @@ def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: floa
     ax_kl.axhline(0, color="k", lw=0.6)
     ax_kl.set_ylabel(r"KL$_t$", fontsize=9)
     lowest = int(np.argmin(kl))
-    pushed = (f"most pushed below the reference: '{example.tokens[lowest]}' at KL$_t$ = {kl[lowest]:.2f}"
-              if kl[lowest] < -0.01 else "no token pushed below the reference")
+    pushed = (
+        f"most pushed below the reference: '{example.tokens[lowest]}' at KL$_t$ = {kl[lowest]:.2f}"
+        if kl[lowest] < -0.01
+        else "no token pushed below the reference"
+    )
     answer_text = "".join(example.tokens).replace("$", r"\$")  # a bare "$" would start mathtext
-    ax_kl.set_title(f"{example.prompt} {answer_text}  (score {example.score:g})   "
-                    r"KL$_t$ = log $\pi$ - log $\pi_{ref}$;  " + pushed, fontsize=9)
+    ax_kl.set_title(
+        f"{example.prompt} {answer_text}  (score {example.score:g})   "
+        r"KL$_t$ = log $\pi$ - log $\pi_{ref}$;  " + pushed,
+        fontsize=9,
+    )
     kl_part = view["rewards"].numpy().copy()
     kl_part[-1] -= example.score
     ax_r.bar(x, kl_part, color=np.where(kl_part < 0, "#c62828", "#2e7d32"))
@@ -166,12 +187,22 @@ def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: floa
     ax_r.set_ylabel(r"-$\beta$ KL$_t$", fontsize=9)
     low, high = min(float(kl_part.min()), -0.02), max(float(kl_part.max()), 0.02)
     ax_r.set_ylim(1.3 * low, 1.3 * high)
-    ax_r.annotate(f"+ score {example.score:g}", xy=(x[-1], 0), xytext=(x[-1], 0.8 * high), ha="center", fontsize=8,
-                  color="#2e7d32", fontweight="bold")
+    ax_r.annotate(
+        f"+ score {example.score:g}",
+        xy=(x[-1], 0),
+        xytext=(x[-1], 0.8 * high),
+        ha="center",
+        fontsize=8,
+        color="#2e7d32",
+        fontweight="bold",
+    )
     clamp_text = "clamped at KL$_t$ >= 0" if clamp_kl else "not clamped"
     sign = "positive: the penalty pays!" if kl_part.sum() > 0 else "a cost"
-    ax_r.set_title(f"reward r$_t$ = -{beta:g} KL$_t$ ({clamp_text}), plus the score at the last token.  "
-                   f"KL part summed: {kl_part.sum():+.3f} ({sign})", fontsize=9)
+    ax_r.set_title(
+        f"reward r$_t$ = -{beta:g} KL$_t$ ({clamp_text}), plus the score at the last token.  "
+        f"KL part summed: {kl_part.sum():+.3f} ({sign})",
+        fontsize=9,
+    )
     ax_a.plot(x, view["reward_to_go"].numpy(), "o-", color="#2e7d32", ms=4, label="reward-to-go")
     ax_a.plot(x, view["values"].numpy(), "s--", color="#6a1b9a", ms=3, label=f"value V$_t$ ({critic})")
     ax_a.bar(x, view["advantages"].numpy(), color="#ff8f00", alpha=0.7, label=f"advantage A$_t$ (GAE, lambda={lam:g})")
@@ -198,21 +229,37 @@ def shaping_panel(examples: list[AnswerExample], beta: float = 0.1):
 
     labels = [e.label for e in examples]
     controls = {
-        "answer": ipywidgets.Dropdown(options=labels, value=labels[min(1, len(labels) - 1)], description="answer",
-                                      style=STYLE, layout=ipywidgets.Layout(width="420px")),
+        "answer": ipywidgets.Dropdown(
+            options=labels,
+            value=labels[min(1, len(labels) - 1)],
+            description="answer",
+            style=STYLE,
+            layout=ipywidgets.Layout(width="420px"),
+        ),
         "beta": float_slider("beta", 0.0, 1.0, 0.05, beta, description="beta (KL weight)"),
         "lam": float_slider("lam", 0.0, 1.0, 0.05, 1.0, description="GAE lambda"),
         "clamp_kl": checkbox("clamp_kl", True, description="clamp KL_t at >= 0"),
-        "critic": ipywidgets.Dropdown(options=list(CRITICS), value=CRITICS[0], description="value model",
-                                      style=STYLE, layout=ipywidgets.Layout(width="300px")),
+        "critic": ipywidgets.Dropdown(
+            options=list(CRITICS),
+            value=CRITICS[0],
+            description="value model",
+            style=STYLE,
+            layout=ipywidgets.Layout(width="300px"),
+        ),
     }
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(10, 7), title="Reward shaping and GAE on one sampled answer")
+    return AnalyticPanel(
+        draw,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(10, 7),
+        title="Reward shaping and GAE on one sampled answer",
+    )
 
 
 def draw_gaussian_kl(fig, view: GaussianKL) -> None:
     """Estimators against the log-ratio l with the samples' spread; relative bias and std bars (exact ticks)."""
     from rlvr.widgets import fresh_axes
+
     ax_f, ax_b, ax_s = fresh_axes(fig, 1, 3)
     fig.subplots_adjust(top=0.8, left=0.06, right=0.98)
     mu, exact, stats, log_r, curves = view.mu, view.exact, view.stats, view.log_r, view.curves
@@ -224,17 +271,36 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
     ax_f.axhline(0, color="k", lw=0.5)
     density, edges = np.histogram(log_r, bins=np.linspace(-5, 5, 81), density=True)
     low, high = ax_f.get_ylim()  # the histogram fills the height of the axes (its scale is not shown)
-    ax_f.stairs(low + (high - low) * density / (1.05 * density.max()), edges, baseline=low, fill=True,
-                color="#9e9e9e", alpha=0.35, zorder=0)
+    ax_f.stairs(
+        low + (high - low) * density / (1.05 * density.max()),
+        edges,
+        baseline=low,
+        fill=True,
+        color="#9e9e9e",
+        alpha=0.35,
+        zorder=0,
+    )
     ax_f.set_xlabel(r"$\ell = \log\pi_{\mathrm{ref}} - \log\pi$ of a sample")
     ax_f.set_title("estimators (grey: where samples fall)", fontsize=9)
     ax_f.legend(fontsize=8, loc="upper center")
     xs = np.arange(3)
     colors = [KL_COLORS[n] for n in ESTIMATORS]
-    ax_b.bar(xs, [stats[n]["rel_bias"] for n in ESTIMATORS], yerr=[2 * stats[n]["rel_bias_se"] for n in ESTIMATORS],
-             color=colors, capsize=3)
-    ax_b.scatter(xs, [(exact["mean"][n] - true_kl) / true_kl for n in ESTIMATORS], marker="_", s=400, color="k",
-                 zorder=3, label="exact")
+    ax_b.bar(
+        xs,
+        [stats[n]["rel_bias"] for n in ESTIMATORS],
+        yerr=[2 * stats[n]["rel_bias_se"] for n in ESTIMATORS],
+        color=colors,
+        capsize=3,
+    )
+    ax_b.scatter(
+        xs,
+        [(exact["mean"][n] - true_kl) / true_kl for n in ESTIMATORS],
+        marker="_",
+        s=400,
+        color="k",
+        zorder=3,
+        label="exact",
+    )
     ax_b.axhline(0, color="k", lw=0.5)
     ax_b.set_xticks(xs, ESTIMATORS)
     ax_b.set_ylim(-1, 1.5)
@@ -246,26 +312,37 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
     ax_s.set_ylim(0.3, 100)
     ax_s.set_xticks(xs, ESTIMATORS)
     ax_s.set_title("std / true KL (black: exact)", fontsize=9)
-    fig.suptitle(f"policy N(0, 1), reference N({mu:g}, 1): true KL = {true_kl:.3f};  std of one sample: "
-                 + ", ".join(f"{n} {exact['std'][n]:.2f}" for n in ESTIMATORS) + " (exact)", fontsize=10)
+    fig.suptitle(
+        f"policy N(0, 1), reference N({mu:g}, 1): true KL = {true_kl:.3f};  std of one sample: "
+        + ", ".join(f"{n} {exact['std'][n]:.2f}" for n in ESTIMATORS)
+        + " (exact)",
+        fontsize=10,
+    )
 
 
 def kl_panel(n_samples: int = KL_PANEL_SAMPLES, seed: int = 0, mu: float = 1.0):
     """A slider moves the reference N(mu, 1) away from the policy N(0, 1) (mu 0.05-2.5); bars redraw."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
+
     x = torch.randn(n_samples, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)  # [N]
 
     def draw(fig, mu):
         draw_gaussian_kl(fig, gaussian_kl_view(mu, x))
 
     controls = {"mu": float_slider("mu", 0.05, 2.5, 0.05, mu, description="reference mean mu")}
-    return AnalyticPanel(draw, controls, remember=REMEMBERED_IMAGES,
-                         figsize=(11, 3.6), title="Three KL estimators from samples of the policy")
+    return AnalyticPanel(
+        draw,
+        controls,
+        remember=REMEMBERED_IMAGES,
+        figsize=(11, 3.6),
+        title="Three KL estimators from samples of the policy",
+    )
 
 
 def draw_policy_kl(fig, samples: dict) -> None:
     """Histograms of the per-answer k1 and k3 (log counts) with their means and stds."""
     from rlvr.widgets import fresh_axes
+
     summary = policy_kl_summary(samples)
     axes = fresh_axes(fig, 1, 3)
     fig.subplots_adjust(top=0.8, left=0.07, right=0.98)
@@ -287,11 +364,14 @@ def draw_kl_run(fig, curves: KLCurves) -> None:
     """Two panels against the PPO step: the mean score, and the KL part of the reward, -beta x summed KL per answer
     (thin: every step; thick: smoothed)."""
     from rlvr.widgets import fresh_axes
+
     ax_score, ax_kl = fresh_axes(fig, 1, 2)
     fig.subplots_adjust(top=0.8, wspace=0.3)
     kl_label = r"$-\beta \times$ summed KL$_t$ per answer"
-    for ax, raw, smooth, label in ((ax_score, curves.score, curves.score_smooth, "mean score (verifier, 0 or 1)"),
-                                   (ax_kl, curves.kl_reward, curves.kl_reward_smooth, kl_label)):
+    for ax, raw, smooth, label in (
+        (ax_score, curves.score, curves.score_smooth, "mean score (verifier, 0 or 1)"),
+        (ax_kl, curves.kl_reward, curves.kl_reward_smooth, kl_label),
+    ):
         ax.plot(curves.step, raw, color=PPO_COLOR, lw=0.8, alpha=0.35, label="every step")
         ax.plot(curves.step, smooth, color=PPO_COLOR, lw=2, label="smoothed")
         ax.set_xlabel("PPO step (8 updates on each batch)")
@@ -301,14 +381,19 @@ def draw_kl_run(fig, curves: KLCurves) -> None:
     ax_score.legend(fontsize=8, loc="lower right")
     ax_score.set_title("the score", fontsize=10)
     ax_kl.set_title("the KL part of the reward", fontsize=10)
-    fig.suptitle(f"PPO from the warm-up model with a KL penalty, β = {curves.beta:g} (KL unclamped, summed over "
-                 "each answer's tokens)", fontsize=10)
+    fig.suptitle(
+        f"PPO from the warm-up model with a KL penalty, β = {curves.beta:g} (KL unclamped, summed over "
+        "each answer's tokens)",
+        fontsize=10,
+    )
 
 
-def draw_memory(fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED,
-                bytes_frozen: int = BYTES_FROZEN) -> None:
+def draw_memory(
+    fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED, bytes_frozen: int = BYTES_FROZEN
+) -> None:
     """Stacked horizontal bars: GB per model for each set-up, with totals (and the lecture's, at 7B/16/2)."""
     from rlvr.widgets import fresh_axes
+
     ax = fresh_axes(fig)
     fig.subplots_adjust(left=0.2, right=0.97, top=0.88, bottom=0.16)
     names = list(SETUPS)[::-1]
@@ -326,18 +411,23 @@ def draw_memory(fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED,
     ax.set_xlabel("GB of weights, gradients and optimiser state (1 GB = 1e9 bytes; activations not counted)")
     total = max(memory_totals(billions * 1e9, bytes_trained, bytes_frozen).values())
     ax.set_xlim(0, total * 1.35)
-    ax.set_title(f"{billions:g}B parameters, {bytes_trained} bytes per trained and {bytes_frozen} per frozen parameter",
-                 fontsize=10)
+    ax.set_title(
+        f"{billions:g}B parameters, {bytes_trained} bytes per trained and {bytes_frozen} per frozen parameter",
+        fontsize=10,
+    )
     ax.legend(fontsize=8, loc="lower right")
 
 
 def memory_panel():
     """Sliders: parameters (0.5B-70B), bytes per trained parameter, bytes per frozen parameter."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, int_slider
-    controls = {"billions": choice_slider([0.5, 1.5, 3.0, 7.0, 14.0, 32.0, 70.0], 7.0, description="parameters (B)"),
-                "bytes_trained": int_slider("bytes_trained", 2, 20, 1, BYTES_TRAINED,
-                                            description="bytes / trained parameter"),
-                "bytes_frozen": choice_slider([1, 2, 4], BYTES_FROZEN, description="bytes / frozen parameter")}
+
+    controls = {
+        "billions": choice_slider([0.5, 1.5, 3.0, 7.0, 14.0, 32.0, 70.0], 7.0, description="parameters (B)"),
+        "bytes_trained": int_slider("bytes_trained", 2, 20, 1, BYTES_TRAINED, description="bytes / trained parameter"),
+        "bytes_frozen": choice_slider([1, 2, 4], BYTES_FROZEN, description="bytes / frozen parameter"),
+    }
     fig_kw = {"figsize": (10, 3.6)}
-    return AnalyticPanel(draw_memory, controls, remember=REMEMBERED_IMAGES,
-                         title="What the models of PPO and GRPO weigh", **fig_kw)
+    return AnalyticPanel(
+        draw_memory, controls, remember=REMEMBERED_IMAGES, title="What the models of PPO and GRPO weigh", **fig_kw
+    )

@@ -1,6 +1,7 @@
 """Notebook 04's figures and panel: the race per step and per CPU second, the value model, clipping, the run without
 a clip, and the algorithm / epsilon / updates panel (the computation is in `rlvr.experiments.race`); and the line that
 reports a cell's training runs while they train."""
+
 from __future__ import annotations
 
 import time
@@ -25,8 +26,11 @@ from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes,
 # One colour per algorithm (rlvr.figures.palette); GRPO-8 is GRPO's blue in a dark shade, GRPO-1 the palette's blue.
 COLORS = {"PPO-8": ALGO_COLORS["ppo"], "GRPO-1": ALGO_COLORS["grpo"], "GRPO-8": "#08306b"}
 NO_CLIP_COLOR = "#8c564b"  # GRPO-8 without the clip (a variant, not another algorithm: brown, dashed)
-BASELINE_COLORS = {"adv_sq_none": ALGO_COLORS["none"], "adv_sq_loo": ALGO_COLORS["rloo"],
-                   "adv_sq_value": ALGO_COLORS["ppo"]}
+BASELINE_COLORS = {
+    "adv_sq_none": ALGO_COLORS["none"],
+    "adv_sq_loo": ALGO_COLORS["rloo"],
+    "adv_sq_value": ALGO_COLORS["ppo"],
+}
 
 
 def plain_ticks(axis, subs=(1.0, 2.0, 5.0)) -> None:
@@ -72,8 +76,15 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     (ax1, ax2), (ax3, ax4) = fresh_axes(fig, 2, 2)
     steps = np.arange(len(run.history))
     early = steps[:first_steps]
-    ax1.plot(early, run.curve("value_mean")[:first_steps], "o-", ms=3, color=COLORS["PPO-8"], lw=1.8,
-             label="value at the 1st answer token")
+    ax1.plot(
+        early,
+        run.curve("value_mean")[:first_steps],
+        "o-",
+        ms=3,
+        color=COLORS["PPO-8"],
+        lw=1.8,
+        label="value at the 1st answer token",
+    )
     ax1.plot(early, run.curve("reward")[:first_steps], "k--", lw=1, label="mean reward of the batch")
     ax1.set_title(f"value prediction, first {len(early)} steps")
     ax1.set_ylim(-0.05, 1)
@@ -82,8 +93,14 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     reward = run.curve("reward")
     ax2.plot(steps, run.curve("value_loss"), color=COLORS["PPO-8"], lw=0.8, alpha=0.3)
     ax2.plot(steps, smooth(run.curve("value_loss")), color=COLORS["PPO-8"], lw=1.6, label="value loss")
-    ax2.plot(steps, smooth(reward * (1 - reward)), color="black", ls="--", lw=1.2,
-             label="p(1 - p), p = the batch's mean reward")
+    ax2.plot(
+        steps,
+        smooth(reward * (1 - reward)),
+        color="black",
+        ls="--",
+        lw=1.2,
+        label="p(1 - p), p = the batch's mean reward",
+    )
     ax2.set_yscale("log")
     plain_ticks(ax2.yaxis)
     smoothed = smooth(run.curve("value_loss"))
@@ -120,8 +137,14 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
         color = COLORS.get(name)
         updates = np.arange(1, run.config.epochs + 1)
         ax1.plot(updates, mean_clip_per_update(run), "o-", color=color, label=f"{name}: clipped (gradient 0)")
-        ax1.plot(updates, mean_clip_per_update(run, "ratio_outside_per_update"), "s--", color=color, alpha=0.6,
-                 label=f"{name}: ratio outside the band")
+        ax1.plot(
+            updates,
+            mean_clip_per_update(run, "ratio_outside_per_update"),
+            "s--",
+            color=color,
+            alpha=0.6,
+            label=f"{name}: ratio outside the band",
+        )
         ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=name)
     ax1.set_xlabel("update on the same batch")
     ax1.set_ylabel("share of answer tokens")
@@ -145,8 +168,9 @@ def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
         ax1.plot(smooth(run.curve("cot_fraction")), color=color, ls=ls, lw=lw, label=name)
         ax2.plot(smooth(run.curve("accuracy")), color=color, ls=ls, lw=lw, label=name)
         updates = np.arange(1, run.config.epochs + 1)
-        ax3.plot(updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o", color=color, ls=ls, lw=lw,
-                 label=name)
+        ax3.plot(
+            updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o", color=color, ls=ls, lw=lw, label=name
+        )
     ax1.set_title("think-first share")
     ax2.set_title("accuracy")
     ax3.set_title("mean |log ratio| (mean over steps)")
@@ -170,8 +194,12 @@ PANEL_LRS = (1e-4, 3e-4, 1e-3)
 def values_from_key(key: str) -> dict:
     """Inverse of rlvr.widgets.config_key for the panel's controls ('algo=grpo,epsilon=0.2,lr=0.0001,updates=8')."""
     values = dict(part.split("=", 1) for part in key.split(","))
-    return {"algo": values["algo"], "lr": float(values["lr"]), "epsilon": float(values["epsilon"]),
-            "updates": int(values["updates"])}
+    return {
+        "algo": values["algo"],
+        "lr": float(values["lr"]),
+        "epsilon": float(values["epsilon"]),
+        "updates": int(values["updates"]),
+    }
 
 
 def plot_panel(fig, results: dict, live=None) -> None:
@@ -209,6 +237,7 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
     """Run-button panel: algorithm (toggle buttons), learning rate, clip epsilon (0.05-0.5) and updates per batch
     (1-8), each run
     overlaid on the default (GRPO-8, lr 1e-4, eps 0.2); results cached per configuration on disk."""
+
     def run(algo, lr, epsilon, updates, on_step=None):
         return race_run(panel_config(algo, lr, epsilon, updates, steps, seed), on_step=on_step, progress=False)
 
@@ -221,9 +250,19 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
         "epsilon": float_slider("epsilon", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
         "updates": int_slider("updates", 1, 8, 1, 8, description="updates per batch", continuous_update=False),
     }
-    return TrainingPanel(run, plot_panel, controls, defaults=PANEL_DEFAULTS, default_result=default_result,
-                         label=panel_label, figsize=(10.5, 3.3), disk_cache=True, load=load,
-                         save=lambda _key, _result: None, title="PPO / GRPO: clip epsilon and updates per batch")
+    return TrainingPanel(
+        run,
+        plot_panel,
+        controls,
+        defaults=PANEL_DEFAULTS,
+        default_result=default_result,
+        label=panel_label,
+        figsize=(10.5, 3.3),
+        disk_cache=True,
+        load=load,
+        save=lambda _key, _result: None,
+        title="PPO / GRPO: clip epsilon and updates per batch",
+    )
 
 
 # ----------------------------------------------------------------------------------------------- training cells
@@ -251,6 +290,7 @@ class RunProgress:
             return
         self.last = now
         from IPython.display import display
+
         data = {"text/plain": self.text()}
         if self.handle is None:
             self.handle = display(data, raw=True, display_id=True)
@@ -264,6 +304,7 @@ class RunProgress:
         def on_step(step: int, total: int, history=None) -> None:
             self.lines[label] = f"{label}: step {step}/{total}, {seconds_text(time.perf_counter() - start)}"
             self.show(force=step == 1)
+
         return on_step
 
     def finish(self, label: str, result, seconds: float) -> None:
@@ -271,8 +312,10 @@ class RunProgress:
         steps = len(result.history)
         if result.from_cache:
             took = result.timing.get("total_s", float("nan"))
-            self.lines[label] = (f"{label}: {steps} steps, loaded from the cache (training them took "
-                                 f"{seconds_text(took)} of wall-clock time when they were run)")
+            self.lines[label] = (
+                f"{label}: {steps} steps, loaded from the cache (training them took "
+                f"{seconds_text(took)} of wall-clock time when they were run)"
+            )
         else:
             self.lines[label] = f"{label}: {steps} steps, trained now in {seconds_text(seconds)}"
         self.show(force=True)

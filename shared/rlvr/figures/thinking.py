@@ -1,5 +1,6 @@
 """Notebook 03's figures and panels: GRPO's training curves (also live), pass@k, the thinking budget, the warm-up
 panel and the knob panels (the computation is in `rlvr.experiments.thinking`)."""
+
 from __future__ import annotations
 
 import math
@@ -57,8 +58,9 @@ def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool
     ax.plot(x, smoothed, color=color, lw=1.7, ls=ls, label=label)
 
 
-def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
-                         keys=tuple(TRAINING_PANELS), ncols: int = 3) -> None:
+def draw_training_curves(
+    fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, keys=tuple(TRAINING_PANELS), ncols: int = 3
+) -> None:
     """Training curves against RL step, one axis per metric; a single run also splits length by format.
 
     Args:
@@ -73,8 +75,11 @@ def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_
         for index, (label, history) in enumerate(histories.items()):
             color = algo_color(label, f"C{index}")  # the module's colour for GRPO / Dr. GRPO / RFT
             if key == "mean_length" and single:
-                for part, name in (("mean_length", "all answers"), ("mean_length_think", "think-first"),
-                                   ("mean_length_direct", "direct")):
+                for part, name in (
+                    ("mean_length", "all answers"),
+                    ("mean_length_think", "think-first"),
+                    ("mean_length_direct", "direct"),
+                ):
                     _plot_metric(ax, history, part, FORMAT_COLORS[part], name, raw=part == "mean_length")
             elif key == "cot_accuracy" and single:
                 _plot_metric(ax, history, "cot_accuracy", "C0", "final answer right")
@@ -83,9 +88,14 @@ def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_
                 name = "direct answers" if single and key == "direct_accuracy" else label
                 _plot_metric(ax, history, key, color, name)
         if key == "cot_accuracy":
-            ax.axhline(teacher_chain_accuracy(teacher_error_rate), color="#777777", ls="--", lw=1,
-                       label=f"teacher, every step right: {1 - teacher_error_rate:g}$^{{10}}$"
-                             f" = {teacher_chain_accuracy(teacher_error_rate):.2f}")
+            ax.axhline(
+                teacher_chain_accuracy(teacher_error_rate),
+                color="#777777",
+                ls="--",
+                lw=1,
+                label=f"teacher, every step right: {1 - teacher_error_rate:g}$^{{10}}$"
+                f" = {teacher_chain_accuracy(teacher_error_rate):.2f}",
+            )
         if key == "direct_accuracy":
             ax.axhline(0.1, color="#777777", ls=":", lw=1, label="guessing: 0.1")
         ax.set_title(TRAINING_PANELS.get(key, key), fontsize=10)
@@ -96,7 +106,7 @@ def draw_training_curves(fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_
         if key in ("mean_length", "cot_accuracy", "direct_accuracy") or (not single and key == keys[0]):
             where = {"direct_accuracy": "upper right", "mean_length": "center right"}.get(key, "lower right")
             ax.legend(fontsize=7, loc=where)
-    for ax in axes[len(keys):]:
+    for ax in axes[len(keys) :]:
         ax.set_visible(False)
 
 
@@ -105,17 +115,26 @@ def live_curves(every: int | None = None, figsize=(11, 6)) -> LivePlot:
     return live_plot(lambda fig, history: draw_training_curves(fig, {"GRPO": history}), every, figsize)
 
 
-def live_comparison(reference: RunResult, label: str = "your step", every: int | None = None,
-                    figsize=(11, 6)) -> LivePlot:
+def live_comparison(
+    reference: RunResult, label: str = "your step", every: int | None = None, figsize=(11, 6)
+) -> LivePlot:
     """An on_step callback drawing a run as it trains over a finished reference run (the package's, same seed)."""
-    return live_plot(lambda fig, history: draw_training_curves(fig, {"the package's step": reference.history,
-                                                                      label: history}), every, figsize)
+    return live_plot(
+        lambda fig, history: draw_training_curves(fig, {"the package's step": reference.history, label: history}),
+        every,
+        figsize,
+    )
 
 
 def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE) -> None:
     """GRPO, Dr. GRPO and RFT overlaid: accuracy, think-first share, think-first accuracy, all-equal groups."""
-    draw_training_curves(fig, runs, teacher_error_rate,
-                         keys=("accuracy", "cot_fraction", "cot_accuracy", "all_same_group_fraction"), ncols=2)
+    draw_training_curves(
+        fig,
+        runs,
+        teacher_error_rate,
+        keys=("accuracy", "cot_fraction", "cot_accuracy", "all_same_group_fraction"),
+        ncols=2,
+    )
 
 
 def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
@@ -124,8 +143,15 @@ def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
     for index, (label, curve) in enumerate(curves.items()):
         ks = np.array(sorted(curve))
         ys = np.array([curve[k] for k in ks])
-        ax.plot(ks, ys, "o-", color=f"C{index}", ms=3.5, lw=1.7,
-                label=f"{label}: pass@{ks[0]} {ys[0]:.0%}, pass@{ks[-1]} {ys[-1]:.0%}")
+        ax.plot(
+            ks,
+            ys,
+            "o-",
+            color=f"C{index}",
+            ms=3.5,
+            lw=1.7,
+            label=f"{label}: pass@{ks[0]} {ys[0]:.0%}, pass@{ks[-1]} {ys[-1]:.0%}",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
     ax.set_xlabel("k (answers sampled per prompt)")
@@ -169,11 +195,15 @@ def plot_teacher_panel(fig, results: dict, live=None) -> None:
     ax_loss.set_title("warm-up loss", fontsize=10)
     ax_loss.grid(alpha=0.3)
     ax_loss.legend(fontsize=7)
-    names = [("T=1\naccuracy", "temperature1", "accuracy"), ("T=1\nthink share", "temperature1", "cot_fraction"),
-             ("T=1\nthink acc.", "temperature1", "cot_accuracy"),
-             ("T=1\ndirect acc.", "temperature1", "direct_accuracy"),
-             ("greedy\nthink share", "greedy", "cot_fraction"), ("greedy\nthink acc.", "greedy", "cot_accuracy"),
-             ("greedy\naccuracy", "greedy", "accuracy")]
+    names = [
+        ("T=1\naccuracy", "temperature1", "accuracy"),
+        ("T=1\nthink share", "temperature1", "cot_fraction"),
+        ("T=1\nthink acc.", "temperature1", "cot_accuracy"),
+        ("T=1\ndirect acc.", "temperature1", "direct_accuracy"),
+        ("greedy\nthink share", "greedy", "cot_fraction"),
+        ("greedy\nthink acc.", "greedy", "cot_accuracy"),
+        ("greedy\naccuracy", "greedy", "accuracy"),
+    ]
     width = 0.8 / max(1, len(results))
     for index, (label, report) in enumerate(results.items()):
         heights = [np.nan_to_num(report[where][key]) for _name, where, key in names]
@@ -190,8 +220,9 @@ def plot_teacher_panel(fig, results: dict, live=None) -> None:
     ax_bar.legend(fontsize=7, loc="upper left", ncol=3)
 
 
-def teacher_panel(default_result: dict | None = None, sft_steps: int | None = None,
-                  n_prompts: int | None = None, seed: int = 0) -> TrainingPanel:
+def teacher_panel(
+    default_result: dict | None = None, sft_steps: int | None = None, n_prompts: int | None = None, seed: int = 0
+) -> TrainingPanel:
     """Run-button panel: retrain (or load) the warm-up for a teacher error rate in [0, 0.5] and show its metrics."""
     sft_steps = size("panel_sft_steps") if sft_steps is None else sft_steps
 
@@ -204,21 +235,41 @@ def teacher_panel(default_result: dict | None = None, sft_steps: int | None = No
             raise KeyError(key)
         return warmup_metrics(rate, seed, n_prompts, sft_steps)
 
-    controls = {"teacher_error_rate": float_slider("teacher_error_rate", 0.0, MAX_TEACHER_ERROR, TEACHER_ERROR_STEP,
-                                                   DEFAULT_TEACHER_ERROR_RATE, description="teacher error rate",
-                                                   continuous_update=False)}
-    return TrainingPanel(train, plot_teacher_panel, controls, default_result=default_result,
-                         label=lambda v: f"teacher error {v['teacher_error_rate']:.2f}", figsize=(11, 3.6),
-                         disk_cache=True, load=load, save=lambda _key, _result: None,
-                         update_every=max(1, sft_steps // 20),
-                         title=f"Warm-up for another teacher error rate ({sft_steps} SFT steps)")
+    controls = {
+        "teacher_error_rate": float_slider(
+            "teacher_error_rate",
+            0.0,
+            MAX_TEACHER_ERROR,
+            TEACHER_ERROR_STEP,
+            DEFAULT_TEACHER_ERROR_RATE,
+            description="teacher error rate",
+            continuous_update=False,
+        )
+    }
+    return TrainingPanel(
+        train,
+        plot_teacher_panel,
+        controls,
+        default_result=default_result,
+        label=lambda v: f"teacher error {v['teacher_error_rate']:.2f}",
+        figsize=(11, 3.6),
+        disk_cache=True,
+        load=load,
+        save=lambda _key, _result: None,
+        update_every=max(1, sft_steps // 20),
+        title=f"Warm-up for another teacher error rate ({sft_steps} SFT steps)",
+    )
 
 
 KNOBS = {  # knob -> (description, default, third axis key, third axis title)
     "group_size": ("group size G", 8, "all_same_group_fraction", "groups with all-equal rewards"),
     "beta": ("beta (KL weight)", 0.0, "kl_to_ref", "KL to the warm-up per answer"),
-    "teacher_error_rate": ("warm-up: teacher error rate", DEFAULT_TEACHER_ERROR_RATE, "cot_accuracy",
-                           "think-first accuracy"),
+    "teacher_error_rate": (
+        "warm-up: teacher error rate",
+        DEFAULT_TEACHER_ERROR_RATE,
+        "cot_accuracy",
+        "think-first accuracy",
+    ),
 }
 
 
@@ -231,10 +282,16 @@ def knob_control(knob: str):
     if knob == "group_size":
         return choice_slider(GROUP_SIZES, default, description=description, continuous_update=False)
     if knob == "beta":
-        return float_slider("beta", 0.0, MAX_BETA, BETA_STEP, default, description=description,
-                            continuous_update=False)
-    return float_slider("teacher_error_rate", 0.0, MAX_TEACHER_ERROR, TEACHER_ERROR_STEP, default,
-                        description=description, continuous_update=False)
+        return float_slider("beta", 0.0, MAX_BETA, BETA_STEP, default, description=description, continuous_update=False)
+    return float_slider(
+        "teacher_error_rate",
+        0.0,
+        MAX_TEACHER_ERROR,
+        TEACHER_ERROR_STEP,
+        default,
+        description=description,
+        continuous_update=False,
+    )
 
 
 def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> None:
@@ -251,8 +308,9 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
             y = metric_curve(history, key)
             x = np.arange(1, len(y) + 1)
             if np.isfinite(y).any():
-                ax.plot(x, smoothed_curve(history, key), color=color, lw=1.6, ls=":" if result is None else "-",
-                        label=label)
+                ax.plot(
+                    x, smoothed_curve(history, key), color=color, lw=1.6, ls=":" if result is None else "-", label=label
+                )
             if key == "kl_to_ref" and result is not None and "kl_to_warmup" in result.final:
                 ax.plot([len(history)], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
     longest = max((len(history) for _label, history, _result in curves), default=1)
@@ -278,9 +336,16 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
         axes[2].legend(fontsize=7, loc="lower right")
 
 
-def knob_panel(knob: str, default_result: PanelRun | None = None, steps: int | None = None,
-               n_prompts: int | None = None, sft_steps: int | None = None, seed: int = 0) -> TrainingPanel:
+def knob_panel(
+    knob: str,
+    default_result: PanelRun | None = None,
+    steps: int | None = None,
+    n_prompts: int | None = None,
+    sft_steps: int | None = None,
+    seed: int = 0,
+) -> TrainingPanel:
     """Run-button panel for one GRPO knob; each run is overlaid on the default run (32 x 8, beta 0, teacher 0.1)."""
+
     def train(on_step=None, **values):
         return panel_run(knob, values[knob], steps, n_prompts, sft_steps, on_step, seed)
 
@@ -292,18 +357,27 @@ def knob_panel(knob: str, default_result: PanelRun | None = None, steps: int | N
 
     label = KNOB_LABELS[knob]
     n_steps = size("rl_steps") if steps is None else steps
-    return TrainingPanel(train, lambda fig, results, live: plot_knob_panel(fig, results, live, knob),
-                         {knob: knob_control(knob)}, default_result=default_result,
-                         label=lambda v: label.format(knob_value(knob, v[knob])), figsize=(11, 3.4),
-                         disk_cache=True, load=load, save=lambda _key, _result: None,
-                         title=f"GRPO, {KNOBS[knob][0]} (32 prompts per step, {n_steps} steps)")
+    return TrainingPanel(
+        train,
+        lambda fig, results, live: plot_knob_panel(fig, results, live, knob),
+        {knob: knob_control(knob)},
+        default_result=default_result,
+        label=lambda v: label.format(knob_value(knob, v[knob])),
+        figsize=(11, 3.4),
+        disk_cache=True,
+        load=load,
+        save=lambda _key, _result: None,
+        title=f"GRPO, {KNOBS[knob][0]} (32 prompts per step, {n_steps} steps)",
+    )
 
 
 def runs_summary(*panels: TrainingPanel) -> _Markdown:
     """Every finished run the given panels hold, one line each: held-out metrics and late all-equal groups."""
-    lines = ["| run | accuracy | think-first share | think-first accuracy | mean length | KL to warm-up "
-             "| all-equal groups, last 20 steps | steps to 90% thinking |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| run | accuracy | think-first share | think-first accuracy | mean length | KL to warm-up "
+        "| all-equal groups, last 20 steps | steps to 90% thinking |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     seen = set()
     for panel in panels:
         for label, result in panel.results.items():
@@ -313,9 +387,11 @@ def runs_summary(*panels: TrainingPanel) -> _Markdown:
             if result.config == rl_config("grpo", result.config.steps, result.config.seed):
                 label = "default (G=8, beta=0, teacher error 0.1)"
             f = result.final
-            lines.append(f"| {label} | {f['accuracy']:.1%} | {f['cot_fraction']:.1%} | {pct(f['cot_accuracy'])} "
-                         f"| {f['mean_length']:.1f} | {f.get('kl_to_warmup', math.nan):.2f} "
-                         f"| {late_mean(result.history):.1%} | {first_step_above(result.history)} |")
+            lines.append(
+                f"| {label} | {f['accuracy']:.1%} | {f['cot_fraction']:.1%} | {pct(f['cot_accuracy'])} "
+                f"| {f['mean_length']:.1f} | {f.get('kl_to_warmup', math.nan):.2f} "
+                f"| {late_mean(result.history):.1%} | {first_step_above(result.history)} |"
+            )
     return _Markdown("\n".join(lines))
 
 

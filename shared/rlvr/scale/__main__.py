@@ -1,4 +1,5 @@
 """`python -m rlvr.scale`: see `rlvr.scale.cli`."""
+
 import sys
 
 from .cli import main

@@ -4,6 +4,7 @@
 Bad input (a missing model folder, an OUT that is a file, --processes 0, ...) is a usage error: one `error:` line,
 exit code 2, before anything is loaded or trained.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,10 @@ from ..task import MAX_NEW_TOKENS
 from .common import require_scale
 from .hf_model import ModelFolderError, check_model_dir
 
-RUN_DESCRIPTION = ("Warm up a GPT-2 built in code (or load any causal LM with --model), run TRL's GRPO on our task "
-                   "on --processes CPU processes, print the think-first share and accuracy before and after.")
+RUN_DESCRIPTION = (
+    "Warm up a GPT-2 built in code (or load any causal LM with --model), run TRL's GRPO on our task "
+    "on --processes CPU processes, print the think-first share and accuracy before and after."
+)
 
 
 def non_negative_int(text: str) -> int:
@@ -58,22 +61,42 @@ def learning_rate(text: str) -> float:
 
 def run_parser() -> argparse.ArgumentParser:
     """Options of the GRPO run."""
-    p = argparse.ArgumentParser(prog="python -m rlvr.scale", description=RUN_DESCRIPTION, allow_abbrev=False,
-                                epilog="python -m rlvr.scale export-verl --help: the verl export")
+    p = argparse.ArgumentParser(
+        prog="python -m rlvr.scale",
+        description=RUN_DESCRIPTION,
+        allow_abbrev=False,
+        epilog="python -m rlvr.scale export-verl --help: the verl export",
+    )
     p.add_argument("--steps", type=positive_int, default=pick(40, 8), help="GRPO steps (default %(default)s)")
     p.add_argument("--prompts-per-step", type=positive_int, default=32, help="prompts per step (default 32)")
     p.add_argument("--group-size", type=group_size, default=8, help="answers per prompt (default 8)")
     p.add_argument("--lr", type=learning_rate, default=1e-4, help="learning rate (default 1e-4)")
-    p.add_argument("--processes", type=positive_int, default=1,
-                   help="CPU processes (gloo); each generates prompts-per-step / processes groups (default 1)")
-    p.add_argument("--model", help="a local Hugging Face causal LM folder (config.json, weights, tokenizer); "
-                                   "default: our GPT-2, warmed up (cached)")
-    p.add_argument("--max-completion-length", type=positive_int, default=MAX_NEW_TOKENS,
-                   help=f"tokens per answer (default {MAX_NEW_TOKENS})")
-    p.add_argument("--eval-prompts", type=non_negative_int, default=pick(1000, 300),
-                   help="held-out prompts evaluated before and after (0: skip; default %(default)s)")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="seed of the warm-up, the prompts and the sampling (default 0)")
+    p.add_argument(
+        "--processes",
+        type=positive_int,
+        default=1,
+        help="CPU processes (gloo); each generates prompts-per-step / processes groups (default 1)",
+    )
+    p.add_argument(
+        "--model",
+        help="a local Hugging Face causal LM folder (config.json, weights, tokenizer); "
+        "default: our GPT-2, warmed up (cached)",
+    )
+    p.add_argument(
+        "--max-completion-length",
+        type=positive_int,
+        default=MAX_NEW_TOKENS,
+        help=f"tokens per answer (default {MAX_NEW_TOKENS})",
+    )
+    p.add_argument(
+        "--eval-prompts",
+        type=non_negative_int,
+        default=pick(1000, 300),
+        help="held-out prompts evaluated before and after (0: skip; default %(default)s)",
+    )
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the warm-up, the prompts and the sampling (default 0)"
+    )
     p.add_argument("--save", help="write the trained model and tokenizer to this folder")
     p.add_argument("--json", help="write config, history, step seconds and evaluations to this file")
     return p
@@ -84,8 +107,10 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
     parser = run_parser()
     args = parser.parse_args(argv)
     if args.prompts_per_step % args.processes:
-        parser.error(f"argument --processes: must divide --prompts-per-step ({args.prompts_per_step}) so that every "
-                     f"process gets whole groups, got {args.processes}")
+        parser.error(
+            f"argument --processes: must divide --prompts-per-step ({args.prompts_per_step}) so that every "
+            f"process gets whole groups, got {args.processes}"
+        )
     if args.model is not None:
         try:
             check_model_dir(args.model)
@@ -102,9 +127,12 @@ def export_parser() -> argparse.ArgumentParser:
     """Options of export-verl: OUT and every RLConfig field (the same options as `python -m rlvr train`)."""
     from ..train import RL_RULES, RLConfig
 
-    p = argparse.ArgumentParser(prog="python -m rlvr.scale export-verl", allow_abbrev=False,
-                                description="Write train/test parquet in verl's format, a reward-function file around "
-                                            "our verifier and verl overrides for this RLConfig to the folder OUT.")
+    p = argparse.ArgumentParser(
+        prog="python -m rlvr.scale export-verl",
+        allow_abbrev=False,
+        description="Write train/test parquet in verl's format, a reward-function file around "
+        "our verifier and verl overrides for this RLConfig to the folder OUT.",
+    )
     p.add_argument("out", metavar="OUT", help="folder to write (created if missing)")
     add_config_options(p, RLConfig, RL_RULES)
     p.add_argument("--train-prompts", type=positive_int, help="training prompts (default: steps x prompts-per-step)")
@@ -140,13 +168,17 @@ def starting_model(args, tmp: Path):
 
     if args.model is not None:
         model, tokenizer = load_causal_lm(args.model)
-        print(f"model {args.model}: {num_parameters(model):,} parameters, chat template: "
-              f"{'yes' if getattr(tokenizer, 'chat_template', None) else 'no'}")
+        print(
+            f"model {args.model}: {num_parameters(model):,} parameters, chat template: "
+            f"{'yes' if getattr(tokenizer, 'chat_template', None) else 'no'}"
+        )
         return model, tokenizer, Path(args.model)
     start = time.perf_counter()
     model, losses = warm_up(seed=args.seed, log_every=250)
-    print(f"warm-up GPT-2 ({num_parameters(model):,} parameters): final SFT loss {losses[-1]:.3f} "
-          f"({time.perf_counter() - start:.0f} s incl. cache)")
+    print(
+        f"warm-up GPT-2 ({num_parameters(model):,} parameters): final SFT loss {losses[-1]:.3f} "
+        f"({time.perf_counter() - start:.0f} s incl. cache)"
+    )
     tokenizer = build_tokenizer()
     folder = save_model(model, tokenizer, tmp / "start") if args.processes > 1 else None
     return model, tokenizer, folder
@@ -163,8 +195,10 @@ def train(args, cfg, model, tokenizer, folder: Path | None, tmp: Path):
         return run.model, run.history, run.step_seconds
     ranks = run_processes(folder, cfg, save_dir=tmp / "trained")
     same = len({r.parameter_hash for r in ranks}) == 1
-    print(f"{cfg.processes} processes ({ranks[0].threads} torch thread(s) each): parameters identical on every rank "
-          f"after training: {'yes' if same else 'NO'}")
+    print(
+        f"{cfg.processes} processes ({ranks[0].threads} torch thread(s) each): parameters identical on every rank "
+        f"after training: {'yes' if same else 'NO'}"
+    )
     model, _ = load_causal_lm(tmp / "trained")
     return model, ranks[0].history, ranks[0].step_seconds
 
@@ -180,13 +214,22 @@ def run(args) -> dict:
     from .trl_bridge import TRLRunConfig
 
     print(f"TRL {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}")
-    cfg = TRLRunConfig(steps=args.steps, prompts_per_step=args.prompts_per_step, group_size=args.group_size,
-                       lr=args.lr, max_completion_length=args.max_completion_length, processes=args.processes,
-                       seed=args.seed)
+    cfg = TRLRunConfig(
+        steps=args.steps,
+        prompts_per_step=args.prompts_per_step,
+        group_size=args.group_size,
+        lr=args.lr,
+        max_completion_length=args.max_completion_length,
+        processes=args.processes,
+        seed=args.seed,
+    )
 
     def evaluate(model, tokenizer):
-        return evaluate_text_model(model, tokenizer, args.eval_prompts, max_new_tokens=cfg.max_completion_length) \
-            if args.eval_prompts else None
+        return (
+            evaluate_text_model(model, tokenizer, args.eval_prompts, max_new_tokens=cfg.max_completion_length)
+            if args.eval_prompts
+            else None
+        )
 
     with tempfile.TemporaryDirectory(prefix="rlvr-scale-") as tmp:
         model, tokenizer, folder = starting_model(args, Path(tmp))
@@ -197,18 +240,30 @@ def run(args) -> dict:
     every = max(1, len(history) // 10)
     for h in history:  # (the logged loss is ~0 on-policy: the advantages have zero mean in every group)
         if (h["step"] + 1) % every == 0 or h["step"] == 0:
-            print(f"  step {h['step'] + 1:3d}: think-first {h['think_share']:.2f}  accuracy {h['accuracy']:.2f}  "
-                  f"mean length {h['mean_length']:.1f}")
+            print(
+                f"  step {h['step'] + 1:3d}: think-first {h['think_share']:.2f}  accuracy {h['accuracy']:.2f}  "
+                f"mean length {h['mean_length']:.1f}"
+            )
     after = evaluate(model, tokenizer)
     median = float(np.median(seconds[1:] if len(seconds) > 1 else seconds))
-    print(f"after {cfg.steps} TRL GRPO steps on {cfg.processes} process(es): "
-          f"{_fmt(after) + '  ' if after else ''}(median {median:.2f} s per {cfg.prompts_per_step} x "
-          f"{cfg.group_size} step, first step not counted)")
+    print(
+        f"after {cfg.steps} TRL GRPO steps on {cfg.processes} process(es): "
+        f"{_fmt(after) + '  ' if after else ''}(median {median:.2f} s per {cfg.prompts_per_step} x "
+        f"{cfg.group_size} step, first step not counted)"
+    )
     if args.save:
         from .hf_model import save_model
+
         print(f"trained model saved to {save_model(model, tokenizer, args.save)}")
-    result = {"config": asdict(cfg), "model": args.model or "tiny GPT-2", "before": before, "after": after,
-              "history": history, "step_seconds": seconds, "median_step_seconds": median}
+    result = {
+        "config": asdict(cfg),
+        "model": args.model or "tiny GPT-2",
+        "before": before,
+        "after": after,
+        "history": history,
+        "step_seconds": seconds,
+        "median_step_seconds": median,
+    }
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return result

@@ -1,4 +1,5 @@
 """What every part of the bridge needs: the optional extra's check, offline Hugging Face, a summary of verdicts."""
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,9 @@ def require_scale() -> None:
 def verdict_stats(verdicts) -> dict:
     """Think-first share, accuracy, malformed share and mean length of a list of `rlvr.task.Verdict`s."""
     n = max(1, len(verdicts))
-    return {"think_share": sum(v.format == "think" for v in verdicts) / n,
-            "accuracy": sum(v.correct for v in verdicts) / n,
-            "malformed_share": sum(v.format == "malformed" for v in verdicts) / n,
-            "mean_length": sum(v.length for v in verdicts) / n}
+    return {
+        "think_share": sum(v.format == "think" for v in verdicts) / n,
+        "accuracy": sum(v.correct for v in verdicts) / n,
+        "malformed_share": sum(v.format == "malformed" for v in verdicts) / n,
+        "mean_length": sum(v.length for v in verdicts) / n,
+    }

@@ -4,6 +4,7 @@ A model that has a chat template gets our task as one user message (`instruction
 without one (our character-level GPT-2) continues the bare prompt `9458073021=`. Answers are decoded with the model's
 own tokenizer and judged by `rlvr.task.verify` on that text, so the verifier does not care which tokenizer wrote them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,10 +26,12 @@ class ModelFolderError(ValueError):
 def instruction_text(digits) -> str:
     """Our task in words for an instruct model, with the prompt and one worked example of each answer form."""
     example = prompt_text(EXAMPLE_DIGITS)
-    return (f"{prompt_text(digits)} Add up the ten digits before '=' and give the last digit of their sum. "
-            "Answer in one of two forms and write nothing else: '#d$' where d is that digit, or think first: '[', "
-            "the last digit of the running sum after each of the ten digits, then ']#d$'. "
-            f"Example: for {example} answer {direct_answer(EXAMPLE_DIGITS)} or {think_answer(EXAMPLE_DIGITS)}")
+    return (
+        f"{prompt_text(digits)} Add up the ten digits before '=' and give the last digit of their sum. "
+        "Answer in one of two forms and write nothing else: '#d$' where d is that digit, or think first: '[', "
+        "the last digit of the running sum after each of the ten digits, then ']#d$'. "
+        f"Example: for {example} answer {direct_answer(EXAMPLE_DIGITS)} or {think_answer(EXAMPLE_DIGITS)}"
+    )
 
 
 def has_chat_template(tokenizer) -> bool:
@@ -65,7 +68,7 @@ def until_eos(ids, stop: list[int]) -> list[int]:
     """The ids up to and including the first stop id (all of them if none)."""
     ids = [int(i) for i in ids]
     cut = next((k for k, i in enumerate(ids) if i in stop), len(ids) - 1)
-    return ids[:cut + 1]
+    return ids[: cut + 1]
 
 
 def answer_text(tokenizer, ids, stop: list[int] | None = None) -> str:
@@ -82,8 +85,10 @@ def check_model_dir(path) -> Path:
     if not folder.is_dir():
         raise ModelFolderError(f"{path}: not a folder (a Hugging Face model folder holds config.json and weights)")
     if not (folder / "config.json").is_file():
-        raise ModelFolderError(f"{path}: no config.json, so not a Hugging Face model folder (save one with "
-                               "model.save_pretrained(folder) and tokenizer.save_pretrained(folder))")
+        raise ModelFolderError(
+            f"{path}: no config.json, so not a Hugging Face model folder (save one with "
+            "model.save_pretrained(folder) and tokenizer.save_pretrained(folder))"
+        )
     return folder
 
 
@@ -123,28 +128,42 @@ def save_model(model, tokenizer, folder) -> Path:
 
 
 @torch.no_grad()
-def sample_answers(model, tokenizer, digits: np.ndarray, temperature: float = 1.0, seed: int = 0,
-                   max_new_tokens: int = MAX_NEW_TOKENS) -> list[str]:
+def sample_answers(
+    model, tokenizer, digits: np.ndarray, temperature: float = 1.0, seed: int = 0, max_new_tokens: int = MAX_NEW_TOKENS
+) -> list[str]:
     """One sampled answer per prompt, as the text the verifier judges (seeds torch's global RNG). digits [n, 10]."""
     was_training, stop = model.training, eos_ids(model, tokenizer)
     model.eval()
     torch.manual_seed(seed)
-    batch = tokenizer([render_prompt(tokenizer, d) for d in digits], return_tensors="pt", padding=True,
-                      add_special_tokens=False, return_token_type_ids=False)  # [n, L]: the template has them all
+    batch = tokenizer(
+        [render_prompt(tokenizer, d) for d in digits],
+        return_tensors="pt",
+        padding=True,
+        add_special_tokens=False,
+        return_token_type_ids=False,
+    )  # [n, L]: the template has them all
     sampling = {"do_sample": True, "temperature": temperature, "top_k": 0} if temperature > 0 else {"do_sample": False}
-    out = model.generate(**batch, max_new_tokens=max_new_tokens, eos_token_id=stop,
-                         pad_token_id=tokenizer.pad_token_id, **sampling)  # [n, L + T]
+    out = model.generate(
+        **batch, max_new_tokens=max_new_tokens, eos_token_id=stop, pad_token_id=tokenizer.pad_token_id, **sampling
+    )  # [n, L + T]
     model.train(was_training)
-    return [answer_text(tokenizer, row, stop) for row in out[:, batch["input_ids"].shape[1]:]]
+    return [answer_text(tokenizer, row, stop) for row in out[:, batch["input_ids"].shape[1] :]]
 
 
-def evaluate_text_model(model, tokenizer, n_prompts: int = 300, temperature: float = 1.0, seed: int = 0,
-                        max_new_tokens: int = MAX_NEW_TOKENS, batch_size: int = 256) -> dict[str, float]:
+def evaluate_text_model(
+    model,
+    tokenizer,
+    n_prompts: int = 300,
+    temperature: float = 1.0,
+    seed: int = 0,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    batch_size: int = 256,
+) -> dict[str, float]:
     """Held-out think-first share, accuracy, malformed share and mean length of one sampled answer per prompt."""
     prompts = held_out_prompts(n_prompts)  # [n, 10]
     verdicts = []
     for k, start in enumerate(range(0, n_prompts, batch_size)):
-        chunk = prompts[start:start + batch_size]
+        chunk = prompts[start : start + batch_size]
         texts = sample_answers(model, tokenizer, chunk, temperature, seed + k, max_new_tokens)
         verdicts += [verify(d, t) for d, t in zip(chunk, texts)]
     return verdict_stats(verdicts)

@@ -6,6 +6,7 @@ generates answers for its share of each step's groups and scores them; TRL gathe
 advantages and keeps its rank's slice; DDP all-reduces (averages) the gradients, so every rank takes the same Adam
 step. Each rank writes what it saw to `rank<r>.json`, which the caller reads back as a `RankResult`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,12 +53,27 @@ def parameter_hash(model) -> str:
 
 def rank_environment(rank: int, world: int, port: int, threads: int) -> dict[str, str]:
     """The variables torchrun would set for this rank on one machine (accelerate reads them to start gloo)."""
-    return {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": str(world),
-            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": str(threads)}
+    return {
+        "RANK": str(rank),
+        "LOCAL_RANK": str(rank),
+        "WORLD_SIZE": str(world),
+        "LOCAL_WORLD_SIZE": str(world),
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "OMP_NUM_THREADS": str(threads),
+    }
 
 
-def run_rank(rank: int, world: int, port: int, threads: int, model_dir: str, cfg: TRLRunConfig, out_dir: str,
-             save_dir: str | None) -> None:
+def run_rank(
+    rank: int,
+    world: int,
+    port: int,
+    threads: int,
+    model_dir: str,
+    cfg: TRLRunConfig,
+    out_dir: str,
+    save_dir: str | None,
+) -> None:
     """One rank (runs in a spawned process): train from model_dir, write rank<r>.json, rank 0 saves the model."""
     os.environ.update(rank_environment(rank, world, port, threads))
     torch.set_num_threads(threads)
@@ -66,12 +82,20 @@ def run_rank(rank: int, world: int, port: int, threads: int, model_dir: str, cfg
 
     model, tokenizer = load_causal_lm(model_dir)
     run = run_grpo(model, cfg, output_dir=str(Path(out_dir) / "trl"), tokenizer=tokenizer)
-    result = RankResult(rank, run.history, run.local_history, run.prompts, run.step_seconds, parameter_hash(model),
-                        torch.get_num_threads())
+    result = RankResult(
+        rank,
+        run.history,
+        run.local_history,
+        run.prompts,
+        run.step_seconds,
+        parameter_hash(model),
+        torch.get_num_threads(),
+    )
     Path(out_dir, f"rank{rank}.json").write_text(json.dumps(asdict(result)))
     if save_dir is not None and rank == 0:
         save_model(model, tokenizer, save_dir)
     import torch.distributed as dist
+
     if dist.is_initialized():
         dist.barrier()  # nobody leaves while rank 0 is still saving
         dist.destroy_process_group()
@@ -89,7 +113,14 @@ def run_processes(model_dir, cfg: TRLRunConfig, out_dir=None, save_dir=None) -> 
     with tempfile.TemporaryDirectory(prefix="rlvr-ranks-") as tmp:
         out = Path(out_dir or tmp)
         out.mkdir(parents=True, exist_ok=True)
-        args = (cfg.processes, free_port(), threads, str(model_dir), cfg, str(out),
-                None if save_dir is None else str(save_dir))
+        args = (
+            cfg.processes,
+            free_port(),
+            threads,
+            str(model_dir),
+            cfg,
+            str(out),
+            None if save_dir is None else str(save_dir),
+        )
         mp.start_processes(run_rank, args=args, nprocs=cfg.processes, join=True, start_method="spawn")
         return [RankResult(**json.loads((out / f"rank{r}.json").read_text())) for r in range(cfg.processes)]

@@ -5,6 +5,7 @@ as `rlvr.task.VOCAB`) and a GPT-2 from a config. `$` is the model's eos token, s
 model never earns a reward, so `warm_up` first imitates the noisy teacher (our SFT loss and teacher, with the longer
 schedule a plain GPT-2 needs); `rlvr.scale.trl_bridge.run_grpo` runs TRL's GRPO from there.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
@@ -14,8 +15,17 @@ import torch
 from ..cache import load_or_create
 from ..evaluate import answer_metrics, held_out_prompts
 from ..sft import SFTConfig, train_sft
-from ..task import (DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, PAD, PAD_ID, STOI, STOP_ID, VOCAB_SIZE, prompt_tokens,
-                    score_batch)
+from ..task import (
+    DEFAULT_TEACHER_ERROR_RATE,
+    MAX_NEW_TOKENS,
+    PAD,
+    PAD_ID,
+    STOI,
+    STOP_ID,
+    VOCAB_SIZE,
+    prompt_tokens,
+    score_batch,
+)
 from .common import require_scale
 
 
@@ -61,10 +71,20 @@ def build_model(shape: GPT2Shape = GPT2Shape(), seed: int = 0):
     require_scale()
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(vocab_size=VOCAB_SIZE, n_positions=shape.n_positions, n_embd=shape.n_embd,
-                        n_layer=shape.n_layer, n_head=shape.n_head, n_inner=shape.n_inner,
-                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,  # our model has no dropout either
-                        bos_token_id=STOP_ID, eos_token_id=STOP_ID, pad_token_id=PAD_ID)
+    config = GPT2Config(
+        vocab_size=VOCAB_SIZE,
+        n_positions=shape.n_positions,
+        n_embd=shape.n_embd,
+        n_layer=shape.n_layer,
+        n_head=shape.n_head,
+        n_inner=shape.n_inner,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,  # our model has no dropout either
+        bos_token_id=STOP_ID,
+        eos_token_id=STOP_ID,
+        pad_token_id=PAD_ID,
+    )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(config)
     model.generation_config.eos_token_id = STOP_ID  # generate() and TRL stop at '$'
@@ -91,10 +111,16 @@ def generate(model, prompt_ids: torch.Tensor, temperature: float = 1.0, seed: in
     model.eval()
     torch.manual_seed(seed)
     kwargs = {"do_sample": True, "temperature": temperature, "top_k": 0} if temperature > 0 else {"do_sample": False}
-    out = model.generate(prompt_ids, attention_mask=torch.ones_like(prompt_ids), max_new_tokens=MAX_NEW_TOKENS,
-                         eos_token_id=STOP_ID, pad_token_id=PAD_ID, **kwargs)  # [B, 11 + T]
+    out = model.generate(
+        prompt_ids,
+        attention_mask=torch.ones_like(prompt_ids),
+        max_new_tokens=MAX_NEW_TOKENS,
+        eos_token_id=STOP_ID,
+        pad_token_id=PAD_ID,
+        **kwargs,
+    )  # [B, 11 + T]
     model.train(was_training)
-    return out[:, prompt_ids.shape[1]:]  # [B, T]
+    return out[:, prompt_ids.shape[1] :]  # [B, T]
 
 
 def evaluate_model(model, n_prompts: int = 1000, temperature: float = 1.0, seed: int = 0) -> dict[str, float]:
@@ -121,6 +147,7 @@ class ScaleWarmUpConfig:
     def to_dict(self) -> dict:
         """Plain dict (hashing, JSON); includes the transformers version, whose GPT-2 is being trained."""
         import transformers
+
         return {"sft": self.sft.to_dict(), "shape": self.shape.to_dict(), "transformers": transformers.__version__}
 
 
@@ -132,7 +159,7 @@ def sft_loss(model, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: tor
     """Mean negative log-likelihood of the target answer tokens. [B, 11], [B, T], [B, T] -> scalar."""
     seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, 11 + T - 1]
     # padding sits after '$' (masked out of the loss) and attention is causal, so every position may attend
-    logits = model(input_ids=seq, attention_mask=torch.ones_like(seq)).logits[:, prompt_ids.shape[1] - 1:]  # [B, T, V]
+    logits = model(input_ids=seq, attention_mask=torch.ones_like(seq)).logits[:, prompt_ids.shape[1] - 1 :]  # [B, T, V]
     logps = torch.log_softmax(logits, dim=-1).gather(2, responses[..., None]).squeeze(-1)  # [B, T]
     return -(logps * mask).sum() / mask.sum()
 
@@ -140,6 +167,7 @@ def sft_loss(model, prompt_ids: torch.Tensor, responses: torch.Tensor, mask: tor
 def train_warm_up(cfg: ScaleWarmUpConfig, log_every: int = 0):
     """Train a fresh GPT-2 on the noisy teacher with our warm-up loop (`rlvr.sft.train_sft`); returns (model,
     losses)."""
+
     def log(step: int, total: int, loss: float) -> None:
         if log_every and step % log_every == 0:
             print(f"  warm-up step {step}/{total}: loss {loss:.3f}", flush=True)
@@ -147,8 +175,14 @@ def train_warm_up(cfg: ScaleWarmUpConfig, log_every: int = 0):
     return train_sft(cfg.sft, on_step=log, model=build_model(cfg.shape, cfg.sft.seed), loss_fn=sft_loss)
 
 
-def warm_up(teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, seed: int = 0, *,
-            cfg: ScaleWarmUpConfig | None = None, use_cache: bool = True, log_every: int = 0):
+def warm_up(
+    teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
+    seed: int = 0,
+    *,
+    cfg: ScaleWarmUpConfig | None = None,
+    use_cache: bool = True,
+    log_every: int = 0,
+):
     """The warm-up GPT-2 for this teacher: from the checkpoint cache, else trained and cached; (model, losses)."""
     require_scale()
     cfg = cfg or ScaleWarmUpConfig()

@@ -3,6 +3,7 @@
 The same code runs on one process or on several (`rlvr.scale.processes` starts them): TRL then hands each rank its
 share of the groups, gathers the rewards to compute every group's advantages, and the gradients are all-reduced.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -56,8 +57,9 @@ class VerifierReward:
         self.history: list[dict] = []
         self.prompts: list[list[str]] = []
 
-    def __call__(self, prompts, completions, completion_ids=None, digits=None, log_metric=None,
-                 **kwargs) -> list[float]:
+    def __call__(
+        self, prompts, completions, completion_ids=None, digits=None, log_metric=None, **kwargs
+    ) -> list[float]:
         """One reward (1.0 = well formed and right) per completion."""
         if digits is None:
             raise ValueError("the dataset needs a `digits` column (see build_dataset) for the verifier")
@@ -92,8 +94,10 @@ class TRLRunConfig:
 
     def __post_init__(self):
         if self.processes < 1 or self.prompts_per_step % self.processes:
-            raise ValueError(f"processes must be >= 1 and divide prompts_per_step ({self.prompts_per_step}) so that "
-                             f"every process gets whole groups, got {self.processes}")
+            raise ValueError(
+                f"processes must be >= 1 and divide prompts_per_step ({self.prompts_per_step}) so that "
+                f"every process gets whole groups, got {self.processes}"
+            )
 
 
 def grpo_config(cfg: TRLRunConfig, output_dir: str, **overrides):
@@ -107,20 +111,43 @@ def grpo_config(cfg: TRLRunConfig, output_dir: str, **overrides):
 
     per_process = cfg.prompts_per_step * cfg.group_size // cfg.processes
     settings = dict(
-        output_dir=output_dir, max_steps=cfg.steps, seed=cfg.seed, data_seed=cfg.seed,
-        per_device_train_batch_size=per_process, gradient_accumulation_steps=1,  # global batch divides by G
-        num_generations=cfg.group_size, max_completion_length=cfg.max_completion_length, temperature=cfg.temperature,
-        top_k=0, top_p=1.0,
-        learning_rate=cfg.lr, lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0, max_grad_norm=0.0,
-        beta=cfg.beta, epsilon=cfg.clip_eps, loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards,
+        output_dir=output_dir,
+        max_steps=cfg.steps,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        per_device_train_batch_size=per_process,
+        gradient_accumulation_steps=1,  # global batch divides by G
+        num_generations=cfg.group_size,
+        max_completion_length=cfg.max_completion_length,
+        temperature=cfg.temperature,
+        top_k=0,
+        top_p=1.0,
+        learning_rate=cfg.lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        max_grad_norm=0.0,
+        beta=cfg.beta,
+        epsilon=cfg.clip_eps,
+        loss_type=cfg.loss_type,
+        scale_rewards=cfg.scale_rewards,
         num_iterations=cfg.num_iterations,
-        use_cpu=True, bf16=False, fp16=False, gradient_checkpointing=False,  # GRPOConfig defaults are for GPUs
-        logging_steps=1, report_to="none", save_strategy="no", disable_tqdm=True, dataloader_num_workers=0,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=False,  # GRPOConfig defaults are for GPUs
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
         remove_unused_columns=False,  # keep the `digits` column for the reward function
     )
     if cfg.processes > 1:
-        settings.update(ddp_backend="gloo",  # the CPU backend of torch.distributed
-                        ddp_find_unused_parameters=False)  # every parameter gets a gradient: skip DDP's search
+        settings.update(
+            ddp_backend="gloo",  # the CPU backend of torch.distributed
+            ddp_find_unused_parameters=False,
+        )  # every parameter gets a gradient: skip DDP's search
     return GRPOConfig(**{**settings, **overrides})
 
 
@@ -156,8 +183,9 @@ def _step_timer():
     return StepTimer()
 
 
-def make_trainer(model, cfg: TRLRunConfig, output_dir: str, reward: VerifierReward | None = None, tokenizer=None,
-                 **overrides):
+def make_trainer(
+    model, cfg: TRLRunConfig, output_dir: str, reward: VerifierReward | None = None, tokenizer=None, **overrides
+):
     """A `trl.GRPOTrainer` on our task: `model`, its tokenizer (default: our character tokenizer), P x steps fresh
     prompts, the verifier as reward; `overrides` go to `grpo_config`."""
     require_scale()
@@ -167,8 +195,13 @@ def make_trainer(model, cfg: TRLRunConfig, output_dir: str, reward: VerifierRewa
 
     reward = reward or VerifierReward(tokenizer)
     dataset = build_dataset(cfg.prompts_per_step * max(1, cfg.steps), seed=10_000 + cfg.seed, tokenizer=tokenizer)
-    return GRPOTrainer(model=model, reward_funcs=reward, args=grpo_config(cfg, output_dir, **overrides),
-                       train_dataset=dataset, processing_class=tokenizer or build_tokenizer())
+    return GRPOTrainer(
+        model=model,
+        reward_funcs=reward,
+        args=grpo_config(cfg, output_dir, **overrides),
+        train_dataset=dataset,
+        processing_class=tokenizer or build_tokenizer(),
+    )
 
 
 def _silence(trainer) -> None:
@@ -182,13 +215,19 @@ def _silence(trainer) -> None:
 def step_history(log_history: list[dict]) -> list[dict]:
     """One dict per optimizer step from TRL's logs: our task metrics (means over every process), loss, reward, ..."""
     logs = [entry for entry in log_history if "loss" in entry]
-    return [{"step": i, **{name: entry[f"task/{name}"] for name in TASK_METRICS if f"task/{name}" in entry},
-             **{k: entry[k] for k in ("loss", "reward", "kl", "entropy") if k in entry}}
-            for i, entry in enumerate(logs)]
+    return [
+        {
+            "step": i,
+            **{name: entry[f"task/{name}"] for name in TASK_METRICS if f"task/{name}" in entry},
+            **{k: entry[k] for k in ("loss", "reward", "kl", "entropy") if k in entry},
+        }
+        for i, entry in enumerate(logs)
+    ]
 
 
-def run_grpo(model, cfg: TRLRunConfig = TRLRunConfig(), output_dir: str | None = None, quiet: bool = True,
-             tokenizer=None) -> TRLRun:
+def run_grpo(
+    model, cfg: TRLRunConfig = TRLRunConfig(), output_dir: str | None = None, quiet: bool = True, tokenizer=None
+) -> TRLRun:
     """Run TRL's GRPO from `model` (trained in place) and return per-step metrics and step times."""
     require_scale()
     reward, timer = VerifierReward(tokenizer), _step_timer()
@@ -201,5 +240,11 @@ def run_grpo(model, cfg: TRLRunConfig = TRLRunConfig(), output_dir: str | None =
             _silence(trainer)
         trainer.train()
     model.eval()
-    return TRLRun(model, step_history(trainer.state.log_history), timer.seconds, trainer,
-                  local_history=reward.history, prompts=reward.prompts)
+    return TRLRun(
+        model,
+        step_history(trainer.state.log_history),
+        timer.seconds,
+        trainer,
+        local_history=reward.history,
+        prompts=reward.prompts,
+    )

@@ -9,6 +9,7 @@ Hydra overrides that set verl's GRPO to our `RLConfig`.
 - `overrides.txt`: one `key=value` per line (the table in docs/trl_mapping.md), and `run_verl.sh`, which passes them
   to `python3 -m verl.trainer.main_ppo` with `MODEL`. Written and checked here; never run here (verl needs a GPU).
 """
+
 from __future__ import annotations
 
 import re
@@ -52,18 +53,25 @@ def check_exportable(cfg: RLConfig) -> None:
     if cfg.algo not in ("grpo", "dr_grpo"):
         raise ConfigError("algo", cfg.algo, "grpo or dr_grpo for export-verl (verl's GRPO with or without the std)")
     if cfg.length_reward_weight > 0:
-        raise ConfigError("length_reward_weight", cfg.length_reward_weight,
-                          "0 for export-verl (the length reward is not part of the exported verifier)")
+        raise ConfigError(
+            "length_reward_weight",
+            cfg.length_reward_weight,
+            "0 for export-verl (the length reward is not part of the exported verifier)",
+        )
 
 
 def task_rows(digits: np.ndarray, split: str) -> list[dict]:
     """verl's rows for these prompts [n, 10]: our instruction as one user message, the digits as ground truth."""
-    return [{"data_source": DATA_SOURCE,
-             "prompt": [{"role": "user", "content": instruction_text(d)}],
-             "ability": "math",
-             "reward_model": {"style": "rule", "ground_truth": "".join(str(int(x)) for x in d)},
-             "extra_info": {"split": split, "index": i, "prompt": prompt_text(d), "answer": int(answer_digits(d))}}
-            for i, d in enumerate(digits)]
+    return [
+        {
+            "data_source": DATA_SOURCE,
+            "prompt": [{"role": "user", "content": instruction_text(d)}],
+            "ability": "math",
+            "reward_model": {"style": "rule", "ground_truth": "".join(str(int(x)) for x in d)},
+            "extra_info": {"split": split, "index": i, "prompt": prompt_text(d), "answer": int(answer_digits(d))},
+        }
+        for i, d in enumerate(digits)
+    ]
 
 
 def write_parquet(rows: list[dict], path: Path) -> Path:
@@ -202,10 +210,14 @@ def export_verl(out, cfg: RLConfig | None = None, n_train: int | None = None, n_
     check_exportable(cfg)
     folder = check_out_dir(out)
     train = sample_prompts(n_train or cfg.steps * cfg.prompts_per_step, np.random.default_rng(10_000 + cfg.seed))
-    paths = {"train": write_parquet(task_rows(train, "train"), folder / "train.parquet"),
-             "test": write_parquet(task_rows(held_out_prompts(n_test), "test"), folder / "test.parquet"),
-             "reward": write_reward_function(folder), "verifier": folder / TASK_FILE,
-             "overrides": folder / OVERRIDES_FILE, "run": folder / RUN_FILE}
+    paths = {
+        "train": write_parquet(task_rows(train, "train"), folder / "train.parquet"),
+        "test": write_parquet(task_rows(held_out_prompts(n_test), "test"), folder / "test.parquet"),
+        "reward": write_reward_function(folder),
+        "verifier": folder / TASK_FILE,
+        "overrides": folder / OVERRIDES_FILE,
+        "run": folder / RUN_FILE,
+    }
     lines = [f"{key}={hydra_value(value)}" for key, value in verl_overrides(cfg, folder).items()]
     paths["overrides"].write_text("\n".join(lines) + "\n")
     paths["run"].write_text(RUN_TEMPLATE.format(config=cfg.to_dict(), overrides=OVERRIDES_FILE))
