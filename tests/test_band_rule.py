@@ -72,3 +72,11 @@ def test_claims_keep_their_fixed_interval_and_rows_are_keyword_only():
     assert row.measured == 2.5 and row.agrees and row.spread == pytest.approx(math.sqrt(0.5))
     with pytest.raises(TypeError):
         Row("3", "positional", 1.0, 1.0)  # the Row dataclass is keyword-only
+
+
+def test_table_values_carry_their_unit_in_the_right_number():
+    from rlvr.experiments.common import fmt
+
+    assert fmt(1, "tokens") == "1 token"
+    assert fmt(0, "tokens") == "0 tokens" and fmt(29.6, "tokens") == "29.6 tokens"
+    assert fmt(0.5, "%") == "50.0%" and fmt(1.5, "x") == "1.5x" and fmt(None) == "—"

@@ -200,6 +200,8 @@ def fmt(value, unit: str = "") -> str:
     if unit == "%":
         return f"{100 * value:.1f}%"
     text = f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if unit == "tokens" and text == "1":
+        unit = "token"
     return f"{text} {unit}".strip() if unit not in ("", "x") else text + unit
 
 

@@ -260,7 +260,7 @@ def draw_kimi_group(
     ax_bar.barh(range(len(names)), rewards[::-1], color=colors[::-1])
     ax_bar.set_yticks(range(len(names)), names[::-1])
     for y, r in enumerate(rewards[::-1]):
-        ax_bar.text(r, y, f" {r:+.3g} ", va="center", ha="left" if r >= 0 else "right", fontsize=8)
+        ax_bar.text(r, y, (f" {r:+.3g} " if r else " 0 "), va="center", ha="left" if r >= 0 else "right", fontsize=8)
     ax_bar.set(xlim=(-0.8, 0.8), title="each answer's length reward")
     ax_bar.axvline(0, color="grey", lw=0.5)
     ax_bar.tick_params(axis="y", labelsize=7)

@@ -61,8 +61,8 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
         plain_ticks(axes[row, 1].xaxis, subs=(1.0,))
         axes[row, 1].yaxis.set_major_formatter(PercentFormatter(1.0))
         axes[row, 0].yaxis.set_major_formatter(PercentFormatter(1.0))
-    axes[1, 0].axhline(THINK_TARGET, color="grey", ls=":", lw=1)
-    axes[1, 1].axhline(THINK_TARGET, color="grey", ls=":", lw=1)
+    for ax in axes.flat:  # the level the table's "steps to" columns read (accuracy and think-first share alike)
+        ax.axhline(THINK_TARGET, color="grey", ls=":", lw=1)
     axes[0, 0].legend(loc="lower right", fontsize=8)
     axes[0, 1].legend(loc="lower right", fontsize=8)
     axes[0, 0].set_title("per RL step")
@@ -87,6 +87,7 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     )
     ax1.plot(early, run.curve("reward")[:first_steps], "k--", lw=1, label="mean reward of the batch")
     ax1.set_title(f"value prediction, first {len(early)} steps")
+    ax1.set_ylabel("reward scale (0 wrong, 1 right)")
     ax1.set_ylim(-0.05, 1)
     ax1.legend(fontsize=7, loc="lower right")
 
@@ -107,6 +108,7 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     if np.isfinite(smoothed).any() and np.nanmin(smoothed) > 0:  # the smoothed curve decides the range, not one dip
         ax2.set_ylim(np.nanmin(smoothed) / 2, np.nanmax(smoothed) * 1.5)
     ax2.set_title("value loss (mean over the updates), log scale")
+    ax2.set_ylabel("squared error")
     ax2.legend(fontsize=7, loc="upper right")
 
     others = f"mean of the other {run.config.group_size - 1} answers (RLOO)"
@@ -115,12 +117,14 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     ax3.set_yscale("log")
     plain_ticks(ax3.yaxis)
     ax3.set_title("mean squared advantage, log scale")
+    ax3.set_ylabel("advantage$^2$ per answer token")
     ax3.legend(fontsize=7, loc="center right")
 
     ratio = smooth(run.curve("adv_sq_value")) / smooth(run.curve("adv_sq_loo"))  # [steps]
     ax4.plot(steps, ratio, color=COLORS["PPO-8"], lw=1.6)
     ax4.axhline(1.0, color=BASELINE_COLORS["adv_sq_loo"], lw=1.2, ls="--", label="as good as leave-one-out")
     ax4.set_title("squared advantage: value model / leave-one-out")
+    ax4.set_ylabel("ratio (below 1: value model better)")
     ax4.set_ylim(0, max(1.5, float(np.nanmax(ratio[1:])) * 1.05) if len(ratio) > 1 else 1.5)
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
@@ -145,13 +149,15 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
             alpha=0.6,
             label=f"{name}: ratio outside the band",
         )
-        ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=name)
+        ax2.plot(run.curve("clip_fraction"), color=color, lw=0.8, alpha=0.25)
+        ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=f"{name} (smoothed)")
     ax1.set_xlabel("update on the same batch")
     ax1.set_ylabel("share of answer tokens")
     ax1.set_title("per update (mean over steps)")
     ax1.legend(fontsize=7)
     ax2.set_xlabel("RL step")
-    ax2.set_title("clipped share, mean of updates 2-8")
+    ax2.set_ylabel("clipped share of answer tokens")
+    ax2.set_title("clipped share, mean of updates 2-8 (faint: each step)")
     ax2.legend(fontsize=8)
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
@@ -203,8 +209,8 @@ def values_from_key(key: str) -> dict:
 
 
 def plot_panel(fig, results: dict, live=None) -> None:
-    """1 x 3 against RL step: think-first share, accuracy, clipped share (the default run grey, the others in their
-    algorithm's colour, the run in progress dotted)."""
+    """1 x 3 against RL step: think-first share, accuracy, clipped share (the default run, GRPO-8, in its race colour,
+    the others in their algorithm's colour, the run in progress dotted)."""
     axes = fresh_axes(fig, 1, 3)
     keys = (("cot_fraction", "think-first share"), ("accuracy", "accuracy"), ("clip_fraction", "clipped share"))
     curves = [(label, run.history, "-") for label, run in results.items()]
@@ -212,7 +218,7 @@ def plot_panel(fig, results: dict, live=None) -> None:
         curves.append(("running...", live, ":"))
     for label, history, style in curves:
         algo = label.split("-")[0].lower() if label != "running..." else None
-        color = "#555555" if "(default)" in label else ALGO_COLORS.get(algo, "black")
+        color = COLORS["GRPO-8"] if "(default)" in label else ALGO_COLORS.get(algo, "black")
         for ax, (key, _title) in zip(axes, keys):
             y = history_curve(history, key)
             ax.plot(smooth(y), color=color, ls=style, lw=1.6, label=label)
@@ -235,8 +241,7 @@ def panel_label(values: dict) -> str:
 
 def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:
     """Run-button panel: algorithm (toggle buttons), learning rate, clip epsilon (0.05-0.5) and updates per batch
-    (1-8), each run
-    overlaid on the default (GRPO-8, lr 1e-4, eps 0.2); results cached per configuration on disk."""
+    (1-8), each run overlaid on the default (GRPO-8, lr 1e-4, eps 0.2); results cached per configuration on disk."""
 
     def run(algo, lr, epsilon, updates, on_step=None):
         return race_run(panel_config(algo, lr, epsilon, updates, steps, seed), on_step=on_step, progress=False)
