@@ -116,8 +116,9 @@ which_is_larger = FreeAnswer(
     ),
     solution=(
         "GRPO gives the lone right answer 2.65 (Dr. GRPO 0.875): dividing by the small std of a mostly-wrong group "
-        "multiplies the signal by 1/0.331 ≈ 3. Prompts that are very hard (or very easy) have a small std, so GRPO "
-        "weighs them about 3x more than Dr. GRPO relative to p = 0.5 prompts (lecture 4.1)."
+        "multiplies the signal by 1/0.331 ≈ 3, where a balanced group (p = 0.5, std 0.5) gets x2. Prompts that are "
+        "very hard (or very easy) have a small std, so GRPO weighs them more than balanced ones, and Dr. GRPO does "
+        "not (lecture 4.1: up to 3.5x; with groups of 8 the effect is much weaker, as notebook 01 section 5 measures)."
     ),
 )
 
@@ -187,7 +188,7 @@ kl_penalty = FreeAnswer(
     ),
     solution=(
         "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
-        "is large compared with beta times the KL (about 0.04 x 1.4). A larger beta (0.2) costs clearly more "
+        "is large compared with beta times the KL printed above (a few hundredths). A larger beta (0.2) costs more "
         "accuracy and lowers the KL we measure more, though not in proportion: with k3 in the loss the expected "
         "gradient is that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of "
         "KL(pi || pi_ref)."

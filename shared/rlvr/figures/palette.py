@@ -9,6 +9,7 @@ ALGO_COLORS = {
     "rft": "#9467bd",
     "ppo": "#d62728",
     "exact": "#000000",  # an exact or reference value
+    "warmup": "#525252",  # the warm-up (SFT) model, where RL starts
 }
 LABEL_TO_KEY = {"GRPO": "grpo", "Dr. GRPO": "dr_grpo", "RFT": "rft", "PPO": "ppo", "RLOO": "rloo"}
 

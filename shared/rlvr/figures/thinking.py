@@ -33,7 +33,7 @@ from rlvr.experiments.thinking import (
     warmup_metrics,
     warmup_on_disk,
 )
-from rlvr.figures.palette import algo_color
+from rlvr.figures.palette import ALGO_COLORS, algo_color
 from rlvr.task import (
     DEFAULT_TEACHER_ERROR_RATE,
     N_DIGITS,
@@ -137,17 +137,29 @@ def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TE
     )
 
 
+def model_style(label: str, index: int) -> tuple[str, str]:
+    """(colour, line style) of a model's curve: the warm-up in its grey, a GRPO policy in GRPO's blue (dashed when
+    sampled at T = 1 next to a greedy one), anything else in matplotlib's cycle."""
+    if label.startswith("warm-up"):
+        return ALGO_COLORS["warmup"], "-"
+    if "GRPO" in label:
+        return ALGO_COLORS["grpo"], "--" if "T = 1" in label else "-"
+    return f"C{index}", "-"
+
+
 def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
     """pass@k against k (log scale) for each model; the legend gives pass@1 and pass@16."""
     ax = fresh_axes(fig)
     for index, (label, curve) in enumerate(curves.items()):
         ks = np.array(sorted(curve))
         ys = np.array([curve[k] for k in ks])
+        color, ls = model_style(label, index)
         ax.plot(
             ks,
             ys,
-            "o-",
-            color=f"C{index}",
+            "o",
+            color=color,
+            ls=ls,
             ms=3.5,
             lw=1.7,
             label=f"{label}: pass@{ks[0]} {ys[0]:.0%}, pass@{ks[-1]} {ys[-1]:.0%}",
@@ -167,7 +179,8 @@ def draw_thinking_budget(fig, curves: dict[str, dict[int, float]]) -> None:
     ax = fresh_axes(fig)
     for index, (label, curve) in enumerate(curves.items()):
         bs = sorted(curve)
-        ax.plot(bs, [curve[b] for b in bs], "o-", color=f"C{index}", ms=4, lw=1.7, label=label)
+        color, ls = model_style(label, index)
+        ax.plot(bs, [curve[b] for b in bs], "o", color=color, ls=ls, ms=4, lw=1.7, label=label)
     ax.axhline(0.1, color="#777777", ls=":", lw=1, label="guessing: 0.1")
     ax.set_xticks(range(N_DIGITS + 1))
     ax.set_xlabel("thinking budget b (chain digits written before ']#' is forced)")
@@ -319,7 +332,7 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
         ax.set_xlabel("RL step", fontsize=9)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
-        ax.set_xlim(0, longest + 2)  # a beta = 0 run has only its final star on the KL axis: keep the step range
+        ax.set_xlim(0, longest * 1.05 + 2)  # a beta = 0 run has only its final star on the KL axis; room for it
         if key != "kl_to_ref":
             ax.set_ylim(-0.02, 1.02)
     if knob == "beta":
