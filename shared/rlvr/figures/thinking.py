@@ -41,7 +41,8 @@ from rlvr.task import (
 from rlvr.train import RunResult
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
 
-FORMAT_COLORS = {"mean_length": "#333333", "mean_length_think": "C0", "mean_length_direct": "C1"}
+THINK_COLOR, DIRECT_COLOR = "#00796b", "#c2185b"  # the two answer formats: teal, magenta (no algorithm's colour)
+FORMAT_COLORS = {"mean_length": "#333333", "mean_length_think": THINK_COLOR, "mean_length_direct": DIRECT_COLOR}
 MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
 
 
@@ -82,11 +83,11 @@ def draw_training_curves(
                 ):
                     _plot_metric(ax, history, part, FORMAT_COLORS[part], name, raw=part == "mean_length")
             elif key == "cot_accuracy" and single:
-                _plot_metric(ax, history, "cot_accuracy", "C0", "final answer right")
-                _plot_metric(ax, history, "chain_exact", "C2", "every chain step right", raw=False, ls="--")
+                _plot_metric(ax, history, "cot_accuracy", THINK_COLOR, "final answer right")
+                _plot_metric(ax, history, "chain_exact", "#003d33", "every chain step right", raw=False, ls="--")
             else:
-                name = "direct answers" if single and key == "direct_accuracy" else label
-                _plot_metric(ax, history, key, color, name)
+                direct = single and key == "direct_accuracy"
+                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, "direct answers" if direct else label)
         if key == "cot_accuracy":
             ax.axhline(
                 teacher_chain_accuracy(teacher_error_rate),
