@@ -98,7 +98,7 @@ def _build_shift_layout(fig, kinds: list) -> dict:
     axes[0].legend(loc="lower right", fontsize=7)
     axes[-1].set_ylim(0.7, 10)
     axes[-1].set_yscale("log")
-    axes[-1].set_xlim(0, 1)
+    axes[-1].set_xlim(-0.01, 1.01)  # the bars of P = 0 and P = 1 sit inside the frame
     axes[-1].set_xlabel("final P(correct)")
     axes[-1].set_ylabel("runs")
     axes[-1].set_title("where the runs end", fontsize=9)

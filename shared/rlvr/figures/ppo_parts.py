@@ -138,7 +138,8 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
             ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
         else:
             ax_ratio.fill_between(u, q[:, 1], q[:, 3], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.5)
-        ax_ratio.plot(u, q[:, 2], color=color, ls=ls, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band")
+        band = "shaded" if index == 0 else "hatched"
+        ax_ratio.plot(u, q[:, 2], color=color, ls=ls, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band {band}")
         ax_clip.plot(u, 100 * res.clip_fraction, "o", ls=ls, color=color, label=f"lr {res.lr:g}")
     eps = results[0].clip_eps
     ax_ratio.axhspan(1 - eps, 1 + eps, color="#ffcc80", alpha=0.35, lw=0)
