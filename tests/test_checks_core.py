@@ -325,3 +325,19 @@ def test_compare_accepts_equal_tensors_and_rejects_shifted_ones(values, shift):
     want = torch.tensor(values, dtype=torch.float64)
     assert compare(want.clone(), want) is None
     assert compare(want + shift, want) is not None
+
+
+def test_a_correct_answer_lists_every_case_it_passed():
+    exercise = Exercise(
+        "double",
+        cases=[
+            Case("a tensor of three", args=(torch.tensor([1.0, 2.0, 3.0]),)),
+            Case("a plain number", args=(2.0,)),
+        ],
+        reference=lambda x: 2 * x,
+    )
+    result = exercise.check(lambda x: x + x)
+    assert result.passed
+    lines = result.message.splitlines()
+    assert lines == ["passed 2 of 2 cases.", "a tensor of three: ok | maxdiff 0.0e+00", "a plain number: ok"]
+    assert not exercise.check(lambda x: 3 * x).passed

@@ -13,48 +13,31 @@ from __future__ import annotations
 import torch
 
 from rlvr.checks import Case, Exercise, FreeAnswer
-from rlvr.checks.core import max_abs_diff, random_group_cases
+from rlvr.checks.core import random_group_cases
 from rlvr.objectives import mean_baseline_advantages, rloo_advantages
-
-
-class ShownCase(Case):
-    """A case that reports itself when it passes ('ok | maxdiff ...'), so a correct answer lists every case."""
-
-    def verdict(self, got, want) -> tuple[str | None, str]:
-        """(problem or None, 'ok | maxdiff 0.0e+00' for a passing case)."""
-        problem, _ = super().verdict(got, want)
-        return problem, ("" if problem else f"ok | maxdiff {max_abs_diff(got, want):.1e}")
-
-
-def _shown(case: Case) -> ShownCase:
-    """The same case, reporting itself when it passes."""
-    return ShownCase(case.description, case.args, case.kwargs, case.reference, case.expected, case.atol, case.rtol)
 
 
 def _cases() -> list[Case]:
     """Cases shared by both exercises, from the simplest to the ones that catch batch-level means."""
     return [
-        _shown(case)
-        for case in (
-            Case("one group of 4, rewards [1, 0, 0, 0], group_size=4", args=(torch.tensor([1.0, 0, 0, 0]), 4)),
-            Case(
-                "two groups of 4, rewards [1, 0, 0, 1, 0, 0, 0, 0], group_size=4 (each group has its own mean)",
-                args=(torch.tensor([1.0, 0, 0, 1, 0, 0, 0, 0]), 4),
-            ),
-            Case(
-                "three groups of 2, rewards [0, 1, 1, 1, 0, 0], group_size=2",
-                args=(torch.tensor([0.0, 1, 1, 1, 0, 0]), 2),
-            ),
-            Case(
-                "all rewards equal [1, 1, 1, 1, 1, 1], group_size=3 (no signal: all advantages 0)",
-                args=(torch.ones(6), 3),
-            ),
-            Case(
-                "every reward shifted by +5: [6, 5, 5, 5, 6, 6], group_size=3 (a baseline removes the shift)",
-                args=(torch.tensor([6.0, 5, 5, 5, 6, 6]), 3),
-            ),
-            *random_group_cases(),
-        )
+        Case("one group of 4, rewards [1, 0, 0, 0], group_size=4", args=(torch.tensor([1.0, 0, 0, 0]), 4)),
+        Case(
+            "two groups of 4, rewards [1, 0, 0, 1, 0, 0, 0, 0], group_size=4 (each group has its own mean)",
+            args=(torch.tensor([1.0, 0, 0, 1, 0, 0, 0, 0]), 4),
+        ),
+        Case(
+            "three groups of 2, rewards [0, 1, 1, 1, 0, 0], group_size=2",
+            args=(torch.tensor([0.0, 1, 1, 1, 0, 0]), 2),
+        ),
+        Case(
+            "all rewards equal [1, 1, 1, 1, 1, 1], group_size=3 (no signal: all advantages 0)",
+            args=(torch.ones(6), 3),
+        ),
+        Case(
+            "every reward shifted by +5: [6, 5, 5, 5, 6, 6], group_size=3 (a baseline removes the shift)",
+            args=(torch.tensor([6.0, 5, 5, 5, 6, 6]), 3),
+        ),
+        *random_group_cases(),
     ]
 
 
