@@ -43,8 +43,7 @@ CHROMIUM_ARGS = [
 ]
 TOKEN = "rlvr-browser-test"
 RUN_ALL_TIMEOUT_S = 240
-LATENCIES_MS: list[tuple[float, float]] = []  # (in the page, seen by Playwright)
-LATENCY_PLACES: list[str] = []  # "notebook: slider 'label'" of each entry of LATENCIES_MS
+LATENCIES_MS: list[tuple[float, float, str]] = []  # (in the page, seen by Playwright, "notebook: slider 'label'")
 BACK_LATENCIES_MS: list[tuple[float, float]] = []  # the same, moving back to a value the panel has shown before
 ACTIVE = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (JupyterLab keeps other tabs hidden)
 
@@ -355,8 +354,7 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
             latency, key = move_slider(page, panel, slider)
             label = slider.inner_text().split("\n")[0]
             assert latency is not None, f"{notebook.name}: moving slider '{label}' did not change its plot"
-            LATENCIES_MS.append(latency)
-            LATENCY_PLACES.append(f"{notebook.stem}: slider '{label}'")
+            LATENCIES_MS.append((*latency, f"{notebook.stem}: slider '{label}'"))
             back = move_away_and_back(page, panel, slider, key)
             if back is not None:
                 BACK_LATENCIES_MS.append(back)
@@ -377,13 +375,13 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
 def test_report_slider_latency():
     """Print slider-to-plot times and the slowest move (goal: median <= 150 ms, max <= 300 ms); fails if none ran."""
     assert LATENCIES_MS, "no analytic slider was moved"
-    inside, outside = zip(*LATENCIES_MS)
+    inside, outside, places = zip(*LATENCIES_MS)
     slowest = max(range(len(inside)), key=inside.__getitem__)
     print(
         f"\nslider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
         f"max {max(inside):.0f} ms in the page (goal: median <= 150 ms, max <= 300 ms); as Playwright sees it (adds "
         f"its round trips): median {statistics.median(outside):.0f} ms, max {max(outside):.0f} ms\n"
-        f"slowest move: {LATENCY_PLACES[slowest]}, {inside[slowest]:.0f} ms in the page"
+        f"slowest move: {places[slowest]}, {inside[slowest]:.0f} ms in the page"
     )
     if BACK_LATENCIES_MS:
         back = [inside for inside, _ in BACK_LATENCIES_MS]
