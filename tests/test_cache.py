@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from rlvr import cache
 from rlvr.cache import cache_key, cache_path, load_or_create, save_atomic, try_load
 
 
@@ -99,3 +100,17 @@ def test_weights_only_load_refuses_pickled_code(tmp_path):
     messages = []
     _, from_cache = load_or_create("sft", {"x": 6}, _payload, folder=tmp_path, log=messages.append)
     assert not from_cache and "unreadable" in messages[0]
+
+
+def test_shipped_checkpoints_are_found_after_the_cache_and_only_for_the_default_folder(monkeypatch, tmp_path):
+    shipped = tmp_path / "shipped"
+    monkeypatch.setattr(cache, "SHIPPED_DIR", shipped)
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
+    config = {"x": 5}
+    save_atomic({"kind": "sft", "config": config, "payload": _payload(5.0)}, cache_path("sft", config, shipped))
+    assert cache.is_cached("sft", config) and not cache.is_cached("sft", {"x": 6})
+    payload, from_cache = load_or_create("sft", config, lambda: _payload(0.0))
+    assert from_cache and torch.equal(payload["w"], _payload(5.0)["w"])
+    assert not (tmp_path / "cache" / cache_path("sft", config).name).exists()  # read in place, not copied
+    payload, from_cache = load_or_create("sft", config, lambda: _payload(0.0), folder=tmp_path / "other")
+    assert not from_cache and torch.equal(payload["w"], _payload(0.0)["w"])  # an explicit folder is all it reads

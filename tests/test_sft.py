@@ -5,8 +5,11 @@ import dataclasses
 import pytest
 import torch
 
-from rlvr.sft import SFTConfig, lr_at, train_sft, warm_up
+from rlvr import cache
+from rlvr.cache import shipped_path
 from rlvr.evaluate import evaluate
+from rlvr.model import TinyTransformer
+from rlvr.sft import SHIPPED_WARM_UPS, SFTConfig, lr_at, machine_fingerprint, train_sft, warm_up
 
 SHORT = SFTConfig(steps=40, batch_size=64)
 
@@ -67,3 +70,50 @@ def test_warm_up_shows_a_progress_bar_only_while_training(monkeypatch, tmp_path,
     assert seen == [1, 2, 3]  # the caller's on_step still runs
     loaded = warm_up(cfg=cfg, progress=True)
     assert loaded.from_cache and "warm-up" not in capsys.readouterr().err
+
+
+def _shipped(cfg: SFTConfig) -> dict:
+    """The checkpoint of cfg shipped with the package (fails if there is none)."""
+    path = shipped_path("sft", cfg.to_dict())
+    assert path is not None, f"no shipped warm-up for {cfg}: run rlvr.sft.write_shipped_warm_ups()"
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def test_the_default_warm_up_is_shipped_and_loads_with_an_empty_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    assert SFTConfig() in SHIPPED_WARM_UPS
+    warm = warm_up()
+    assert warm.from_cache and warm.seconds < 5 and len(warm.losses) == SFTConfig().steps
+    shipped = _shipped(SFTConfig())["payload"]["state_dict"]
+    assert all(torch.equal(shipped[k], v) for k, v in warm.model.state_dict().items())
+    assert not list(tmp_path.iterdir())  # read from the package, nothing written
+    assert not warm_up(0.3, 0, cfg=SHORT).from_cache  # other configs still train
+
+
+def test_a_corrupted_shipped_warm_up_is_reported_and_retrained(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "SHIPPED_DIR", tmp_path / "shipped")
+    path = cache.cache_path("sft", SHORT.to_dict(), cache.SHIPPED_DIR)
+    path.parent.mkdir()
+    path.write_bytes(b"not a checkpoint")
+    warm = warm_up(0.1, 0, cfg=SHORT)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "unreadable" in line]
+    assert not warm.from_cache and len(lines) == 1 and path.name in lines[0]
+
+
+@pytest.mark.slow
+def test_retraining_reproduces_the_shipped_warm_up():
+    """Bit for bit on the machine kind that wrote it; elsewhere (another CPU rounds differently) the same behaviour."""
+    for cfg in SHIPPED_WARM_UPS:
+        shipped = _shipped(cfg)
+        model, losses = train_sft(cfg)
+        if shipped["made_on"] == machine_fingerprint():
+            assert losses == shipped["payload"]["losses"]
+            for name, value in model.state_dict().items():
+                assert torch.equal(value, shipped["payload"]["state_dict"][name]), name
+        else:
+            reference = TinyTransformer(cfg.model)
+            reference.load_state_dict(shipped["payload"]["state_dict"])
+            ours, theirs = (evaluate(m.eval(), 2000, temperature=1.0, seed=0) for m in (model, reference))
+            for key in ("cot_fraction", "cot_accuracy", "accuracy"):  # within 4 binomial standard errors of 2000
+                assert abs(ours[key] - theirs[key]) < 4 * (0.25 / 2000) ** 0.5 * 2**0.5, key

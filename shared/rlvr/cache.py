@@ -1,4 +1,5 @@
-"""Checkpoint cache: weights keyed by a hash of everything that determines them, written atomically."""
+"""Checkpoint cache: weights keyed by a hash of everything that determines them, written atomically; a few shipped
+with the package (`SHIPPED_DIR`, read-only) so the first run does not train them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import torch
 from .config import cache_dir
 
 FORMAT_VERSION = 1  # bump when the meaning of a saved file changes
+SHIPPED_DIR = Path(__file__).resolve().parent / "weights"  # checkpoints shipped with the package, named as in the cache
 
 
 def cache_key(kind: str, config: dict) -> str:
@@ -59,12 +61,26 @@ def try_load(path: Path, kind: str, config: dict, log: Callable[[str], None] = p
     return obj
 
 
+def shipped_path(kind: str, config: dict) -> Path | None:
+    """The checkpoint of this config shipped with the package, or None."""
+    path = cache_path(kind, config, SHIPPED_DIR)
+    return path if path.exists() else None
+
+
+def is_cached(kind: str, config: dict) -> bool:
+    """True if this config loads without training: in the checkpoint cache or shipped with the package."""
+    return cache_path(kind, config).exists() or shipped_path(kind, config) is not None
+
+
 def load_or_create(
     kind: str, config: dict, create: Callable[[], dict], folder: Path | None = None, log: Callable[[str], None] = print
 ) -> tuple[dict, bool]:
-    """Return (payload, loaded_from_cache); `create()` builds the payload (tensors, numbers, strings) when needed."""
+    """Return (payload, loaded_from_cache); `create()` builds the payload (tensors, numbers, strings) when needed.
+    Looks in `folder` (the checkpoint cache by default), then, for the default folder, among the shipped checkpoints."""
     path = cache_path(kind, config, folder)
     obj = try_load(path, kind, config, log)
+    if obj is None and folder is None and shipped_path(kind, config) is not None:
+        obj = try_load(shipped_path(kind, config), kind, config, log)
     if obj is not None:
         return obj["payload"], True
     payload = create()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import platform
 import time
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
 
-from .cache import load_or_create
+from .cache import SHIPPED_DIR, cache_path, load_or_create, save_atomic
 from .config import pick
 from .evaluate import evaluate
 from .model import ModelConfig, TinyTransformer, response_logps
@@ -174,6 +176,33 @@ def warm_up(
     model.load_state_dict(payload["state_dict"])
     model.eval()
     return WarmUp(model, cfg, list(payload["losses"]), from_cache, time.perf_counter() - start)
+
+
+SHIPPED_WARM_UPS = (SFTConfig(),)  # in the package (rlvr/weights): what every notebook and `reproduce` start from
+
+
+def machine_fingerprint() -> dict:
+    """What decides the bits of a training run besides its config: torch, CPU and instruction set, threads."""
+    return {
+        "torch": str(torch.__version__),
+        "machine": platform.machine(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def write_shipped_warm_ups(folder: Path = SHIPPED_DIR) -> list[Path]:
+    """Train each of SHIPPED_WARM_UPS afresh and write it where the package looks for shipped checkpoints, with the
+    machine it was trained on (for maintainers, after a change that moves its bits)."""
+    paths = []
+    for cfg in SHIPPED_WARM_UPS:
+        model, losses = train_sft(cfg)
+        path = cache_path("sft", cfg.to_dict(), folder)
+        payload = {"state_dict": model.state_dict(), "losses": losses}
+        checkpoint = {"kind": "sft", "config": cfg.to_dict(), "payload": payload, "made_on": machine_fingerprint()}
+        save_atomic(checkpoint, path)
+        paths.append(path)
+    return paths
 
 
 def warm_up_report(warm: WarmUp, n_prompts: int | None = None, seed: int = 0) -> dict:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from rlvr.cache import cache_path
+from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
 from rlvr.experiments import common
@@ -167,9 +167,9 @@ def warmup_metrics(
 
 
 def warmup_on_disk(teacher_error_rate: float, seed: int = 0, sft_steps: int = SFT_STEPS) -> bool:
-    """True if the warm-up for this teacher, seed and step count is already in the checkpoint cache."""
+    """True if the warm-up for this teacher, seed and step count loads without training (cached or shipped)."""
     cfg = SFTConfig(teacher_error_rate=round(float(teacher_error_rate), 4), seed=seed, steps=int(sft_steps))
-    return cache_path("sft", cfg.to_dict()).exists()
+    return is_cached("sft", cfg.to_dict())
 
 
 def print_warmup(report: dict) -> None:
@@ -397,7 +397,7 @@ def panel_run(
 def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0) -> bool:
     """True if this panel setting's RL run (and its warm-up) is in the checkpoint cache (loads in a second)."""
     cfg = rl_config("grpo", steps, seed, **{knob: knob_value(knob, value)})
-    return warmup_on_disk(cfg.teacher_error_rate, seed) and cache_path(RL_CACHE_KIND, run_key(cfg)).exists()
+    return warmup_on_disk(cfg.teacher_error_rate, seed) and is_cached(RL_CACHE_KIND, run_key(cfg))
 
 
 def knob_value(knob: str, value):
