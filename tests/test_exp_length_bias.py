@@ -271,7 +271,7 @@ def test_row_lines_print_each_case_next_to_the_lecture_and_an_exact_zero_as_0():
     lines = lb.row_lines(lb.exercise5_rows()).splitlines()
     assert len(lines) == 4 and lines[0].endswith("+0.5000   (lecture: 0.5)")
     assert lines[2].split()[-3:] == ["0", "(lecture:", "0)"]  # min(0, 0), never '-0.0000'
-    assert lb.signed_text(-3e-17) == "0" and lb.signed_text(-0.00123) == "-0.0012"
+    assert lb.signed(-3e-17, 4) == "0" and lb.signed(-0.00123, 4) == "-0.0012"
     assert "+0.0100   (lecture: 0.01)" in lb.row_lines(lb.exercise4_rows())
 
 

@@ -322,7 +322,7 @@ def test_draw_kl_run_plots_both_curves_in_ppo_red():
 
 # ----------------------------------------------------------------------------------------------- printing
 def test_signed_never_prints_negative_zero():
-    assert parts.signed(-0.004) == "+0.00" and parts.signed(-0.0) == "+0.00"
+    assert parts.signed(-0.004) == "0" and parts.signed(-0.0) == "0"
     assert parts.signed(-0.006) == "-0.01" and parts.signed(1.744) == "+1.74" and parts.signed(-6.012, 1) == "-6.0"
 
 

@@ -187,6 +187,12 @@ def claim_row(
     )
 
 
+def signed(value: float, decimals: int = 2) -> str:
+    """value with its sign and `decimals` decimals; a value that rounds to zero prints as 0 (never '-0.00')."""
+    rounded = round(float(value), decimals)
+    return "0" if rounded == 0 else f"{rounded:+.{decimals}f}"
+
+
 def fmt(value, unit: str = "") -> str:
     """A value for a table: percentages from fractions, 3 significant digits otherwise."""
     if value is None:

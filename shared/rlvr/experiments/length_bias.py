@@ -27,7 +27,7 @@ import torch
 
 from rlvr.config import size
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
+from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row, signed
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
 
 L_CAP = 30  # most thinking tokens a toy answer may write (the answer token comes after them)
@@ -436,17 +436,12 @@ def exercise5_rows() -> list[Row]:
     ]
 
 
-def signed_text(value: float, decimals: int = 4, zero_below: float = 1e-12) -> str:
-    """A signed number for a printed line; float round-off around an exact 0 prints as 0 (never '-0.0000')."""
-    return "0" if abs(value) < zero_below else f"{value:+.{decimals}f}"
-
-
 def row_lines(rows: list[Row], decimals: int = 4) -> str:
     """One line per row, our value next to the lecture's: what a cell prints where the notebook's one table (at its
     end) will repeat the rows."""
     width = max(len(row.figure) for row in rows)
     return "\n".join(
-        f"{row.figure:{width}s}  {signed_text(row.measured, decimals):>8s}"
+        f"{row.figure:{width}s}  {signed(row.measured, decimals):>8s}"
         + (f"   (lecture: {row.lecture:g})" if isinstance(row.lecture, float) else "")
         for row in rows
     )
@@ -463,7 +458,7 @@ def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP
         ("grpo", "GRPO loss       E[d L / d theta]"),
         ("dr_grpo", "Dr. GRPO loss   E[d L / d theta]"),
     ):
-        lines.append(f"  {label:62s} {signed_text(grads[name][0]):>12s}  {signed_text(grads[name][1]):>12s}")
+        lines.append(f"  {label:62s} {signed(grads[name][0], 4):>12s}  {signed(grads[name][1], 4):>12s}")
     lines.append("  (0: below 1e-12, the float round-off of an exact 0)")
     return "\n".join(lines)
 

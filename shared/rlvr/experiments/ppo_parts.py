@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rlvr.config import one_thread, size
-from rlvr.experiments.common import Row, claim_row, lecture_row
+from rlvr.experiments.common import Row, claim_row, lecture_row, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.model import response_logps, sample
 from rlvr.objectives import (
     aggregate_loss,
@@ -601,12 +601,6 @@ def tail_effect(samples: dict, name: str = "k3", top: int = 3) -> dict:
         "std": float(values.std()),
         "std_without": float(values[:-top].std()) if len(values) > top else float("nan"),
     }
-
-
-def signed(x: float, digits: int = 2) -> str:
-    """x with its sign and `digits` decimals, never '-0.00' (a value that rounds to zero prints as +0.00)."""
-    value = round(float(x), digits)
-    return f"{(value if value != 0 else 0.0):+.{digits}f}"
 
 
 # ============================================================================================== memory
