@@ -9,7 +9,7 @@ from rlvr import cache
 from rlvr.cache import shipped_path
 from rlvr.evaluate import evaluate
 from rlvr.model import TinyTransformer
-from rlvr.sft import SHIPPED_WARM_UPS, SFTConfig, lr_at, machine_fingerprint, train_sft, warm_up
+from rlvr.sft import SHIPPED_WARM_UPS, SFTConfig, lr_at, machine_fingerprint, train_sft, warm_up, where_from
 
 SHORT = SFTConfig(steps=40, batch_size=64)
 
@@ -117,3 +117,11 @@ def test_retraining_reproduces_the_shipped_warm_up():
             ours, theirs = (evaluate(m.eval(), 2000, temperature=1.0, seed=0) for m in (model, reference))
             for key in ("cot_fraction", "cot_accuracy", "accuracy"):  # within 4 binomial standard errors of 2000
                 assert abs(ours[key] - theirs[key]) < 4 * (0.25 / 2000) ** 0.5 * 2**0.5, key
+
+
+def test_where_from_names_the_source(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    assert where_from(warm_up()) == "shipped with the package"
+    trained = warm_up(0.1, 0, cfg=SHORT)
+    assert not trained.shipped and where_from(trained).startswith("trained in ")
+    assert where_from(warm_up(0.1, 0, cfg=SHORT)) == "loaded from the cache"

@@ -47,13 +47,12 @@ def summary_lines(name: str, m: dict) -> list[str]:
 
 def cmd_sft(args) -> int:
     """Train (or load) the warm-up and report its metrics."""
-    from .sft import warm_up, warm_up_report
+    from .sft import warm_up, warm_up_report, where_from
 
     cfg = args.config
     warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg, progress=True)
     report = warm_up_report(warm, args.prompts)
-    source = "loaded from cache" if warm.from_cache else f"trained in {warm.seconds:.1f} s"
-    print(f"warm-up (teacher error rate {cfg.teacher_error_rate}, seed {cfg.seed}): {source}")
+    print(f"warm-up (teacher error rate {cfg.teacher_error_rate}, seed {cfg.seed}): {where_from(warm)}")
     for line in summary_lines("temperature 1", report["temperature1"]) + summary_lines("greedy", report["greedy"]):
         print(line)
     write_json(report, args.json)

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .cache import SHIPPED_DIR, cache_path, load_or_create, save_atomic
+from .cache import SHIPPED_DIR, cache_path, load_or_create, save_atomic, shipped_path
 from .config import pick
 from .evaluate import evaluate
 from .model import ModelConfig, TinyTransformer, response_logps
@@ -70,6 +70,7 @@ class WarmUp:
     losses: list[float]
     from_cache: bool
     seconds: float
+    shipped: bool = False  # loaded from the checkpoint shipped with the package (the cache held none)
 
 
 def lr_at(step: int, cfg: SFTConfig) -> float:
@@ -168,6 +169,7 @@ def warm_up(
                 bar.close()
         return {"state_dict": model.state_dict(), "losses": losses}
 
+    shipped = use_cache and not cache_path("sft", cfg.to_dict()).exists() and shipped_path("sft", cfg.to_dict())
     if use_cache:
         payload, from_cache = load_or_create("sft", cfg.to_dict(), create)
     else:
@@ -175,7 +177,15 @@ def warm_up(
     model = TinyTransformer(cfg.model)
     model.load_state_dict(payload["state_dict"])
     model.eval()
-    return WarmUp(model, cfg, list(payload["losses"]), from_cache, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return WarmUp(model, cfg, list(payload["losses"]), from_cache, seconds, shipped=bool(shipped and from_cache))
+
+
+def where_from(warm: WarmUp) -> str:
+    """'shipped with the package', 'loaded from the cache' or 'trained in 57 s': for a printed line."""
+    if warm.shipped:
+        return "shipped with the package"
+    return "loaded from the cache" if warm.from_cache else f"trained in {warm.seconds:.0f} s"
 
 
 SHIPPED_WARM_UPS = (SFTConfig(),)  # in the package (rlvr/weights): what every notebook and `reproduce` start from
