@@ -95,17 +95,19 @@ def test_kv_cache_repeat_interleave_maps_row_i_to_a_group():
     from rlvr.model import KVCache
 
     cache = KVCache(ModelConfig(), batch=3)
-    for k, v in zip(cache.k, cache.v):
+    assert cache.k[0] is None  # the positional layer keeps no keys
+    for k, v in zip(cache.k[1:], cache.v[1:]):
         k.copy_(torch.arange(3.0).view(3, 1, 1, 1).expand_as(k))
         v.copy_(-k)
     cache.length = 7
     group = cache.repeat_interleave(4)
-    for k, v, k_before in zip(group.k, group.v, cache.k):
+    assert group.k[0] is None
+    for k, v, k_before in zip(group.k[1:], group.v[1:], cache.k[1:]):
         assert k[:, 0, 0, 0].tolist() == [0.0] * 4 + [1.0] * 4 + [2.0] * 4
         assert torch.equal(v[:, :, :7], -k[:, :, :7])  # the filled positions; the rest is written before it is read
         assert torch.equal(k[:, :, :7], k_before[:, :, :7].repeat_interleave(4, dim=0))
     assert group.length == 7
-    assert cache.k[0].shape[0] == 3  # the original is left as it was
+    assert cache.k[1].shape[0] == 3  # the original is left as it was
 
 
 @pytest.mark.parametrize("group_size", [2, 8])
@@ -289,9 +291,9 @@ def test_static_cache_reuses_its_buffers_and_a_plain_one_does_not():
 
     cfg = ModelConfig()
     a, b = KVCache(cfg, 5, static=True), KVCache(cfg, 5, static=True)
-    assert a.k[0] is b.k[0] and a.v[1] is b.v[1]
-    assert KVCache(cfg, 6, static=True).k[0] is not a.k[0]  # another shape, another buffer
-    assert KVCache(cfg, 5).k[0] is not KVCache(cfg, 5).k[0]
+    assert a.k[1] is b.k[1] and a.v[1] is b.v[1]
+    assert KVCache(cfg, 6, static=True).k[1] is not a.k[1]  # another shape, another buffer
+    assert KVCache(cfg, 5).k[1] is not KVCache(cfg, 5).k[1]
 
 
 def test_no_grad_shared_prompt_forward_equals_the_one_with_grad(model, prompts):
@@ -329,3 +331,28 @@ def test_attention_arithmetic_is_sdpas_bit_for_bit(T, start, grad):
         g = torch.randn_like(mine)
         for a, b in zip(torch.autograd.grad(mine, (q, k, v, bias), g), torch.autograd.grad(sdpa, (q, k, v, bias), g)):
             assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("B, T", [(256, 1), (32, 11), (256, 14), (256, 15), (7, 26)])
+def test_positional_layer_values_alone_are_the_full_linears_bit_for_bit(B, T, threads):
+    """A positional layer computes v from the value rows of qkv alone: the numbers and gradients (weight, bias,
+    input) of the whole linear split into q, k, v, at a decode step, a prefill and training forwards."""
+    torch.manual_seed(B * T)
+    attn = TinyTransformer(ModelConfig(offset_bias_init=2.0)).blocks[0].attn
+    assert attn.positional
+    x = torch.randn(B, T, 64, requires_grad=True)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        _, _, v_alone = attn.heads(x)  # [B, H, T, Dh]
+        g = torch.randn_like(v_alone)
+        grads_alone = torch.autograd.grad(v_alone, (attn.qkv.weight, attn.qkv.bias, x), g)
+        D, H = 64, attn.n_heads
+        v_full = attn.qkv(x).split(D, dim=-1)[2].view(B, T, H, D // H).transpose(1, 2)  # the straightforward way
+        grads_full = torch.autograd.grad(v_full, (attn.qkv.weight, attn.qkv.bias, x), g)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(v_alone, v_full)
+    for a, b in zip(grads_alone, grads_full):
+        assert torch.equal(a, b) and torch.equal(a.signbit(), b.signbit())  # zeros of q's and k's rows included

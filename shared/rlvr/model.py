@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from .task import MAX_NEW_TOKENS, PAD_ID, PROMPT_LEN, STOP_ID, VOCAB_SIZE
 
@@ -54,7 +55,8 @@ def _buffer(shape: tuple, name: str, static: bool, device=None, dtype=torch.floa
 class KVCache:
     """Keys and values of every layer so far: incremental decoding, or a prompt shared by its group of answers.
 
-    One pre-allocated buffer per layer. Each call of the model writes each layer's buffer once, before reading it,
+    One pre-allocated buffer per layer (keys only for the layers that read them: a positional layer's weights ignore
+    them, so `k[i]` is None there). Each call of the model writes each layer's buffer once, before reading it,
     so the cache also works under autograd (the shared prompt of a training forward). A `static` cache (no autograd,
     alive only during one call, as in `sample`) reuses the buffers of the previous static cache of its shape: at
     most one static cache of a shape may be in use at a time, per thread.
@@ -69,7 +71,10 @@ class KVCache:
     def __init__(self, cfg: ModelConfig, batch: int, device=None, dtype=torch.float32, static: bool = False):
         shape = (batch, cfg.n_heads, cfg.block_size, cfg.d_model // cfg.n_heads)  # [B, H, T, Dh]
         self.static = static
-        self.k = [_buffer(shape, f"k{i}", static, device, dtype) for i in range(cfg.n_layers)]  # L x [B, H, T, Dh]
+        self.k = [
+            _buffer(shape, f"k{i}", static, device, dtype) if i >= cfg.positional_layers else None
+            for i in range(cfg.n_layers)
+        ]  # L x [B, H, T, Dh] (None for a positional layer)
         self.v = [_buffer(shape, f"v{i}", static, device, dtype) for i in range(cfg.n_layers)]  # L x [B, H, T, Dh]
         self.length = 0  # positions filled so far
         self.bias: list[torch.Tensor] | None = None  # L x [H, T, T] (block_size each), or None: computed per call
@@ -87,7 +92,7 @@ class KVCache:
         """A cache whose row i * repeats + j is row i of this one (j < repeats): a prompt's keys and values shared
         by its group of answers. Only the positions filled so far are copied."""
         out = copy.copy(self)
-        out.k = [self._repeat(k, repeats, f"k{i}") for i, k in enumerate(self.k)]  # L x [B * repeats, H, T, Dh]
+        out.k = [k if k is None else self._repeat(k, repeats, f"k{i}") for i, k in enumerate(self.k)]
         out.v = [self._repeat(v, repeats, f"v{i}") for i, v in enumerate(self.v)]  # L x [B * repeats, H, T, Dh]
         if self.v_t is not None:
             out.v_t = [self._repeat(v, repeats, f"v_t{i}", dim=3) for i, v in enumerate(self.v_t)]
@@ -102,14 +107,16 @@ class KVCache:
         out.view(B, repeats, *buffer.shape[1:])[filled] = buffer[:, None][filled]  # one broadcast copy
         return out
 
-    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Store the newest positions' keys and values [B, H, T, Dh]; returns all so far, [B, H, length + T, Dh]."""
-        end = self.length + k.shape[2]
-        self.k[layer][:, :, self.length : end] = k
+    def append(self, layer: int, k: torch.Tensor | None, v: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """Store the newest positions' keys (None in a positional layer) and values [B, H, T, Dh]; returns all so far,
+        [B, H, length + T, Dh]."""
+        end = self.length + v.shape[2]
+        if k is not None:
+            self.k[layer][:, :, self.length : end] = k
         self.v[layer][:, :, self.length : end] = v
         if self.v_t is not None:
             self.v_t[layer][:, :, :, self.length : end] = v.transpose(-1, -2)
-        return self.k[layer][:, :, :end], self.v[layer][:, :, :end]
+        return (None if k is None else self.k[layer][:, :, :end]), self.v[layer][:, :, :end]
 
     def values_for_bmm(self, layer: int, end: int) -> torch.Tensor:
         """The values of positions < end [B, H, end, Dh] laid out for `weights @ values` with one query: position-
@@ -143,13 +150,23 @@ class Attention(nn.Module):
         bias = self.rel_bias[:, offsets.clamp(min=0)] * self.offset_bias_scale  # [H, n_q, n_k]
         return bias.masked_fill(offsets < 0, float("-inf"))
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        """x [B, T, D] -> [B, T, D]; with a cache, x holds the T newest positions."""
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+        """q, k, v [B, H, T, Dh] from x [B, T, D]. A positional layer, whose weights ignore q and k, computes only v
+        from the value rows of the linear (q, k None): the same numbers and gradients, a third of the work."""
         B, T, D = x.shape
+        if self.positional:
+            v = F.linear(x, self.qkv.weight[2 * D :], self.qkv.bias[2 * D :])  # [B, T, D]
+            return None, None, v.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2)  # [B, H, T, Dh]
         q, k, v = (
             part.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2)  # [B, H, T, Dh]
             for part in self.qkv(x).split(D, dim=-1)
         )  # the same views as one reshape, a cheaper backward
+        return q, k, v
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """x [B, T, D] -> [B, T, D]; with a cache, x holds the T newest positions."""
+        B, T, D = x.shape
+        q, k, v = self.heads(x)  # [B, H, T, Dh] each (q, k None in a positional layer)
         start = 0
         if cache is not None:
             start = cache.length
@@ -157,7 +174,7 @@ class Attention(nn.Module):
         if cache is not None and cache.bias is not None:  # the same numbers, sliced from the table of the call
             bias = cache.bias[self.layer][:, start : start + T, : start + T]  # [H, T, start+T]
         else:
-            bias = self.position_bias(start, T, k.shape[2])  # [H, T, start+T]
+            bias = self.position_bias(start, T, v.shape[2])  # [H, T, start+T]
         if T == 1 and cache is not None:
             v = cache.values_for_bmm(self.layer, start + 1)  # [B, H, start+1, Dh]
         if self.positional:  # weights depend on the offset alone: the same "look k back" at every position
