@@ -131,6 +131,39 @@ def test_shared_prompt_training_forward_matches_the_full_forward(model, prompts,
         assert torch.allclose(a, b, atol=1e-5 * max(1.0, b.abs().max().item()))
 
 
+@pytest.mark.parametrize("group_size, n_prompts", [(8, 32), (2, 5), (3, 1)])
+def test_joined_keys_and_values_give_the_buffers_numbers_and_gradients_bit_for_bit(biased_model, group_size, n_prompts):
+    """A training forward joins its keys and values by cat (JoinedKV): the log-probs and every gradient of the same
+    forward through KVCache's buffers, bit for bit."""
+    from rlvr.model import KVCache
+
+    prompt_ids = prompt_tokens(sample_prompts(n_prompts, np.random.default_rng(group_size)))
+    rollout = sample(
+        biased_model, prompt_ids, generator=torch.Generator().manual_seed(4), samples_per_prompt=group_size
+    )
+    weights = torch.randn(rollout.responses.shape, generator=torch.Generator().manual_seed(5))  # [B, T]
+
+    def through_buffers(model, prompts, tokens, samples_per_prompt):  # hidden_after_prompts as it was written
+        cache = KVCache(model.cfg, prompts.shape[0])
+        last = model.hidden(prompts, cache)[:, -1:].repeat_interleave(samples_per_prompt, dim=0)  # [N*G, 1, D]
+        rest = model.hidden(tokens, cache.repeat_interleave(samples_per_prompt))  # [N*G, T, D]
+        return torch.cat([last, rest], dim=1)  # [N*G, 1+T, D]
+
+    results = []
+    for hidden in (type(biased_model).hidden_after_prompts, through_buffers):
+        biased_model.zero_grad(set_to_none=True)
+        prompts, tokens = rollout.prompt_ids[::group_size], rollout.responses[:, :-1]
+        logits = biased_model.logits(hidden(biased_model, prompts, tokens, group_size))  # [B, T, V]
+        logps = torch.log_softmax(logits, dim=-1).gather(2, rollout.responses[..., None]).squeeze(-1)  # [B, T]
+        (logps * weights).sum().backward()
+        results.append((logps.detach(), [p.grad.clone() for p in biased_model.parameters()]))
+    biased_model.zero_grad(set_to_none=True)
+    (joined, joined_grads), (buffers, buffer_grads) = results
+    assert torch.equal(joined, buffers)
+    for a, b in zip(joined_grads, buffer_grads):
+        assert torch.equal(a, b)
+
+
 def test_shared_prompt_forward_refuses_groups_with_different_prompts(model, prompts):
     responses = torch.randint(0, 10, (8, 5))
     with pytest.raises(ValueError, match="share one prompt"):

@@ -56,10 +56,10 @@ class KVCache:
     """Keys and values of every layer so far: incremental decoding, or a prompt shared by its group of answers.
 
     One pre-allocated buffer per layer (keys only for the layers that read them: a positional layer's weights ignore
-    them, so `k[i]` is None there). Each call of the model writes each layer's buffer once, before reading it,
-    so the cache also works under autograd (the shared prompt of a training forward). A `static` cache (no autograd,
-    alive only during one call, as in `sample`) reuses the buffers of the previous static cache of its shape: at
-    most one static cache of a shape may be in use at a time, per thread.
+    them, so `k[i]` is None there). Each call of the model writes each layer's buffer once, before reading it, so the
+    cache also works under autograd (training forwards use `JoinedKV`, the same numbers). A `static` cache (no
+    autograd, alive only during one call, as in `sample`) reuses the buffers of the previous static cache of its
+    shape: at most one static cache of a shape may be in use at a time, per thread.
 
     Two extras that `sample` switches on for its decode steps (the same numbers, less work per token):
     `bias`: each layer's attention bias for every query and key position, computed once per call instead of once per
@@ -125,6 +125,57 @@ class KVCache:
         if self.v_t is not None and end * self.v_t[layer].shape[2] < _BMM_OWN_LOOP:
             return self.v_t[layer][:, :, :, :end].transpose(-1, -2)
         return self.v[layer][:, :, :end]
+
+
+class JoinedKV:
+    """A training forward's keys and values under autograd: the prompt's, then its group's answers' joined to them by
+    one cat per layer. KVCache's numbers, but the backward slices the gradient instead of zero-filling and cloning
+    whole buffers."""
+
+    def __init__(self, cfg: ModelConfig):
+        self.k: list[torch.Tensor | None] = [None] * cfg.n_layers  # L x [B, H, length, Dh] (None: none yet / no keys)
+        self.v: list[torch.Tensor | None] = [None] * cfg.n_layers  # L x [B, H, length, Dh]
+        self.length = 0  # positions filled so far
+        self.bias = None  # computed per call
+
+    def repeat_interleave(self, repeats: int) -> JoinedKV:
+        """The cache of the group: the joins broadcast each prompt row to its `repeats` rows (`append` infers it)."""
+        return copy.copy(self)
+
+    def append(self, layer: int, k: torch.Tensor | None, v: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """KVCache.append's keys and values [B, H, length + T, Dh]."""
+        self.k[layer], self.v[layer] = _join(self.k[layer], k), _join(self.v[layer], v)
+        return self.k[layer], self.v[layer]
+
+    def values_for_bmm(self, layer: int, end: int) -> torch.Tensor:
+        """All values so far, [B, H, end, Dh]."""
+        return self.v[layer]
+
+
+def _join(past: torch.Tensor | None, new: torch.Tensor | None) -> torch.Tensor | None:
+    """past [N, H, S, Dh] then new [N * G, H, T, Dh] along the positions, row i of past before rows i*G ... i*G+G-1
+    of new: [N * G, H, S + T, Dh] (new alone, made contiguous as a buffer would hold it, when there is no past)."""
+    if new is None or past is None:
+        return None if new is None else new.contiguous()
+    N, G = past.shape[0], new.shape[0] // past.shape[0]
+    shared = _ContiguousGrad.apply(past[:, None].expand(N, G, *past.shape[1:]))  # [N, G, H, S, Dh]
+    joined = torch.cat([shared, new.view(N, G, *new.shape[1:])], dim=3)  # [N, G, H, S + T, Dh]
+    return joined.view(N * G, *joined.shape[2:])
+
+
+class _ContiguousGrad(torch.autograd.Function):
+    """Identity whose backward makes the gradient contiguous: the group sum of a shared prompt's gradient then runs
+    over the layout (and so in the order) of KVCache's broadcast copy."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        """x itself (as a view)."""
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        """The gradient, contiguous."""
+        return grad.contiguous()
 
 
 class Attention(nn.Module):
@@ -250,8 +301,14 @@ class TinyTransformer(nn.Module):
             tokens: int64 [N * G, T]; rows i*G ... i*G+G-1 continue prompt i.
         Returns:
             [N * G, 1 + T, D]: position P-1, then P ... P+T-1.
+
+        Under autograd the keys and values are joined with one cat per layer (`JoinedKV`) instead of written into
+        buffers: the numbers and gradients of the buffers, with a lighter backward.
         """
-        cache = KVCache(self.cfg, prompt_ids.shape[0], device=prompt_ids.device, static=not torch.is_grad_enabled())
+        if torch.is_grad_enabled():
+            cache = JoinedKV(self.cfg)
+        else:
+            cache = KVCache(self.cfg, prompt_ids.shape[0], device=prompt_ids.device, static=True)
         last = self.hidden(prompt_ids, cache)[:, -1:].repeat_interleave(samples_per_prompt, dim=0)  # [N*G, 1, D]
         rest = self.hidden(tokens, cache.repeat_interleave(samples_per_prompt))  # [N*G, T, D]
         return torch.cat([last, rest], dim=1)  # [N*G, 1+T, D]
