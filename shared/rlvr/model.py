@@ -140,7 +140,9 @@ class JoinedKV:
 
     def repeat_interleave(self, repeats: int) -> JoinedKV:
         """The cache of the group: the joins broadcast each prompt row to its `repeats` rows (`append` infers it)."""
-        return copy.copy(self)
+        out = copy.copy(self)
+        out.k, out.v = list(self.k), list(self.v)  # appending to the group's cache leaves this one as it is
+        return out
 
     def append(self, layer: int, k: torch.Tensor | None, v: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor]:
         """KVCache.append's keys and values [B, H, length + T, Dh]."""
