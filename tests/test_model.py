@@ -279,28 +279,6 @@ def test_sample_gives_the_plain_loops_numbers_bit_for_bit(biased_model, temperat
     assert temperature == 0 or lengths.min() < lengths.max()  # answers of several lengths: padding is exercised
 
 
-@pytest.mark.parametrize("n_prompts, group_size, temperature", [(32, 8, 1.0), (16, 4, 0.7), (64, 1, 1.0)])
-def test_dropping_done_rows_keeps_the_plain_loops_numbers_bit_for_bit(
-    biased_model, n_prompts, group_size, temperature, monkeypatch
-):
-    """Once answers say '$', sampling runs only the rows still answering: the plain loop's numbers, and the rows are
-    really dropped (never fewer than _MIN_ROWS)."""
-    from rlvr.model import _MIN_ROWS, KVCache
-
-    kept = []
-    select_rows = KVCache.select_rows
-    monkeypatch.setattr(KVCache, "select_rows", lambda cache, rows: kept.append(len(rows)) or select_rows(cache, rows))
-    prompt_ids = prompt_tokens(sample_prompts(n_prompts, np.random.default_rng(n_prompts + 1)))
-    for seed in range(3):
-        got = sample(biased_model, prompt_ids, temperature, generator=torch.Generator().manual_seed(seed),
-                     samples_per_prompt=group_size)  # fmt: skip
-        tokens, logps = plain_sample(
-            biased_model, prompt_ids, temperature, MAX_NEW_TOKENS, torch.Generator().manual_seed(seed), group_size
-        )
-        assert torch.equal(got.responses, tokens) and torch.equal(got.logps, logps)
-    assert kept and min(kept) >= _MIN_ROWS
-
-
 def test_draw_is_multinomials_own_draw():
     from rlvr.model import _draw
 

@@ -33,7 +33,6 @@ class ModelConfig:
         return asdict(self)
 
 
-_MIN_ROWS = 32  # sampling drops done rows only while this many remain: matmuls of fewer than 12 rows sum otherwise
 _BMM_OWN_LOOP = 400  # torch.bmm multiplies matrices of fewer multiply-adds (m * k * n) than this in its own loop
 _STATIC = threading.local()  # per thread, .pool: (name, shape, dtype, device) -> the buffer static caches reuse
 _MAX_STATIC_BUFFERS = 32  # a fuller pool starts over, so its memory stays bounded
@@ -106,16 +105,6 @@ class KVCache:
         out = _buffer((B * repeats,) + buffer.shape[1:], name, self.static, buffer.device, buffer.dtype)
         filled = (slice(None),) * (dim + 1) + (slice(0, self.length),)
         out.view(B, repeats, *buffer.shape[1:])[filled] = buffer[:, None][filled]  # one broadcast copy
-        return out
-
-    def select_rows(self, rows: torch.Tensor) -> KVCache:
-        """A cache of the given rows [A] only (fresh buffers, every position copied)."""
-        out = copy.copy(self)
-        out.static = False
-        out.k = [k if k is None else k.index_select(0, rows) for k in self.k]  # L x [A, H, T, Dh]
-        out.v = [v.index_select(0, rows) for v in self.v]  # L x [A, H, T, Dh]
-        if self.v_t is not None:
-            out.v_t = [v.index_select(0, rows) for v in self.v_t]  # L x [A, H, Dh, T]
         return out
 
     def append(self, layer: int, k: torch.Tensor | None, v: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor]:
@@ -389,10 +378,6 @@ def sample(
         Rollout of B = N * samples_per_prompt answers: prompt_ids [B, P]; responses, logps, response_mask [B, T],
         T <= max_new_tokens.
 
-    Once an eighth of the answers (or more) has said '$', the model runs only the rows still answering (at least
-    `_MIN_ROWS` of them, where each row's matmul sums do not depend on the row count): the same numbers, while the
-    done rows' draws, replaced by padding, still use up the same random numbers.
-
     A decode step does only what depends on the new token: the attention biases are computed once per call
     (`KVCache.bias`), the draw is multinomial's own exponential race without its input checks (`_draw`), and the
     padding after '$' and the sampled tokens' log-probs are filled in once at the end. The steps run in inference
@@ -437,30 +422,16 @@ def _decode(
         cache = cache.repeat_interleave(samples_per_prompt)
     cache.keep_values_transposed()
     tokens, logprobs = [], []  # T x [B], T x [B, V]
-    B = logits.shape[0]
-    done = torch.zeros(B, dtype=torch.bool, device=prompt_ids.device)  # [B]
-    rows, n_done = None, 0  # the rows the model still runs (None: all), how many were done when they were chosen
+    done = torch.zeros(logits.shape[0], dtype=torch.bool, device=prompt_ids.device)  # [B]
     for step in range(max_new_tokens):
         scaled = logits if temperature in (0, 1) else logits / temperature  # dividing by 1 changes no bit
         logprobs.append(torch.log_softmax(scaled, dim=-1))  # [B, V]
         tokens.append(logprobs[-1].argmax(dim=-1) if temperature == 0 else _draw(logprobs[-1].exp(), generator))
         done |= tokens[-1] == STOP_ID
-        now_done = int(done.sum())
-        if step == max_new_tokens - 1 or now_done == B:
+        if step == max_new_tokens - 1 or bool(done.all()):
             break
-        if now_done >= n_done + B // 8 and B - now_done >= _MIN_ROWS:  # an eighth of the rows more is done
-            rows, cache, n_done = *_drop_done_rows(done, rows, cache), now_done
-        if rows is None:
-            logits = model(tokens[-1][:, None], cache)[:, -1]  # [B, V]
-        else:  # the done rows keep their last logits: what they draw is replaced by padding
-            logits = logits.index_copy(0, rows, model(tokens[-1][rows, None], cache)[:, -1])  # [B, V]
+        logits = model(tokens[-1][:, None], cache)[:, -1]  # [B, V]
     return tokens, logprobs
-
-
-def _drop_done_rows(done: torch.Tensor, rows: torch.Tensor | None, cache: KVCache) -> tuple[torch.Tensor, KVCache]:
-    """The rows still answering [A] (of done [B]) and a cache of theirs only (cache holds `rows`, or all B)."""
-    keep = (~done).nonzero().squeeze(1)  # [A]
-    return keep, cache.select_rows(keep if rows is None else torch.searchsorted(rows, keep))
 
 
 def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
