@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 import torch
 
+import rlvr.sft
 from rlvr import cache
 from rlvr.cache import shipped_path
 from rlvr.evaluate import evaluate
@@ -82,8 +83,10 @@ def _shipped(cfg: SFTConfig) -> dict:
 def test_the_default_warm_up_is_shipped_and_loads_with_an_empty_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     assert SFTConfig() in SHIPPED_WARM_UPS
-    warm = warm_up()
-    assert warm.from_cache and warm.seconds < 5 and len(warm.losses) == SFTConfig().steps
+    with monkeypatch.context() as m:
+        m.setattr(rlvr.sft, "train_sft", lambda *a, **k: pytest.fail("the shipped warm-up was retrained"))
+        warm = warm_up()
+    assert warm.from_cache and warm.shipped and len(warm.losses) == SFTConfig().steps
     shipped = _shipped(SFTConfig())["payload"]["state_dict"]
     assert all(torch.equal(shipped[k], v) for k, v in warm.model.state_dict().items())
     assert not list(tmp_path.iterdir())  # read from the package, nothing written
