@@ -7,7 +7,6 @@ import torch
 
 import rlvr.sft
 from rlvr import cache
-from rlvr.cache import shipped_path
 from rlvr.evaluate import evaluate
 from rlvr.model import TinyTransformer
 from rlvr.sft import SHIPPED_WARM_UPS, SFTConfig, lr_at, machine_fingerprint, train_sft, warm_up, where_from
@@ -75,8 +74,8 @@ def test_warm_up_shows_a_progress_bar_only_while_training(monkeypatch, tmp_path,
 
 def _shipped(cfg: SFTConfig) -> dict:
     """The checkpoint of cfg shipped with the package (fails if there is none)."""
-    path = shipped_path("sft", cfg.to_dict())
-    assert path is not None, f"no shipped warm-up for {cfg}: run rlvr.sft.write_shipped_warm_ups()"
+    path = cache.cache_path("sft", cfg.to_dict(), cache.SHIPPED_DIR)
+    assert path.exists(), f"no shipped warm-up for {cfg}: run rlvr.sft.write_shipped_warm_ups()"
     return torch.load(path, map_location="cpu", weights_only=True)
 
 

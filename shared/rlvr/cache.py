@@ -61,28 +61,32 @@ def try_load(path: Path, kind: str, config: dict, log: Callable[[str], None] = p
     return obj
 
 
-def shipped_path(kind: str, config: dict) -> Path | None:
-    """The checkpoint of this config shipped with the package, or None."""
-    path = cache_path(kind, config, SHIPPED_DIR)
-    return path if path.exists() else None
+def candidates(kind: str, config: dict, folder: Path | None = None) -> list[Path]:
+    """Where this config's checkpoint may be, in the order `load_or_create` reads them: `folder` (the checkpoint
+    cache by default), then, for the default folder only, the package's shipped checkpoints."""
+    return [cache_path(kind, config, folder)] + ([cache_path(kind, config, SHIPPED_DIR)] if folder is None else [])
+
+
+def source(kind: str, config: dict) -> Path | None:
+    """The file `load_or_create` would read for this config (the first candidate that exists), or None."""
+    return next((path for path in candidates(kind, config) if path.exists()), None)
 
 
 def is_cached(kind: str, config: dict) -> bool:
     """True if this config loads without training: in the checkpoint cache or shipped with the package."""
-    return cache_path(kind, config).exists() or shipped_path(kind, config) is not None
+    return source(kind, config) is not None
 
 
 def load_or_create(
     kind: str, config: dict, create: Callable[[], dict], folder: Path | None = None, log: Callable[[str], None] = print
 ) -> tuple[dict, bool]:
     """Return (payload, loaded_from_cache); `create()` builds the payload (tensors, numbers, strings) when needed.
-    Looks in `folder` (the checkpoint cache by default), then, for the default folder, among the shipped checkpoints."""
-    path = cache_path(kind, config, folder)
-    obj = try_load(path, kind, config, log)
-    if obj is None and folder is None and shipped_path(kind, config) is not None:
-        obj = try_load(shipped_path(kind, config), kind, config, log)
-    if obj is not None:
-        return obj["payload"], True
+    Reads the first of `candidates` that loads; a new payload is written to the first."""
+    for path in candidates(kind, config, folder):
+        obj = try_load(path, kind, config, log)
+        if obj is not None:
+            return obj["payload"], True
     payload = create()
-    save_atomic({"kind": kind, "config": json.loads(json.dumps(config, default=str)), "payload": payload}, path)
+    checkpoint = {"kind": kind, "config": json.loads(json.dumps(config, default=str)), "payload": payload}
+    save_atomic(checkpoint, cache_path(kind, config, folder))
     return payload, False

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .cache import SHIPPED_DIR, cache_path, load_or_create, save_atomic, shipped_path
+from .cache import SHIPPED_DIR, cache_path, load_or_create, save_atomic, source
 from .config import pick
 from .evaluate import evaluate
 from .model import ModelConfig, TinyTransformer, response_logps
@@ -169,7 +169,7 @@ def warm_up(
                 bar.close()
         return {"state_dict": model.state_dict(), "losses": losses}
 
-    shipped = use_cache and not cache_path("sft", cfg.to_dict()).exists() and shipped_path("sft", cfg.to_dict())
+    found = source("sft", cfg.to_dict()) if use_cache else None  # what load_or_create will read, if anything
     if use_cache:
         payload, from_cache = load_or_create("sft", cfg.to_dict(), create)
     else:
@@ -177,8 +177,8 @@ def warm_up(
     model = TinyTransformer(cfg.model)
     model.load_state_dict(payload["state_dict"])
     model.eval()
-    seconds = time.perf_counter() - start
-    return WarmUp(model, cfg, list(payload["losses"]), from_cache, seconds, shipped=bool(shipped and from_cache))
+    shipped = from_cache and found is not None and found.parent == SHIPPED_DIR
+    return WarmUp(model, cfg, list(payload["losses"]), from_cache, time.perf_counter() - start, shipped=shipped)
 
 
 def where_from(warm: WarmUp) -> str:
