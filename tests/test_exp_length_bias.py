@@ -101,8 +101,8 @@ def test_one_training_step_is_sgd_on_the_package_loss(loss):
     p, G, n_runs, per_step, cap, lr, seed = 0.4, 4, 3, 8, 6, 0.7, 5
     run = lb.train_toy(
         loss,
-        p,
-        G,
+        p_correct=p,
+        group_size=G,
         steps=1,
         n_runs=n_runs,
         lr=lr,

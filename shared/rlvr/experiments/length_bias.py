@@ -161,44 +161,9 @@ class ToyRun:
         return self.p_correct * lengths[..., 0] + (1 - self.p_correct) * lengths[..., 1]
 
 
-def train_toy(
-    loss: str = "grpo",
-    p_correct: float = P_CORRECT,
-    group_size: int = GROUP_SIZE,
-    steps: int = STEPS,
-    n_runs: int = N_RUNS,
-    lr: float | None = None,
-    answers_per_step: int = ANSWERS_PER_STEP,
-    cap: int = L_CAP,
-    init_logit: float = INIT_LOGIT,
-    length_reward_weight: float = 0.0,
-    length_reward_start: int = 0,
-    seed: int = 0,
-    optimizer: str = OPTIMIZER,
-) -> ToyRun:
-    """Train the two continue logits of `n_runs` toy models on the GRPO or the Dr. GRPO loss.
-
-    Each step every run samples answers_per_step // group_size groups of G answers: correct with probability
-    p_correct (not controlled by the model), then k thinking tokens from that path's capped geometric. Reward:
-    1 if correct, plus length_reward_weight * Kimi's length reward from step length_reward_start on.
-    The gradient is the closed form of the loss's gradient (the tests check it against autograd).
-    Returns the logits after every step.
-    """
-    return train_toys(
-        (loss,),
-        p_correct,
-        group_size,
-        steps,
-        n_runs,
-        lr,
-        answers_per_step,
-        cap,
-        init_logit,
-        length_reward_weight,
-        length_reward_start,
-        seed,
-        optimizer,
-    )[loss]
+def train_toy(loss: str = "grpo", **settings) -> ToyRun:
+    """`train_toys` for one loss (`settings`: its keyword arguments): the logits after every step."""
+    return train_toys((loss,), **settings)[loss]
 
 
 def train_toys(
@@ -216,9 +181,15 @@ def train_toys(
     seed: int = 0,
     optimizer: str = OPTIMIZER,
 ) -> dict:
-    """`train_toy` for several losses at once, on the same random numbers (same outcomes and uniforms).
+    """Train the two continue logits of `n_runs` toy models on each loss of `losses` (GRPO, Dr. GRPO), all on the
+    same random numbers (same outcomes and uniforms).
 
-    Returns {loss: ToyRun}. Arrays carry a leading loss axis: [L, N, P, G] = losses, runs, groups, answers.
+    Each step every run samples answers_per_step // group_size groups of G answers: correct with probability
+    p_correct (not controlled by the model), then k thinking tokens from that path's capped geometric. Reward:
+    1 if correct, plus length_reward_weight * Kimi's length reward from step length_reward_start on.
+    The gradient is the closed form of the loss's gradient (the tests check it against autograd).
+    Returns {loss: ToyRun} with the logits after every step. Arrays carry a leading loss axis: [L, N, P, G] =
+    losses, runs, groups, answers.
     """
     for loss in losses:
         if loss not in LOSSES:
