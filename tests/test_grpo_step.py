@@ -13,7 +13,7 @@ from rlvr.checks import Outcome
 from rlvr.checks import nb03 as checks
 from rlvr.config import STRICT_ENV
 from rlvr.grpo_step import StepError, grpo_step, identical_steps, train_with_step
-from rlvr.model import response_logps, sample
+from rlvr.model import response_logps, sample, update_logps
 from rlvr.train import RLConfig, train_rl
 
 from notebook_code import solution_functions
@@ -29,7 +29,14 @@ def normal_mode(monkeypatch):
 
 def solution_step():
     """`my_grpo_step` as written in the solution notebook (executed from its source)."""
-    namespace = {"np": np, "torch": torch, "task": task, "sample": sample, "response_logps": response_logps}
+    namespace = {
+        "np": np,
+        "torch": torch,
+        "task": task,
+        "sample": sample,
+        "response_logps": response_logps,
+        "update_logps": update_logps,
+    }
     return solution_functions("03_grpo.ipynb", "def my_grpo_step", namespace)["my_grpo_step"]
 
 

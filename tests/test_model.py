@@ -218,33 +218,21 @@ def test_same_seed_same_initial_weights():
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
-# ---------------------------------------------------------------- the decode step's tricks change no bit (issue 22)
-def plain_sample(model, prompt_ids, temperature, max_new_tokens, generator, samples_per_prompt):
-    """`sample` as it was written before its speed-ups: a fresh cache, the bias per step, multinomial, padding as it
-    goes. Every trick must give these numbers bit for bit."""
+# ---------------------------------------------------------------- the decode step's tricks (issue 22)
+def plain_scores(model, prompt_ids, tokens, temperature, samples_per_prompt):
+    """The log-probs `sample` draws each token from, as a loop without its speed-ups computes them (a fresh cache,
+    the bias per step, the values of every layer row-major), teacher-forced on `tokens` [B, T]: [B, T, V]."""
     from rlvr.model import KVCache
 
     cache = KVCache(model.cfg, prompt_ids.shape[0])
-    logits = model(prompt_ids, cache)[:, -1]  # [N, V]
-    prompt_ids = prompt_ids.repeat_interleave(samples_per_prompt, dim=0)  # [B, P]
-    logits = logits.repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
+    logits = model(prompt_ids, cache)[:, -1].repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
     cache = cache.repeat_interleave(samples_per_prompt)
-    done = torch.zeros(prompt_ids.shape[0], dtype=torch.bool)  # [B]
-    tokens, logps = [], []
-    for step in range(max_new_tokens):
-        logprobs = torch.log_softmax(logits if temperature == 0 else logits / temperature, dim=-1)  # [B, V]
-        tok = (
-            logprobs.argmax(dim=-1)
-            if temperature == 0
-            else torch.multinomial(logprobs.exp(), 1, generator=generator).squeeze(1)
-        )  # [B]
-        tokens.append(torch.where(done, PAD_ID, tok))
-        logps.append(torch.where(done, 0.0, logprobs.gather(1, tok[:, None]).squeeze(1)))
-        done = done | (tok == STOP_ID)
-        if bool(done.all()) or step == max_new_tokens - 1:
-            break
-        logits = model(tokens[-1][:, None], cache)[:, -1]
-    return torch.stack(tokens, dim=1), torch.stack(logps, dim=1)
+    logprobs = []
+    for step in range(tokens.shape[1]):
+        logprobs.append(torch.log_softmax(logits if temperature in (0, 1) else logits / temperature, dim=-1))
+        if step < tokens.shape[1] - 1:
+            logits = model(tokens[:, step : step + 1], cache)[:, -1]  # [B, V]
+    return torch.stack(logprobs, dim=1)  # [B, T, V]
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +247,11 @@ def biased_model():
 
 @pytest.mark.parametrize("temperature", [1.0, 0.0, 0.7])
 @pytest.mark.parametrize("n_prompts, group_size", [(32, 8), (7, 1), (3, 4)])
-def test_sample_gives_the_plain_loops_numbers_bit_for_bit(biased_model, temperature, n_prompts, group_size):
+def test_sample_draws_each_token_as_the_plain_loop_would(biased_model, temperature, n_prompts, group_size):
+    """Teacher-forced on what `sample` drew, a plain loop gives the same log-probs (to float rounding: the positional
+    layer sums in another order), and each token is the argmax of those log-probs plus the call's Gumbel noise."""
+    from rlvr.model import gumbel_noise
+
     prompt_ids = prompt_tokens(sample_prompts(n_prompts, np.random.default_rng(n_prompts)))
     for seed in range(3):
         got = sample(
@@ -269,25 +261,52 @@ def test_sample_gives_the_plain_loops_numbers_bit_for_bit(biased_model, temperat
             generator=torch.Generator().manual_seed(seed),
             samples_per_prompt=group_size,
         )
-        tokens, logps = plain_sample(
-            biased_model, prompt_ids, temperature, MAX_NEW_TOKENS, torch.Generator().manual_seed(seed), group_size
-        )
-        assert torch.equal(got.responses, tokens)
-        assert torch.equal(got.logps, logps)
-        assert torch.equal(got.response_mask, response_mask(tokens))
+        tokens = got.responses.masked_fill(~got.response_mask, STOP_ID)  # [B, T] what was fed back at each step
+        logprobs = plain_scores(biased_model, prompt_ids, tokens, temperature, group_size)  # [B, T, V]
+        mask = got.response_mask
+        want = logprobs.gather(2, tokens[..., None]).squeeze(-1)  # [B, T]
+        assert torch.allclose(got.logps[mask], want[mask], atol=1e-5)
+        assert torch.all(got.logps[~mask] == 0) and torch.all(got.responses[~mask] == PAD_ID)
+        noise = gumbel_noise((MAX_NEW_TOKENS, *logprobs[:, 0].shape), torch.Generator().manual_seed(seed))
+        scores = logprobs if temperature == 0 else logprobs + noise[: tokens.shape[1]].transpose(0, 1)  # [B, T, V]
+        chosen = scores.gather(2, tokens[..., None]).squeeze(-1)  # [B, T]
+        assert torch.all((scores.max(dim=-1).values - chosen)[mask] <= 1e-4)  # the best, or tied with it
+        assert torch.equal(mask, response_mask(got.responses.masked_fill(~mask, STOP_ID)))
     lengths = got.response_mask.sum(1)
     assert temperature == 0 or lengths.min() < lengths.max()  # answers of several lengths: padding is exercised
 
 
-def test_draw_is_multinomials_own_draw():
-    from rlvr.model import _draw
+def test_gumbel_max_draws_tokens_with_their_probabilities():
+    """argmax(log p + Gumbel noise) is a draw from p (the Gumbel-max trick): frequencies within 5 standard errors."""
+    from rlvr.model import gumbel_noise
 
-    for seed in range(20):
-        probs = torch.softmax(3 * torch.randn(64, VOCAB_SIZE, generator=torch.Generator().manual_seed(seed)), -1)
-        mine, theirs = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
-        for _ in range(3):
-            assert torch.equal(_draw(probs, mine), torch.multinomial(probs, 1, generator=theirs).squeeze(1))
-        assert torch.equal(mine.get_state(), theirs.get_state())  # the same random numbers used up
+    n = 200_000
+    for seed in range(3):
+        logprobs = torch.log_softmax(2 * torch.randn(VOCAB_SIZE, generator=torch.Generator().manual_seed(seed)), -1)
+        draws = (logprobs + gumbel_noise((n, VOCAB_SIZE), torch.Generator().manual_seed(seed))).argmax(-1)  # [n]
+        freq = torch.bincount(draws, minlength=VOCAB_SIZE).double() / n
+        p = logprobs.double().exp()
+        assert torch.all((freq - p).abs() <= 5 * (p * (1 - p) / n).sqrt() + 1e-12), (freq, p)
+
+
+def test_gumbel_noise_is_finite_and_never_draws_an_impossible_token(monkeypatch):
+    from rlvr.model import gumbel_noise
+
+    monkeypatch.setattr(torch, "rand", lambda shape, generator=None: torch.zeros(shape))  # U = 0, the worst case
+    noise = gumbel_noise((4, VOCAB_SIZE), None)
+    assert torch.isfinite(noise).all()
+    logprobs = torch.full((4, VOCAB_SIZE), float("-inf"))
+    logprobs[:, 3] = 0.0  # only token 3 is possible
+    assert torch.all((logprobs + noise).argmax(-1) == 3)
+
+
+def test_sampling_draws_the_noise_once_per_call(biased_model, prompts):
+    """Two calls from one generator use up exactly one uniform per (step, answer, token) each."""
+    gen, ref = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
+    for _ in range(2):
+        sample(biased_model, prompts[:3], generator=gen, samples_per_prompt=4)
+        torch.rand((MAX_NEW_TOKENS, 12, VOCAB_SIZE), generator=ref)
+    assert torch.equal(gen.get_state(), ref.get_state())
 
 
 def test_bias_table_rows_equal_the_bias_of_each_step(biased_model):
@@ -298,25 +317,43 @@ def test_bias_table_rows_equal_the_bias_of_each_step(biased_model):
             assert torch.equal(table[:, start : start + 1, : start + 1], block.attn.position_bias(start, 1, start + 1))
 
 
-def test_position_fastest_values_give_the_same_products_at_every_length():
+def test_decoding_values_give_the_products_of_the_row_major_ones_at_every_length():
+    """start_decoding: a content layer's position-fastest values give the row-major products bit for bit; a
+    positional layer's head-major step gives softmax(bias) @ values to float rounding."""
     from rlvr.model import KVCache
 
     torch.manual_seed(0)
     cfg = ModelConfig()
+    H, Dh, T = cfg.n_heads, cfg.d_model // cfg.n_heads, cfg.block_size
     cache = KVCache(cfg, batch=256)
     for v in cache.v:
         v.normal_()
-    cache.length = cfg.block_size
-    cache.keep_values_transposed()
-    for end in range(1, cfg.block_size + 1):
-        weights = torch.softmax(torch.randn(256, cfg.n_heads, 1, end), dim=-1)  # [B, H, 1, end]
-        shared = torch.softmax(torch.randn(cfg.n_heads, 1, end), dim=-1)  # [H, 1, end], as in the positional layer
-        for layer in range(cfg.n_layers):
-            row_major = cache.v[layer][:, :, :end]
-            fast = cache.values_for_bmm(layer, end)
-            assert torch.equal(fast, row_major)
-            assert torch.equal(weights @ fast, weights @ row_major), end
-            assert torch.equal(shared @ fast, shared @ row_major), end
+    cache.bias = [torch.randn(H, T, T).masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))] * cfg.n_layers
+    cache.length = T - 1
+    cache.start_decoding()
+    assert cache.v_t[0] is None and cache.v_h[1] is None  # layer 0 attends by position only, layer 1 by content
+    for end in range(1, T + 1):
+        weights = torch.softmax(torch.randn(256, H, 1, end), dim=-1)  # [B, H, 1, end]
+        row_major = cache.v[1][:, :, :end]
+        fast = cache.values_for_bmm(1, end)
+        assert torch.equal(fast, row_major)
+        assert torch.equal(weights @ fast, weights @ row_major), end
+    v0 = cache.v[0].clone()  # [B, H, T, Dh]
+    cache.length = T - 1
+    out = cache.positional_step(0, v0[:, :, T - 1 :])  # [B, 1, H * Dh]
+    want = torch.softmax(cache.bias[0][:, T - 1 :], dim=-1) @ v0  # [B, H, 1, Dh]
+    assert torch.allclose(out, want.transpose(1, 2).reshape(256, 1, H * Dh), atol=1e-6)
+
+
+def test_a_cache_repeats_its_rows_only_before_decoding_starts():
+    from rlvr.model import KVCache
+
+    cfg = ModelConfig()
+    cache = KVCache(cfg, batch=2)
+    cache.bias = [torch.zeros(cfg.n_heads, cfg.block_size, cfg.block_size)] * cfg.n_layers
+    cache.start_decoding()
+    with pytest.raises(ValueError, match="before start_decoding"):
+        cache.repeat_interleave(2)
 
 
 def test_static_cache_reuses_its_buffers_and_a_plain_one_does_not():
@@ -390,3 +427,78 @@ def test_positional_layer_values_alone_are_the_full_linears_bit_for_bit(B, T, th
     assert torch.equal(v_alone, v_full)
     for a, b in zip(grads_alone, grads_full):
         assert torch.equal(a, b) and torch.equal(a.signbit(), b.signbit())  # zeros of q's and k's rows included
+
+
+# ---------------------------------------------------------------- update_logps: only the groups the loss learns from
+def _grpo_loss(logps, rollout, advantages):
+    """The package's GRPO loss for one update (ratio 1 in value)."""
+    from rlvr.objectives import aggregate_loss, ppo_clip_loss
+
+    per_token, _ = ppo_clip_loss(logps, logps.detach(), advantages)
+    return aggregate_loss(per_token, rollout.response_mask, "seq_mean_token_mean")
+
+
+@pytest.fixture(scope="module")
+def grouped(biased_model, prompts):
+    """A rollout of 6 groups of 4 and advantages that are 0 on groups 1, 2 and 4."""
+    rollout = sample(biased_model, prompts[:6], generator=torch.Generator().manual_seed(3), samples_per_prompt=4)
+    advantages = torch.randn(24, generator=torch.Generator().manual_seed(0))
+    advantages.view(6, 4)[[1, 2, 4]] = 0.0
+    return rollout, advantages
+
+
+def test_update_logps_runs_only_groups_with_an_advantage(biased_model, grouped, monkeypatch):
+    import rlvr.model as m
+
+    rollout, advantages = grouped
+    seen = []
+    real = m.response_logps
+    monkeypatch.setattr(m, "response_logps", lambda *a, **k: seen.append(a[1].shape[0]) or real(*a, **k))
+    logps = m.update_logps(biased_model, rollout, advantages, 4)
+    assert seen == [12]  # groups 0, 3, 5
+    full = real(biased_model, rollout.prompt_ids, rollout.responses, samples_per_prompt=4)
+    rows = (advantages.view(6, 4) != 0).any(1).repeat_interleave(4)
+    assert torch.allclose(logps[rows], full[rows], atol=1e-6)
+    assert torch.equal(logps[~rows], rollout.logps[~rows])
+    assert logps.requires_grad
+
+
+def test_update_logps_gives_the_gradient_of_every_row(biased_model, grouped):
+    """Skipping the all-0 groups changes the loss and its gradient by float rounding only."""
+    from rlvr.model import update_logps
+
+    rollout, advantages = grouped
+    grads = []
+    for every_row in (False, True):
+        biased_model.zero_grad(set_to_none=True)
+        loss = _grpo_loss(update_logps(biased_model, rollout, advantages, 4, every_row), rollout, advantages)
+        loss.backward()
+        grads.append((loss.item(), torch.cat([p.grad.reshape(-1) for p in biased_model.parameters()])))
+    biased_model.zero_grad(set_to_none=True)
+    (skip_loss, skip_grad), (full_loss, full_grad) = grads
+    assert skip_loss == pytest.approx(full_loss, rel=1e-6, abs=1e-9)
+    assert float((skip_grad - full_grad).norm()) <= 1e-5 * float(full_grad.norm())
+    assert float(full_grad.norm()) > 0
+
+
+def test_update_logps_keeps_a_graph_when_every_advantage_is_zero(biased_model, grouped):
+    from rlvr.model import update_logps
+
+    rollout, _ = grouped
+    zeros = torch.zeros(24)
+    loss = _grpo_loss(update_logps(biased_model, rollout, zeros, 4), rollout, zeros)
+    loss.backward()  # the optimizer still gets (zero) gradients and takes its step, as with every row
+    assert all(p.grad is not None and torch.all(p.grad == 0) for p in biased_model.parameters())
+    biased_model.zero_grad(set_to_none=True)
+
+
+def test_update_logps_refuses_advantages_of_the_wrong_shape_in_one_line(biased_model, grouped):
+    from rlvr.model import update_logps
+
+    rollout, advantages = grouped
+    with pytest.raises(ValueError, match=r"shape \(24,\)") as err:
+        update_logps(biased_model, rollout, advantages[:, None].expand(24, 3), 4)
+    assert "\n" not in str(err.value)
+    nan = advantages.clone()
+    nan[4] = float("nan")  # a NaN is not 0: its group runs, so the NaN reaches the loss for the checks to name
+    assert update_logps(biased_model, rollout, nan, 4).requires_grad

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .evaluate import answer_metrics
-from .model import TinyTransformer, response_logps, sample
+from .model import TinyTransformer, response_logps, sample, update_logps
 from .objectives import aggregate_loss, all_same_fraction, grpo_advantages, kl_k3, ppo_clip_loss
 from .task import MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 from .train import OnStep, RLConfig, RunResult, warm_start
@@ -59,7 +59,7 @@ def grpo_step(
     )  # B = P x G answers, rows i*G ... i*G+G-1 for prompt i
     rewards = score_batch(group_prompts(prompts, group_size), rollout.responses)["reward"]  # [B]
     advantages = grpo_advantages(rewards, group_size, eps)  # [B]
-    logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)  # [B, T]
+    logps = update_logps(policy, rollout, advantages, group_size, every_row=beta > 0)  # [B, T]
     per_token, _clipped = ppo_clip_loss(logps, logps.detach(), advantages, clip_eps)  # [B, T]
     if beta > 0:
         with torch.no_grad():

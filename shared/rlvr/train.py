@@ -16,7 +16,7 @@ import torch
 
 from .cache import load_or_create
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
-from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample
+from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample, update_logps
 from .objectives import (
     aggregate_loss,
     all_same_fraction,
@@ -316,10 +316,9 @@ class Trainer:
         self.hooks.after_advantages(batch)
         rollout = batch.rollout
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
+        every_row = cfg.algo not in ADVANTAGE_OF or cfg.beta > 0 or cfg.epochs > 1  # else all-0 groups add nothing
         for _epoch in range(cfg.epochs):
-            logps = response_logps(
-                self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size
-            )  # [B, T], each prompt run once per group
+            logps = update_logps(self.policy, rollout, batch.advantages, cfg.group_size, every_row)  # [B, T]
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
                 old_logps = logps.detach()
             self.hooks.before_update(batch, logps, old_logps)

@@ -218,7 +218,7 @@ STEP_HINT = (
     "samples_per_prompt=group_size)`: rows i*G ... i*G+G-1 answer prompt i.\n"
     "2. `task.score_batch(torch.as_tensor(np.repeat(prompts, group_size, axis=0)), rollout.responses)['reward']`.\n"
     "3. `r = rewards.view(-1, group_size)`; (r - row mean) / (row population std + eps), flattened to [B].\n"
-    "4. `logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)`; "
+    "4. `logps = update_logps(policy, rollout, advantages, group_size, every_row=beta > 0)` (given in the cell); "
     "ratio = exp(logps - logps.detach()); per-token loss -min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A); "
     "each answer's mean over its real tokens (`rollout.response_mask`), then the mean over answers.\n"
     "5. `optimizer.zero_grad()`, `loss.backward()`, `optimizer.step()`; return the dict."
