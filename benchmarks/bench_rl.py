@@ -22,7 +22,7 @@ import torch
 from rlvr.model import sample
 from rlvr.sft import SFTConfig, warm_up
 from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN, prompt_tokens, sample_prompts
-from rlvr.train import RLConfig, train_rl
+from rlvr.train import RLConfig, train_rl, trains_every_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop  # noqa: E402  (the yardstick, next to this file)
@@ -74,13 +74,14 @@ def decode_step_ms(model, answers: int, repeats: int = 30) -> float:
 
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
     """Approximate FLOPs of a run: 2 * params per sampled token, 6 * params per trained token (in both, each prompt
-    runs once and its group shares it)."""
+    runs once and its group shares it; an update that skips the all-equal groups trains only the others)."""
     params = model.num_parameters()
     answers = cfg.prompts_per_step * cfg.group_size
     flops = 0.0
     for h in history:
         sampled = cfg.prompts_per_step * PROMPT_LEN + answers * h["mean_length"]  # one prefill per prompt + decoding
-        trained = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * cfg.epochs
+        trained_share = 1.0 if trains_every_answer(cfg) else max(1 - h["all_same_group_fraction"], 1 / cfg.prompts_per_step)
+        trained = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * trained_share * cfg.epochs
         flops += 2 * params * sampled + 6 * params * trained
     return flops
 

@@ -42,7 +42,7 @@ AGGREGATION_OF = {
     "ppo": "token_mean",
 }
 OnStep = Callable[[int, int, list], None]
-CACHE_KIND = "rl-v3"  # bump when the numbers of a run change (v3: the key holds the warm-up's config)
+CACHE_KIND = "rl-v4"  # bump when the numbers of a run change (v4: Gumbel-max draws, all-0 groups skipped)
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,12 @@ class RunResult:
 def history_curve(history: list[dict], key: str) -> np.ndarray:
     """One metric of a run's per-step history against step (NaN where a step lacks it). [steps]"""
     return np.array([h.get(key, np.nan) for h in history], dtype=float)
+
+
+def trains_every_answer(cfg: RLConfig) -> bool:
+    """Whether an update runs every answer through the model. If not (group advantages, one update per batch, no KL
+    term), it runs only the groups whose advantages are not all 0: the others add exactly 0 (`update_logps`)."""
+    return cfg.algo not in ADVANTAGE_OF or cfg.beta > 0 or cfg.epochs > 1
 
 
 def _adam(params, lr: float) -> torch.optim.Adam:
@@ -316,7 +322,7 @@ class Trainer:
         self.hooks.after_advantages(batch)
         rollout = batch.rollout
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
-        every_row = cfg.algo not in ADVANTAGE_OF or cfg.beta > 0 or cfg.epochs > 1  # else all-0 groups add nothing
+        every_row = trains_every_answer(cfg)
         for _epoch in range(cfg.epochs):
             logps = update_logps(self.policy, rollout, batch.advantages, cfg.group_size, every_row)  # [B, T]
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs

@@ -34,7 +34,7 @@ SMOOTH = 5  # centred moving average (steps) before reading off a crossing
 ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
 FIGURE_STEPS = SIZES["race_figure_steps"][0]  # the lecture's statements are about the early race
 SECTION = "3"
-CACHE_KIND = "race-v4"  # bump when the recorded diagnostics or the numbers of a run change (v4: warm-up in the key)
+CACHE_KIND = "race-v5"  # bump when the recorded diagnostics or the numbers of a run change (v5: Gumbel-max draws)
 NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
 
 RACE = {  # label -> RLConfig fields; epochs_per_batch None = the algorithm's default (8 for PPO, 1 for GRPO)
