@@ -80,7 +80,9 @@ def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
     flops = 0.0
     for h in history:
         sampled = cfg.prompts_per_step * PROMPT_LEN + answers * h["mean_length"]  # one prefill per prompt + decoding
-        trained_share = 1.0 if trains_every_answer(cfg) else max(1 - h["all_same_group_fraction"], 1 / cfg.prompts_per_step)
+        trained_share = (
+            1.0 if trains_every_answer(cfg) else max(1 - h["all_same_group_fraction"], 1 / cfg.prompts_per_step)
+        )
         trained = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * trained_share * cfg.epochs
         flops += 2 * params * sampled + 6 * params * trained
     return flops

@@ -499,6 +499,8 @@ def test_update_logps_refuses_advantages_of_the_wrong_shape_in_one_line(biased_m
     with pytest.raises(ValueError, match=r"shape \(24,\)") as err:
         update_logps(biased_model, rollout, advantages[:, None].expand(24, 3), 4)
     assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="must be a tensor of shape"):
+        update_logps(biased_model, rollout, advantages.numpy(), 4)
     nan = advantages.clone()
     nan[4] = float("nan")  # a NaN is not 0: its group runs, so the NaN reaches the loss for the checks to name
     assert update_logps(biased_model, rollout, nan, 4).requires_grad

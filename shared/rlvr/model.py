@@ -545,12 +545,12 @@ def update_logps(
     B = rollout.responses.shape[0]
     if every_row:
         return response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
-    if tuple(advantages.shape) != (B,) or B % group_size:
+    if not isinstance(advantages, torch.Tensor) or tuple(advantages.shape) != (B,) or B % group_size:
+        got = tuple(advantages.shape) if isinstance(advantages, torch.Tensor) else type(advantages).__name__
         raise ValueError(
-            f"advantages must have shape ({B},), one per answer in groups of {group_size}; "
-            f"got {tuple(advantages.shape)}"
+            f"advantages must be a tensor of shape ({B},), one per answer in groups of {group_size}; got {got}"
         )
-    groups = (advantages.view(-1, group_size) != 0).any(dim=1)  # [P]; NaN counts as not 0
+    groups = (advantages.reshape(-1, group_size) != 0).any(dim=1)  # [P]; NaN counts as not 0
     if bool(groups.all()):
         return response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
     if not groups.any():
