@@ -80,3 +80,15 @@ def test_table_values_carry_their_unit_in_the_right_number():
     assert fmt(1, "tokens") == "1 token"
     assert fmt(0, "tokens") == "0 tokens" and fmt(29.6, "tokens") == "29.6 tokens"
     assert fmt(0.5, "%") == "50.0%" and fmt(1.5, "x") == "1.5x" and fmt(None) == "—"
+
+
+def test_a_value_just_outside_its_band_never_prints_as_its_edge():
+    from rlvr.experiments.common import Row, band_text, measured_text
+
+    outside = Row(section="5.1", figure="accuracy", lecture="19%", measured=0.23504, band=(0.145, 0.235), unit="%")
+    assert not outside.agrees
+    assert measured_text(outside) == "23.504%" and band_text(outside) == "[14.500%, 23.500%]"
+    on_edge = Row(section="5.1", figure="accuracy", lecture="19%", measured=0.235, band=(0.145, 0.235), unit="%")
+    assert on_edge.agrees and measured_text(on_edge) == "23.5%" and band_text(on_edge) == "[14.5%, 23.5%]"
+    plain = Row(section="2.3", figure="KL", lecture="1.36", measured=1.4501, band=(1.27, 1.45), spread=0.02)
+    assert measured_text(plain) == "1.4501 ± 0.02" and band_text(plain) == "[1.27, 1.45]"

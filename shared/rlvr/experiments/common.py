@@ -193,8 +193,9 @@ def signed(value: float, decimals: int = 2) -> str:
     return "0" if rounded == 0 else f"{rounded:+.{decimals}f}"
 
 
-def fmt(value, unit: str = "") -> str:
-    """A value for a table: percentages from fractions, 3 significant digits otherwise."""
+def fmt(value, unit: str = "", extra_digits: int = 0) -> str:
+    """A value for a table: percentages from fractions (one decimal), 3 significant digits otherwise (plus
+    extra_digits in both)."""
     if value is None:
         return "—"
     if isinstance(value, str):
@@ -204,8 +205,8 @@ def fmt(value, unit: str = "") -> str:
     if not math.isfinite(value):
         return "nan"
     if unit == "%":
-        return f"{100 * value:.1f}%"
-    text = f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+        return f"{100 * value:.{1 + extra_digits}f}%"
+    text = f"{value:.{3 + extra_digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
     if unit == "tokens" and text == "1":
         unit = "token"
     return f"{text} {unit}".strip() if unit not in ("", "x") else text + unit
@@ -218,7 +219,25 @@ def verdict(row: Row) -> str:
 
 def band_text(row: Row) -> str:
     """The tolerance band as text."""
-    return "—" if row.band is None else f"[{fmt(row.band[0], row.unit)}, {fmt(row.band[1], row.unit)}]"
+    return value_and_band_text(row)[1]
+
+
+def value_and_band_text(row: Row) -> tuple[str, str]:
+    """The measured value and the band as text, with more digits where the value and an edge of its band would
+    print the same (a value just outside its band would read as on it, or the reverse)."""
+    for extra in range(4):
+        measured = fmt(row.measured, row.unit, extra)
+        if row.band is None:
+            return measured, "—"
+        edges = [fmt(edge, row.unit, extra) for edge in row.band]
+        if not any(measured == text and row.measured != edge for text, edge in zip(edges, row.band)):
+            break
+    return measured, f"[{edges[0]}, {edges[1]}]"
+
+
+def measured_text(row: Row) -> str:
+    """The measured value (± its spread over seeds) as text."""
+    return value_and_band_text(row)[0] + (f" ± {fmt(row.spread, row.unit)}" if row.spread else "")
 
 
 def markdown_table(rows: list[Row]) -> str:
@@ -228,11 +247,10 @@ def markdown_table(rows: list[Row]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        measured = fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else "")
         seeds = ",".join(map(str, r.seeds)) or "—"
         figure = r.figure.replace("|", "&#124;")
         lines.append(
-            f"| {r.section} | {figure} | {fmt(r.lecture, r.unit)} | {measured} | {band_text(r)} "
+            f"| {r.section} | {figure} | {fmt(r.lecture, r.unit)} | {measured_text(r)} | {band_text(r)} "
             f"| {verdict(r)} | {seeds} |"
         )
     return "\n".join(lines)
@@ -246,7 +264,7 @@ def text_table(rows: list[Row]) -> str:
             r.section,
             r.figure,
             fmt(r.lecture, r.unit),
-            fmt(r.measured, r.unit) + (f" ± {fmt(r.spread, r.unit)}" if r.spread else ""),
+            measured_text(r),
             band_text(r),
             verdict(r),
         )
