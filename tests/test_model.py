@@ -354,6 +354,8 @@ def test_a_cache_repeats_its_rows_only_before_decoding_starts():
     cache.start_decoding()
     with pytest.raises(ValueError, match="before start_decoding"):
         cache.repeat_interleave(2)
+    with pytest.raises(ValueError, match="bias table"):
+        KVCache(cfg, batch=2).start_decoding()
 
 
 def test_static_cache_reuses_its_buffers_and_a_plain_one_does_not():

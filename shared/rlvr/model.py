@@ -67,7 +67,7 @@ class KVCache:
     weights @ values products small enough for bmm's own loop, which then reads them in order (the same sums, ~2.5x
     faster at 256 answers). `v_h` and `weights`: a positional layer's values head-major and its attention weights
     (the same for every answer, so computed once per call): a step mixes all answers' values in one matrix product
-    per head (the same sums up to float rounding, ~3x faster at 256 answers).
+    per head instead of one per answer and head (the same sums up to float rounding).
     """
 
     def __init__(self, cfg: ModelConfig, batch: int, device=None, dtype=torch.float32, static: bool = False):
@@ -88,6 +88,8 @@ class KVCache:
     def start_decoding(self) -> None:
         """From now on (after the prefill; `bias` set) keep the values as the decode steps read them: position-
         fastest in the content layers (`v_t`), head-major in the positional ones (`v_h`, with their `weights`)."""
+        if self.bias is None:
+            raise ValueError("set the cache's bias table (model.position_biases()) before start_decoding")
         positional = [i < self.positional_layers for i in range(len(self.v))]
         self.v_t, self.v_h = [], []
         for i, v in enumerate(self.v):
@@ -408,8 +410,8 @@ def sample(
     A decode step does only what depends on the new token: the attention biases are computed once per call
     (`KVCache.bias`), the noise of every draw too (the Gumbel-max trick: a step's draw is one add and an argmax of
     the log-probs it has anyway; `gumbel_noise`), and the padding after '$' and the sampled tokens' log-probs are
-    filled in once at the end. The steps run in inference
-    mode (less bookkeeping per operation than no_grad); the returned tensors are ordinary ones.
+    filled in once at the end. The steps run in inference mode (less bookkeeping per operation than no_grad); the
+    returned tensors are ordinary ones.
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
