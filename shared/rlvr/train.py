@@ -192,7 +192,8 @@ class StepHooks:
         """The advantages (and PPO's returns and values) are known; no update has run yet."""
 
     def before_update(self, batch: Batch, logps: torch.Tensor, old_logps: torch.Tensor) -> None:
-        """One update is about to use logps [B, T] (with graph) against the sampling policy's old_logps [B, T]."""
+        """One update is about to use logps [B, T] (with graph) against the sampling policy's old_logps [B, T]. Rows
+        of groups the update does not run (`trains_every_answer`, `update_logps`) hold the sampling log-probs."""
 
     def after_step(self, metrics: dict) -> None:
         """The step's metrics (add keys to record more)."""
