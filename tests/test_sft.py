@@ -127,3 +127,17 @@ def test_where_from_names_the_source(monkeypatch, tmp_path):
     trained = warm_up(0.1, 0, cfg=SHORT)
     assert not trained.shipped and where_from(trained).startswith("trained in ")
     assert where_from(warm_up(0.1, 0, cfg=SHORT)) == "loaded from the cache"
+
+
+def test_write_shipped_warm_ups_writes_checkpoints_the_cache_reads(tmp_path, monkeypatch):
+    import rlvr.sft as sft
+    from rlvr.cache import try_load
+    from rlvr.model import TinyTransformer
+
+    monkeypatch.setattr(sft, "train_sft", lambda cfg: (TinyTransformer(cfg.model), [0.5]))  # no 40 s of training
+    paths = sft.write_shipped_warm_ups(tmp_path)
+    assert [p.parent for p in paths] == [tmp_path] * len(sft.SHIPPED_WARM_UPS)
+    for path, cfg in zip(paths, sft.SHIPPED_WARM_UPS):
+        checkpoint = try_load(path, "sft", cfg.to_dict(), log=pytest.fail)
+        assert checkpoint["payload"]["losses"] == [0.5]
+        assert checkpoint["made_on"] == sft.machine_fingerprint()

@@ -87,6 +87,15 @@ def load_or_create(
         if obj is not None:
             return obj["payload"], True
     payload = create()
-    checkpoint = {"kind": kind, "config": json.loads(json.dumps(config, default=str)), "payload": payload}
-    save_atomic(checkpoint, cache_path(kind, config, folder))
+    save_checkpoint(kind, config, payload, folder)
     return payload, False
+
+
+def save_checkpoint(kind: str, config: dict, payload: dict, folder: Path | None = None, **extra) -> Path:
+    """Write a checkpoint as `try_load` reads it (kind, config, payload, and any `extra` fields) to this config's path
+    in `folder` (the checkpoint cache by default); returns the path."""
+    path = cache_path(kind, config, folder)
+    save_atomic(
+        {"kind": kind, "config": json.loads(json.dumps(config, default=str)), "payload": payload, **extra}, path
+    )
+    return path

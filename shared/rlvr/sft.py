@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .cache import SHIPPED_DIR, cache_path, load_or_create, save_atomic, source
+from .cache import SHIPPED_DIR, load_or_create, save_checkpoint, source
 from .config import pick
 from .evaluate import evaluate
 from .model import ModelConfig, TinyTransformer, response_logps
@@ -207,11 +207,8 @@ def write_shipped_warm_ups(folder: Path = SHIPPED_DIR) -> list[Path]:
     paths = []
     for cfg in SHIPPED_WARM_UPS:
         model, losses = train_sft(cfg)
-        path = cache_path("sft", cfg.to_dict(), folder)
         payload = {"state_dict": model.state_dict(), "losses": losses}
-        checkpoint = {"kind": "sft", "config": cfg.to_dict(), "payload": payload, "made_on": machine_fingerprint()}
-        save_atomic(checkpoint, path)
-        paths.append(path)
+        paths.append(save_checkpoint("sft", cfg.to_dict(), payload, folder, made_on=machine_fingerprint()))
     return paths
 
 
