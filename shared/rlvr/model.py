@@ -79,7 +79,6 @@ class KVCache:
         ]  # L x [B, H, T, Dh] (None for a positional layer)
         self.v = [_buffer(shape, f"v{i}", static, device, dtype) for i in range(cfg.n_layers)]  # L x [B, H, T, Dh]
         self.length = 0  # positions filled so far
-        self.positional_layers = cfg.positional_layers
         self.bias: list[torch.Tensor] | None = None  # L x [H, T, T] (block_size each), or None: computed per call
         self.v_t: list[torch.Tensor | None] | None = None  # L x [B, H, Dh, T]: content layers' values position-fastest
         self.v_h: list[torch.Tensor | None] | None = None  # L x [H, T, B, Dh]: positional layers' values head-major
@@ -90,7 +89,7 @@ class KVCache:
         fastest in the content layers (`v_t`), head-major in the positional ones (`v_h`, with their `weights`)."""
         if self.bias is None:
             raise ValueError("set the cache's bias table (model.position_biases()) before start_decoding")
-        positional = [i < self.positional_layers for i in range(len(self.v))]
+        positional = [k is None for k in self.k]  # a positional layer keeps no keys
         self.v_t, self.v_h = [], []
         for i, v in enumerate(self.v):
             B, H, T, Dh = v.shape
@@ -545,15 +544,14 @@ def update_logps(
         advantages: [B], one per answer.
     """
     B = rollout.responses.shape[0]
-    if every_row:
-        return response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
-    if not isinstance(advantages, torch.Tensor) or tuple(advantages.shape) != (B,) or B % group_size:
-        got = tuple(advantages.shape) if isinstance(advantages, torch.Tensor) else type(advantages).__name__
-        raise ValueError(
-            f"advantages must be a tensor of shape ({B},), one per answer in groups of {group_size}; got {got}"
-        )
-    groups = (advantages.reshape(-1, group_size) != 0).any(dim=1)  # [P]; NaN counts as not 0
-    if bool(groups.all()):
+    if not every_row:
+        if not isinstance(advantages, torch.Tensor) or tuple(advantages.shape) != (B,) or B % group_size:
+            got = tuple(advantages.shape) if isinstance(advantages, torch.Tensor) else type(advantages).__name__
+            raise ValueError(
+                f"advantages must be a tensor of shape ({B},), one per answer in groups of {group_size}; got {got}"
+            )
+        groups = (advantages.reshape(-1, group_size) != 0).any(dim=1)  # [P]; NaN counts as not 0
+    if every_row or bool(groups.all()):
         return response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
     if not groups.any():
         groups[0] = True  # one group runs, so the loss has a graph (its gradient is 0; the optimizer still steps)
