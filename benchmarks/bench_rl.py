@@ -22,7 +22,8 @@ import torch
 from rlvr.model import sample
 from rlvr.sft import SFTConfig, warm_up
 from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN, prompt_tokens, sample_prompts
-from rlvr.train import RLConfig, train_rl, trains_every_answer
+from rlvr.algorithms import trains_every_answer
+from rlvr.train import RLConfig, train_rl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plain_loop  # noqa: E402  (the yardstick, next to this file)
@@ -81,7 +82,9 @@ def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
     for h in history:
         sampled = cfg.prompts_per_step * PROMPT_LEN + answers * h["mean_length"]  # one prefill per prompt + decoding
         trained_share = (
-            1.0 if trains_every_answer(cfg) else max(1 - h["all_same_group_fraction"], 1 / cfg.prompts_per_step)
+            1.0
+            if trains_every_answer(cfg.algo, cfg.beta, cfg.epochs)
+            else max(1 - h["all_same_group_fraction"], 1 / cfg.prompts_per_step)
         )
         trained = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * trained_share * cfg.epochs
         flops += 2 * params * sampled + 6 * params * trained

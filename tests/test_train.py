@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from rlvr.sft import SFTConfig, train_sft
-from rlvr.train import ALGOS, RLConfig, Trainer, run, train_rl
+from rlvr.algorithms import ALGORITHMS
+from rlvr.train import RLConfig, Trainer, run, train_rl
 
 TINY = dict(steps=3, prompts_per_step=4, group_size=4)
 
@@ -19,9 +20,9 @@ def policy():
     return model
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", ALGORITHMS)
 def test_every_algorithm_runs_with_valid_metrics(algo, policy):
-    beta = 0.0 if algo == "rft" else 0.05  # RFT has no KL term (RLConfig refuses beta > 0)
+    beta = 0.0 if ALGORITHMS[algo].kl == "none" else 0.05  # RFT has no KL term (RLConfig refuses beta > 0)
     result = train_rl(RLConfig(algo=algo, beta=beta, **TINY), policy=policy, progress=False)
     assert len(result.history) == 3
     for h in result.history:
@@ -29,8 +30,8 @@ def test_every_algorithm_runs_with_valid_metrics(algo, policy):
         assert 0.0 <= h["all_same_group_fraction"] <= 1.0
         assert math.isfinite(h["loss"]) and (math.isfinite(h["kl_to_ref"]) or beta == 0)
         assert h["sampling_s"] > 0 and h["training_s"] > 0
-        assert len(h["clip_fraction_per_update"]) == (8 if algo == "ppo" else 1)
-    if algo == "ppo":
+        assert len(h["clip_fraction_per_update"]) == ALGORITHMS[algo].updates_per_batch
+    if ALGORITHMS[algo].value_model:
         assert all(math.isfinite(h["value_loss"]) for h in result.history)
         assert result.history[0]["value_mean"] == 0.0  # the value head starts at exactly 0
 
@@ -130,6 +131,19 @@ def test_run_caches_results(monkeypatch, tmp_path, policy):
     assert first.history[-1]["accuracy"] == second.history[-1]["accuracy"]
     for x, y in zip(first.policy.state_dict().values(), second.policy.state_dict().values()):
         assert torch.equal(x, y)
+
+
+def test_loading_a_cached_run_never_trains_a_warm_up(monkeypatch, tmp_path, policy):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    import rlvr.train as train_mod
+
+    monkeypatch.setattr(train_mod, "warm_start", lambda cfg: type("W", (), {"model": policy})())
+    trained = run(RLConfig(**TINY), progress=False)
+    monkeypatch.setattr(train_mod, "warm_start", lambda cfg: pytest.fail("loading a cached run built its warm-up"))
+    loaded = run(RLConfig(**TINY), progress=False)
+    assert loaded.from_cache and all(
+        torch.equal(x, y) for x, y in zip(trained.policy.state_dict().values(), loaded.policy.state_dict().values())
+    )
 
 
 def test_a_different_warm_up_is_a_different_cached_run(monkeypatch, tmp_path, policy):

@@ -124,10 +124,15 @@ def option_kwargs(f: dataclasses.Field, hint, rule, text: str) -> dict | None:
     return {**kwargs, "type": kinds[hint], **({"choices": choices} if choices else {})}
 
 
-def add_config_options(parser: argparse.ArgumentParser, cls, rules: dict, extra_help: dict | None = None) -> None:
-    """One --option per scalar field of the dataclass cls (fields of other types, like SFTConfig.model, are skipped)."""
+def add_config_options(
+    parser: argparse.ArgumentParser, cls, rules: dict, extra_help: dict | None = None, only: tuple = ()
+) -> None:
+    """One --option per scalar field of the dataclass cls (or of the fields named in `only`; fields of other types,
+    like SFTConfig.model, are skipped). `build_config` then builds and checks cls from them."""
     hints, comments = typing.get_type_hints(cls), {**field_comments(cls), **(extra_help or {})}
     for f in dataclasses.fields(cls):
+        if only and f.name not in only:
+            continue
         kwargs = option_kwargs(f, hints[f.name], rules.get(f.name), comments.get(f.name, f"{cls.__name__}.{f.name}"))
         if kwargs is not None:
             parser.add_argument("--" + f.name.replace("_", "-"), **kwargs)

@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from .algorithms import trains_every_answer
 from .evaluate import answer_metrics
 from .model import TinyTransformer, response_logps, sample, update_logps
 from .objectives import aggregate_loss, all_same_fraction, grpo_advantages, kl_k3, ppo_clip_loss
@@ -59,7 +60,8 @@ def grpo_step(
     )  # B = P x G answers, rows i*G ... i*G+G-1 for prompt i
     rewards = score_batch(group_prompts(prompts, group_size), rollout.responses)["reward"]  # [B]
     advantages = grpo_advantages(rewards, group_size, eps)  # [B]
-    logps = update_logps(policy, rollout, advantages, group_size, every_row=beta > 0)  # [B, T]
+    every_row = trains_every_answer("grpo", beta)  # False without a KL term: all-0 groups add nothing, left out
+    logps = update_logps(policy, rollout, advantages, group_size, every_row)  # [B, T]
     per_token, _clipped = ppo_clip_loss(logps, logps.detach(), advantages, clip_eps)  # [B, T]
     if beta > 0:
         with torch.no_grad():

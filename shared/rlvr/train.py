@@ -1,20 +1,22 @@
-"""One RL loop for every algorithm of the lecture: REINFORCE, GRPO, Dr. GRPO, RFT and PPO.
+"""One RL loop for every algorithm of the table `rlvr.algorithms.ALGORITHMS` (REINFORCE, GRPO, Dr. GRPO, RFT, PPO).
 
 Each step: sample G answers for each of P prompts from the current policy, score them with the verifier, compute
-advantages, then `epochs_per_batch` updates on that batch (the clipped ratio only matters when it is > 1).
+advantages, then `epochs_per_batch` updates on that batch (the clipped ratio only matters when it is > 1). The loop
+reads what an algorithm is made of from its row of the table, never from its name.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
 import torch
 
-from .cache import load_or_create
+from .algorithms import ALGORITHMS, algorithm, loss_terms, trains_every_answer
+from .cache import Entry, load_or_create
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample, update_logps
 from .objectives import (
@@ -33,29 +35,20 @@ from .sft import SFTConfig, WarmUp, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 from .validation import BOOLEAN, SEED, ConfigError, Rule, check_fields, integer, number, one_of, optional
 
-ALGOS = ("reinforce", "grpo", "dr_grpo", "rft", "ppo")
-ADVANTAGE_OF = {"reinforce": "none", "grpo": "grpo", "dr_grpo": "dr_grpo"}
-AGGREGATION_OF = {
-    "reinforce": "seq_mean_token_sum_norm",
-    "grpo": "seq_mean_token_mean",
-    "dr_grpo": "seq_mean_token_sum_norm",
-    "ppo": "token_mean",
-}
 OnStep = Callable[[int, int, list], None]
-CACHE_KIND = "rl-v4"  # bump when the numbers of a run change (v4: Gumbel-max draws, all-0 groups skipped)
 
 
 @dataclass(frozen=True)
 class RLConfig:
     """Every knob of a run (and so the cache key of its result)."""
 
-    algo: str = "grpo"  # the algorithm, one of ALGOS
+    algo: str = "grpo"  # the algorithm, a row of rlvr.algorithms.ALGORITHMS
     steps: int = 200  # RL steps (each: sample, score, update)
     prompts_per_step: int = 32  # prompts sampled per step (P)
     group_size: int = 8  # answers per prompt (G)
     lr: float = 1e-4  # Adam learning rate of the policy
     beta: float = 0.0  # KL weight against the frozen warm-up model (k3 in the loss; PPO: in the reward)
-    epochs_per_batch: int | None = None  # updates per sampled batch; None = 8 for PPO, 1 otherwise
+    epochs_per_batch: int | None = None  # updates per sampled batch; None = the algorithm's (8 for PPO, 1 otherwise)
     clip_eps: float = 0.2  # PPO / GRPO ratio clip
     advantage_eps: float = 1e-4  # added to the group std (GRPO)
     std: str = "population"  # GRPO std: "population" (lecture) or "unbiased" (TRL, torch.std)
@@ -77,10 +70,11 @@ class RLConfig:
     def validate(self) -> None:
         """Raise ConfigError (a ValueError) naming the first field out of its range (RL_RULES, then the pairs)."""
         check_fields(self, RL_RULES)
-        if self.algo in ("grpo", "dr_grpo") and self.group_size < 2:
+        row = ALGORITHMS[self.algo]
+        if self.group_size < row.min_group_size:
             raise ConfigError("group_size", self.group_size, f">= 2 for {self.algo} (a group of one has no baseline)")
-        if self.algo == "rft" and self.beta > 0:
-            raise ConfigError("beta", self.beta, "0 for rft (its loss, SFT on the correct answers, has no KL term)")
+        if row.kl == "none" and self.beta > 0:
+            raise ConfigError("beta", self.beta, f"0 for {self.algo} (its loss has no KL term)")
 
     @classmethod
     def replicate(cls, seed: int, **fields) -> RLConfig:
@@ -90,8 +84,13 @@ class RLConfig:
 
     @property
     def epochs(self) -> int:
-        """Updates per batch after applying the default (8 for PPO, 1 otherwise)."""
-        return self.epochs_per_batch or (8 if self.algo == "ppo" else 1)
+        """Updates per batch after applying the algorithm's default (8 for PPO, 1 otherwise)."""
+        return self.epochs_per_batch or ALGORITHMS[self.algo].updates_per_batch
+
+    @property
+    def aggregation(self) -> str:
+        """How the per-token loss becomes one number (an objectives.AGGREGATIONS mode): the algorithm's."""
+        return ALGORITHMS[self.algo].aggregation
 
     def to_dict(self) -> dict:
         """Plain dict (hashing, JSON)."""
@@ -99,12 +98,22 @@ class RLConfig:
 
 
 RL_RULES: dict[str, Rule] = {  # field -> what it accepts (algo-dependent limits are in RLConfig.validate)
-    "algo": one_of(ALGOS),
+    "algo": one_of(tuple(ALGORITHMS)),
     "steps": integer(1),
     "prompts_per_step": integer(1),
-    "group_size": integer(1, allowed="an integer >= 1 (>= 2 for grpo and dr_grpo)"),
+    "group_size": integer(
+        1,
+        allowed="an integer >= 1 (>= 2 for a group baseline: "
+        + ", ".join(name for name, row in ALGORITHMS.items() if row.min_group_size > 1)
+        + ")",
+    ),
     "lr": number(0, ends="(]"),
-    "beta": number(0, allowed="a finite number >= 0 (0 for rft)"),
+    "beta": number(
+        0,
+        allowed="a finite number >= 0 (0 for "
+        + ", ".join(name for name, row in ALGORITHMS.items() if row.kl == "none")
+        + ")",
+    ),
     "epochs_per_batch": optional(integer(1)),
     "clip_eps": number(0, ends="(]"),  # eps >= 1 is legal: "no clipping" (race.NO_CLIP_EPS) uses 1e6
     "advantage_eps": number(0),
@@ -141,12 +150,6 @@ class RunResult:
 def history_curve(history: list[dict], key: str) -> np.ndarray:
     """One metric of a run's per-step history against step (NaN where a step lacks it). [steps]"""
     return np.array([h.get(key, np.nan) for h in history], dtype=float)
-
-
-def trains_every_answer(cfg: RLConfig) -> bool:
-    """Whether an update runs every answer through the model. If not (group advantages, one update per batch, no KL
-    term), it runs only the groups whose advantages are not all 0: the others add exactly 0 (`update_logps`)."""
-    return cfg.algo not in ADVANTAGE_OF or cfg.beta > 0 or cfg.epochs > 1
 
 
 def _adam(params, lr: float) -> torch.optim.Adam:
@@ -193,7 +196,7 @@ class StepHooks:
 
     def before_update(self, batch: Batch, logps: torch.Tensor, old_logps: torch.Tensor) -> None:
         """One update is about to use logps [B, T] (with graph) against the sampling policy's old_logps [B, T]. Rows
-        of groups the update does not run (`trains_every_answer`, `update_logps`) hold the sampling log-probs."""
+        of groups the update leaves out (`rlvr.algorithms.trains_every_answer`) hold the sampling log-probs."""
 
     def after_step(self, metrics: dict) -> None:
         """The step's metrics (add keys to record more)."""
@@ -219,12 +222,12 @@ class Trainer:
         gae_fn: Callable = gae,
         value_loss_fn: Callable = value_loss,
     ):
-        self.cfg = cfg
+        self.cfg, self.algorithm = cfg, algorithm(cfg.algo)
         start = policy if policy is not None else warm_start(cfg).model
         self.policy = copy.deepcopy(start).train()
         self.ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
         self.opt = _adam(self.policy.parameters(), cfg.lr)
-        self.value = ValueModel(start) if cfg.algo == "ppo" else None
+        self.value = ValueModel(start) if self.algorithm.value_model else None
         self.value_opt = _adam(self.value.parameters(), cfg.value_lr) if self.value is not None else None
         self.rng = np.random.default_rng(cfg.seed)
         self.generator = torch.Generator().manual_seed(cfg.seed)
@@ -259,11 +262,13 @@ class Trainer:
             )  # [B, T]
 
     def advantages(self, batch: Batch) -> dict:
-        """Fill batch.advantages ([B], or [B, T] for PPO, with batch.returns and batch.values); extra metrics."""
+        """Fill batch.advantages ([B], or [B, T] with a value model, with batch.returns and batch.values); extra
+        metrics."""
         cfg = self.cfg
-        if cfg.algo != "ppo":
-            kind = ADVANTAGE_OF.get(cfg.algo, "none")
-            batch.advantages = compute_advantages(batch.rewards, cfg.group_size, kind, cfg.advantage_eps, cfg.std)
+        if not self.algorithm.value_model:
+            batch.advantages = compute_advantages(
+                batch.rewards, cfg.group_size, self.algorithm.advantage, cfg.advantage_eps, cfg.std
+            )  # [B]
             return {}
         rollout, ref_logps = batch.rollout, batch.ref_logps
         with torch.no_grad():
@@ -288,14 +293,14 @@ class Trainer:
     def policy_loss(self, batch: Batch, logps, old_logps) -> tuple[torch.Tensor, float]:
         """Scalar loss of one update and its clip fraction."""
         cfg, mask = self.cfg, batch.rollout.response_mask
-        if cfg.algo == "rft":
+        if self.algorithm.objective == "rft":
             loss, clip_frac = rft_loss(logps, mask, batch.scores["correct"]), 0.0  # right answers, whatever the bonus
         else:
             per_token, clipped = ppo_clip_loss(logps, old_logps, batch.advantages, cfg.clip_eps)  # [B, T]
             clip_frac = float(masked_mean(clipped.float(), mask))
-            if cfg.beta > 0 and cfg.algo != "ppo":  # TRL / DeepSeekMath: k3 penalty in the loss
+            if "kl" in loss_terms(cfg.algo, cfg.beta):  # TRL / DeepSeekMath: k3 penalty in the loss
                 per_token = per_token + cfg.beta * kl_k3(logps, batch.ref_logps)
-            loss = aggregate_loss(per_token, mask, AGGREGATION_OF[cfg.algo], cfg.max_new_tokens)
+            loss = aggregate_loss(per_token, mask, cfg.aggregation, cfg.max_new_tokens)
         return loss, clip_frac
 
     def value_update(self, batch: Batch) -> float:
@@ -323,7 +328,7 @@ class Trainer:
         self.hooks.after_advantages(batch)
         rollout = batch.rollout
         old_logps, clip_fracs, losses, value_losses = None, [], [], []
-        every_row = trains_every_answer(cfg)
+        every_row = trains_every_answer(cfg.algo, cfg.beta, cfg.epochs)
         for _epoch in range(cfg.epochs):
             logps = update_logps(self.policy, rollout, batch.advantages, cfg.group_size, every_row)  # [B, T]
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
@@ -422,6 +427,11 @@ def run_key(cfg: RLConfig) -> dict:
     return {**cfg.to_dict(), "warm_up": warmup_config(cfg).to_dict()}
 
 
+def cache_entry(cfg: RLConfig) -> Entry:
+    """The cache entry of an RL run (history and policy)."""
+    return Entry("rl", run_key(cfg))
+
+
 def run(
     cfg: RLConfig = RLConfig(), on_step: OnStep | None = None, progress: bool = True, use_cache: bool = True
 ) -> RunResult:
@@ -433,13 +443,14 @@ def run(
         result = train_rl(cfg, on_step=on_step, progress=progress)
         return {"history": result.history, "state_dict": result.policy.state_dict(), "timing": result.timing}
 
-    payload, from_cache = load_or_create(CACHE_KIND, run_key(cfg), create)
-    policy = warm_start(cfg).model
+    loaded = load_or_create(cache_entry(cfg), create)
+    payload = loaded.payload
+    policy = TinyTransformer(warmup_config(cfg).model)  # a shell for the weights: loading never trains a warm-up
     policy.load_state_dict(payload["state_dict"])
     policy.eval()
-    if from_cache and on_step is not None:
+    if loaded.from_cache and on_step is not None:
         on_step(cfg.steps, cfg.steps, payload["history"])
-    return RunResult(cfg, payload["history"], policy, payload["timing"], from_cache)
+    return RunResult(cfg, payload["history"], policy, payload["timing"], loaded.from_cache)
 
 
 def final_metrics(policy: TinyTransformer, n_prompts: int = 2000, n_samples: int = 16, seed: int = 0) -> dict:
@@ -448,8 +459,3 @@ def final_metrics(policy: TinyTransformer, n_prompts: int = 2000, n_samples: int
     ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n_samples]
     metrics["pass_at_k"] = pass_at_k_curve(policy, n_prompts, n_samples, ks, seed=seed)
     return metrics
-
-
-def with_defaults(**overrides) -> RLConfig:
-    """RLConfig with some fields changed (notebook convenience)."""
-    return replace(RLConfig(), **overrides)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from rlvr.cache import cache_path, load_or_create, try_load
+from rlvr.algorithms import algorithm
+from rlvr.cache import Entry, cached, load_or_create
 from rlvr.config import SIZES, size
 from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean
@@ -34,7 +35,6 @@ SMOOTH = 5  # centred moving average (steps) before reading off a crossing
 ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
 FIGURE_STEPS = SIZES["race_figure_steps"][0]  # the lecture's statements are about the early race
 SECTION = "3"
-CACHE_KIND = "race-v5"  # bump when the recorded diagnostics or the numbers of a run change (v5: Gumbel-max draws)
 NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
 
 RACE = {  # label -> RLConfig fields; epochs_per_batch None = the algorithm's default (8 for PPO, 1 for GRPO)
@@ -60,10 +60,9 @@ def race_config(name: str = "GRPO-8", steps: int | None = None, seed: int = 0, *
 
 def normalised(cfg: RLConfig) -> RLConfig:
     """The same run with one canonical config: default update count as None; with 1 update eps is irrelevant."""
-    default_epochs = 8 if cfg.algo == "ppo" else 1
-    if cfg.epochs_per_batch == default_epochs:
+    if cfg.epochs_per_batch == algorithm(cfg.algo).updates_per_batch:
         cfg = replace(cfg, epochs_per_batch=None)
-    if cfg.epochs == 1 and cfg.algo != "ppo":
+    if cfg.epochs == 1 and not algorithm(cfg.algo).value_model:
         cfg = replace(cfg, clip_eps=RLConfig.clip_eps)  # the ratio is exactly 1 in the only update: eps does nothing
     return cfg
 
@@ -223,18 +222,22 @@ def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RaceRun:
         result = train_race(cfg, on_step=on_step, progress=progress)
         return {"history": result.history, "timing": result.timing}
 
-    payload, from_cache = load_or_create(CACHE_KIND, run_key(cfg), create)
-    result = RaceRun(cfg, payload["history"], payload["timing"], from_cache)
-    if from_cache and on_step is not None:
+    loaded = load_or_create(cache_entry(cfg), create)
+    result = RaceRun(cfg, loaded.payload["history"], loaded.payload["timing"], loaded.from_cache)
+    if loaded.from_cache and on_step is not None:
         on_step(cfg.steps, cfg.steps, result.history)
     return result
 
 
+def cache_entry(cfg: RLConfig) -> Entry:
+    """The cache entry of a race run (history with the race's diagnostics, no weights)."""
+    return Entry("race", run_key(cfg))
+
+
 def cached_run(cfg: RLConfig) -> RaceRun | None:
     """The cached result of `cfg`, or None if it was never run (never trains)."""
-    key = run_key(cfg)
-    obj = try_load(cache_path(CACHE_KIND, key), CACHE_KIND, key, log=lambda _message: None)
-    return None if obj is None else RaceRun(cfg, obj["payload"]["history"], obj["payload"]["timing"], True)
+    loaded = cached(cache_entry(cfg))
+    return None if loaded is None else RaceRun(cfg, loaded.payload["history"], loaded.payload["timing"], True)
 
 
 def run_race(steps: int | None = None, seed: int = 0, progress: bool = True) -> dict[str, RaceRun]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from rlvr.algorithms import ALGORITHMS
 from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
@@ -28,6 +29,7 @@ from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
 from rlvr.model import TinyTransformer, response_logps, sample
 from rlvr.sft import SFTConfig, warm_up, warm_up_report
+from rlvr.sft import cache_entry as sft_entry
 from rlvr.task import (
     CLOSE_ID,
     DEFAULT_TEACHER_ERROR_RATE,
@@ -45,8 +47,8 @@ from rlvr.task import (
     think_answer,
     verify,
 )
-from rlvr.train import CACHE_KIND as RL_CACHE_KIND
-from rlvr.train import RLConfig, RunResult, history_curve, run, run_key, train_rl, warm_start
+from rlvr.train import RLConfig, RunResult, history_curve, run, train_rl, warm_start
+from rlvr.train import cache_entry as rl_entry
 
 # ----------------------------------------------------------------------------------------------- sizes
 # every size that CI shrinks comes from rlvr.config.SIZES through size(name, fast)
@@ -56,9 +58,27 @@ PASS_SAMPLES = 16  # answers per prompt for pass@k (k = 1..16)
 TEACHER_SIMULATIONS = 200_000  # simulated teacher chains for the "0.9^10" row
 LATE_STEPS = 20  # "late in training" = the last 20 steps
 SMOOTH = 9  # centred moving average (steps) of the training curves
-GROUP_SIZES = (2, 4, 8, 16, 32)
-MAX_BETA, BETA_STEP = 0.2, 0.01
 MAX_TEACHER_ERROR, TEACHER_ERROR_STEP = 0.5, 0.05
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A GRPO knob the panels change (an RLConfig field): its range, and how a slider's value becomes the field's."""
+
+    choices: tuple = ()  # the allowed values (a choice slider) ...
+    high: float = 0.0  # ... or a float slider from 0 to high in steps of `step`
+    step: float = 0.0
+
+    def value(self, slider_value):
+        """The RLConfig value of a slider value (ints for choices, floats rounded: 0.15000000000000002 is 0.15)."""
+        return int(slider_value) if self.choices else round(float(slider_value), 4)
+
+
+KNOBS = {  # RLConfig field -> its panel's range (lecture Exercise 7)
+    "group_size": Knob(choices=(2, 4, 8, 16, 32)),
+    "beta": Knob(high=0.2, step=0.01),
+    "teacher_error_rate": Knob(high=MAX_TEACHER_ERROR, step=TEACHER_ERROR_STEP),
+}
 
 # ----------------------------------------------------------------------------------------------- the lecture's numbers
 # The lecture's numbers as it writes them (the digits set each row's rounding r; "~" marks an approximate value)
@@ -70,7 +90,8 @@ LECTURE_GRPO = {"cot_fraction": "98%", "mean_length": "14.9", "cot_accuracy": "9
 LECTURE_ALGOS = {"dr_grpo": "94%", "rft": "96%"}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
 LECTURE_WARM_PASS16 = "98%"
 
-ALGO_LABELS = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "rft": "RFT"}
+COMPARED_ALGOS = ("grpo", "dr_grpo", "rft")  # lecture §5.2's comparison, same 200 steps
+ALGO_LABELS = {algo: ALGORITHMS[algo].label for algo in COMPARED_ALGOS}
 TRAINING_PANELS = {  # history key -> axis title
     "accuracy": "accuracy (all answers)",
     "cot_fraction": "think-first share",
@@ -169,7 +190,7 @@ def warmup_metrics(
 def warmup_on_disk(teacher_error_rate: float, seed: int = 0, sft_steps: int = SFT_STEPS) -> bool:
     """True if the warm-up for this teacher, seed and step count loads without training (cached or shipped)."""
     cfg = SFTConfig(teacher_error_rate=round(float(teacher_error_rate), 4), seed=seed, steps=int(sft_steps))
-    return is_cached("sft", cfg.to_dict())
+    return is_cached(sft_entry(cfg))
 
 
 def print_warmup(report: dict) -> None:
@@ -397,16 +418,14 @@ def panel_run(
 def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0) -> bool:
     """True if this panel setting's RL run (and its warm-up) is in the checkpoint cache (loads in a second)."""
     cfg = rl_config("grpo", steps, seed, **{knob: knob_value(knob, value)})
-    return warmup_on_disk(cfg.teacher_error_rate, seed) and is_cached(RL_CACHE_KIND, run_key(cfg))
+    return warmup_on_disk(cfg.teacher_error_rate, seed) and is_cached(rl_entry(cfg))
 
 
 def knob_value(knob: str, value):
-    """The RLConfig value of a slider value (ints for G, rounded floats otherwise)."""
-    if knob == "group_size":
-        return int(value)
-    if knob in ("beta", "teacher_error_rate"):
-        return round(float(value), 4)
-    raise ValueError(f"knob must be group_size, beta or teacher_error_rate, got {knob!r}")
+    """The RLConfig value of a slider value of one of KNOBS."""
+    if knob not in KNOBS:
+        raise ValueError(f"knob must be one of {', '.join(KNOBS)}, got {knob!r}")
+    return KNOBS[knob].value(value)
 
 
 def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int = 0) -> PanelRun:

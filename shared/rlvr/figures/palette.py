@@ -1,5 +1,7 @@
 """One colour per algorithm (and per estimator) in every figure of the module."""
 
+from rlvr.algorithms import ALGORITHMS
+
 ALGO_COLORS = {
     "none": "#7f7f7f",  # no baseline / REINFORCE
     "mean": "#17becf",  # the group mean, the answer itself included
@@ -11,7 +13,8 @@ ALGO_COLORS = {
     "exact": "#000000",  # an exact or reference value
     "warmup": "#525252",  # the warm-up (SFT) model, where RL starts
 }
-LABEL_TO_KEY = {"GRPO": "grpo", "Dr. GRPO": "dr_grpo", "RFT": "rft", "PPO": "ppo", "RLOO": "rloo"}
+ALGO_COLORS["reinforce"] = ALGO_COLORS["none"]  # REINFORCE: the policy gradient with no baseline
+LABEL_TO_KEY = {row.label: name for name, row in ALGORITHMS.items()} | {"RLOO": "rloo"}
 
 
 def algo_color(label: str, default: str | None = None) -> str | None:

@@ -9,11 +9,7 @@ import numpy as np
 
 from rlvr.config import size
 from rlvr.experiments.thinking import (
-    BETA_STEP,
-    GROUP_SIZES,
-    MAX_BETA,
-    MAX_TEACHER_ERROR,
-    TEACHER_ERROR_STEP,
+    KNOBS,
     TRAINING_PANELS,
     PanelRun,
     SFTProgress,
@@ -38,7 +34,7 @@ from rlvr.task import (
     DEFAULT_TEACHER_ERROR_RATE,
     N_DIGITS,
 )
-from rlvr.train import RunResult
+from rlvr.train import RLConfig, RunResult
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
 
 THINK_COLOR, DIRECT_COLOR = "#00796b", "#c2185b"  # the two answer formats: teal, magenta (no algorithm's colour)
@@ -250,17 +246,7 @@ def teacher_panel(
             raise KeyError(key)
         return warmup_metrics(rate, seed, n_prompts, sft_steps)
 
-    controls = {
-        "teacher_error_rate": float_slider(
-            "teacher_error_rate",
-            0.0,
-            MAX_TEACHER_ERROR,
-            TEACHER_ERROR_STEP,
-            DEFAULT_TEACHER_ERROR_RATE,
-            description="teacher error rate",
-            continuous_update=False,
-        )
-    }
+    controls = {"teacher_error_rate": knob_control("teacher_error_rate", "teacher error rate")}
     return TrainingPanel(
         train,
         plot_teacher_panel,
@@ -276,42 +262,30 @@ def teacher_panel(
     )
 
 
-KNOBS = {  # knob -> (description, default, third axis key, third axis title)
-    "group_size": ("group size G", 8, "all_same_group_fraction", "groups with all-equal rewards"),
-    "beta": ("beta (KL weight)", 0.0, "kl_to_ref", "KL to the warm-up per answer"),
+KNOB_AXES = {  # a knob of experiments.thinking.KNOBS -> (description, third axis key, third axis title, run label)
+    "group_size": ("group size G", "all_same_group_fraction", "groups with all-equal rewards", "G={}"),
+    "beta": ("beta (KL weight)", "kl_to_ref", "KL to the warm-up per answer", "beta={}"),
     "teacher_error_rate": (
         "warm-up: teacher error rate",
-        DEFAULT_TEACHER_ERROR_RATE,
         "cot_accuracy",
         "think-first accuracy",
+        "teacher error {}",
     ),
 }
 
 
-KNOB_LABELS = {"group_size": "G={}", "beta": "beta={}", "teacher_error_rate": "teacher error {}"}
-
-
-def knob_control(knob: str):
-    """The slider of one knob: G in 2..32 (fixed 32 prompts), beta in 0..0.2, teacher error rate in 0..0.5."""
-    description, default, _key, _title = KNOBS[knob]
-    if knob == "group_size":
-        return choice_slider(GROUP_SIZES, default, description=description, continuous_update=False)
-    if knob == "beta":
-        return float_slider("beta", 0.0, MAX_BETA, BETA_STEP, default, description=description, continuous_update=False)
-    return float_slider(
-        "teacher_error_rate",
-        0.0,
-        MAX_TEACHER_ERROR,
-        TEACHER_ERROR_STEP,
-        default,
-        description=description,
-        continuous_update=False,
-    )
+def knob_control(knob: str, description: str | None = None):
+    """The slider of one knob over its range in experiments.thinking.KNOBS, at RLConfig's default."""
+    spec, default = KNOBS[knob], getattr(RLConfig(), knob)
+    description = description or KNOB_AXES[knob][0]
+    if spec.choices:
+        return choice_slider(spec.choices, default, description=description, continuous_update=False)
+    return float_slider(knob, 0.0, spec.high, spec.step, default, description=description, continuous_update=False)
 
 
 def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> None:
     """1 x 3 against RL step: accuracy, think-first share and the knob's own metric; default run in grey."""
-    _description, _default, third, third_title = KNOBS[knob]
+    _description, third, third_title, _label = KNOB_AXES[knob]
     axes = fresh_axes(fig, 1, 3)
     keys = (("accuracy", "accuracy (all answers)"), ("cot_fraction", "think-first share"), (third, third_title))
     curves = [(label, r.history, r) for label, r in results.items()]
@@ -370,8 +344,8 @@ def knob_panel(
             raise KeyError(key)
         return panel_run(knob, value, steps, n_prompts, sft_steps, seed=seed)
 
-    label = KNOB_LABELS[knob]
-    n_steps = size("rl_steps") if steps is None else steps
+    description, _third, _title, label = KNOB_AXES[knob]
+    cfg = rl_config("grpo", steps, seed)
     return TrainingPanel(
         train,
         lambda fig, results, live: plot_knob_panel(fig, results, live, knob),
@@ -382,7 +356,7 @@ def knob_panel(
         disk_cache=True,
         load=load,
         save=lambda _key, _result: None,
-        title=f"GRPO, {KNOBS[knob][0]} (32 prompts per step, {n_steps} steps)",
+        title=f"GRPO, {description} ({cfg.prompts_per_step} prompts per step, {cfg.steps} steps)",
     )
 
 

@@ -20,8 +20,11 @@ import numpy as np
 from ..cli import add_config_options, build_config, positive_int
 from ..config import pick
 from ..task import MAX_NEW_TOKENS
+from ..train import RL_RULES, RLConfig
 from .common import require_scale
 from .hf_model import ModelFolderError, check_model_dir
+
+RUN_FIELDS = ("prompts_per_step", "group_size", "lr", "beta", "clip_eps", "temperature", "seed")  # RLConfig's options
 
 RUN_DESCRIPTION = (
     "Warm up a GPT-2 built in code (or load any causal LM with --model), run TRL's GRPO on our task "
@@ -40,25 +43,6 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-def group_size(text: str) -> int:
-    """argparse type: an integer >= 2 (a group of one has no baseline)."""
-    value = positive_int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 2 (a group of one has no baseline), got {text!r}")
-    return value
-
-
-def learning_rate(text: str) -> float:
-    """argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
-
-
 def run_parser() -> argparse.ArgumentParser:
     """Options of the GRPO run."""
     p = argparse.ArgumentParser(
@@ -68,9 +52,7 @@ def run_parser() -> argparse.ArgumentParser:
         epilog="python -m rlvr.scale export-verl --help: the verl export",
     )
     p.add_argument("--steps", type=positive_int, default=pick(40, 8), help="GRPO steps (default %(default)s)")
-    p.add_argument("--prompts-per-step", type=positive_int, default=32, help="prompts per step (default 32)")
-    p.add_argument("--group-size", type=group_size, default=8, help="answers per prompt (default 8)")
-    p.add_argument("--lr", type=learning_rate, default=1e-4, help="learning rate (default 1e-4)")
+    add_config_options(p, RLConfig, RL_RULES, only=RUN_FIELDS)  # checked by RLConfig, as `python -m rlvr train`
     p.add_argument(
         "--processes",
         type=positive_int,
@@ -94,9 +76,6 @@ def run_parser() -> argparse.ArgumentParser:
         default=pick(1000, 300),
         help="held-out prompts evaluated before and after (0: skip; default %(default)s)",
     )
-    p.add_argument(
-        "--seed", type=non_negative_int, default=0, help="seed of the warm-up, the prompts and the sampling (default 0)"
-    )
     p.add_argument("--save", help="write the trained model and tokenizer to this folder")
     p.add_argument("--json", help="write config, history, step seconds and evaluations to this file")
     return p
@@ -106,6 +85,7 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
     """Options of the run, checked (a usage error exits 2 before anything loads)."""
     parser = run_parser()
     args = parser.parse_args(argv)
+    args.config = build_config(args)  # an RLConfig of GRPO: a bad value is `error: argument --x: ...`
     if args.prompts_per_step % args.processes:
         parser.error(
             f"argument --processes: must divide --prompts-per-step ({args.prompts_per_step}) so that every "
@@ -125,8 +105,6 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
 
 def export_parser() -> argparse.ArgumentParser:
     """Options of export-verl: OUT and every RLConfig field (the same options as `python -m rlvr train`)."""
-    from ..train import RL_RULES, RLConfig
-
     p = argparse.ArgumentParser(
         prog="python -m rlvr.scale export-verl",
         allow_abbrev=False,
@@ -214,14 +192,8 @@ def run(args) -> dict:
     from .trl_bridge import TRLRunConfig
 
     print(f"TRL {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}")
-    cfg = TRLRunConfig(
-        steps=args.steps,
-        prompts_per_step=args.prompts_per_step,
-        group_size=args.group_size,
-        lr=args.lr,
-        max_completion_length=args.max_completion_length,
-        processes=args.processes,
-        seed=args.seed,
+    cfg = TRLRunConfig.from_rl(
+        args.config, args.steps, processes=args.processes, max_completion_length=args.max_completion_length
     )
 
     def evaluate(model, tokenizer):

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..task import MAX_NEW_TOKENS, decode, prompt_text, sample_prompts, verify
+from ..algorithms import ALGORITHMS, algorithm
+from ..task import decode, prompt_text, sample_prompts, verify
+from ..train import RLConfig
+from ..validation import ConfigError
 from .common import require_scale, verdict_stats
 from .hf_model import answer_text, chat_prompt
 
@@ -74,21 +77,25 @@ class VerifierReward:
         return [v.reward for v in verdicts]
 
 
+_GRPO_IN_TRL = ALGORITHMS["grpo"].trl  # our default algorithm's TRL settings
+
+
 @dataclass(frozen=True)
 class TRLRunConfig:
-    """Our GRPO defaults written as TRL settings (docs/trl_mapping.md has the full table)."""
+    """Our GRPO written as TRL settings (docs/trl_mapping.md has the full table): the defaults are RLConfig's, and
+    `from_rl` maps any RLConfig of an algorithm TRL's GRPOTrainer runs."""
 
     steps: int = 30
-    prompts_per_step: int = 32
-    group_size: int = 8  # -> num_generations
-    lr: float = 1e-4  # -> learning_rate (constant, Adam-like: no weight decay, no gradient clipping)
-    beta: float = 0.0  # -> beta (k3 KL in the loss)
-    clip_eps: float = 0.2  # -> epsilon
-    loss_type: str = "grpo"  # ours: per-answer token mean (TRL's default is "dapo")
-    scale_rewards: str = "group"  # "group" = GRPO's std division, "none" = Dr. GRPO
-    num_iterations: int = 1  # updates per generated batch
-    temperature: float = 1.0
-    max_completion_length: int = MAX_NEW_TOKENS  # tokens per answer (ours: 16 characters)
+    prompts_per_step: int = RLConfig.prompts_per_step
+    group_size: int = RLConfig.group_size  # -> num_generations
+    lr: float = RLConfig.lr  # -> learning_rate (constant, Adam-like: no weight decay, no gradient clipping)
+    beta: float = RLConfig.beta  # -> beta (k3 KL in the loss)
+    clip_eps: float = RLConfig.clip_eps  # -> epsilon
+    loss_type: str = _GRPO_IN_TRL["loss_type"]  # ours: per-answer token mean (TRL's default is "dapo")
+    scale_rewards: str = _GRPO_IN_TRL["scale_rewards"]  # "group" = GRPO's std division, "none" = Dr. GRPO
+    num_iterations: int = 1  # updates per generated batch (RLConfig.epochs)
+    temperature: float = RLConfig.temperature
+    max_completion_length: int = RLConfig.max_new_tokens  # tokens per answer (ours: 16 characters)
     processes: int = 1  # each process generates prompts_per_step / processes groups per step
     seed: int = 0
 
@@ -98,6 +105,27 @@ class TRLRunConfig:
                 f"processes must be >= 1 and divide prompts_per_step ({self.prompts_per_step}) so that "
                 f"every process gets whole groups, got {self.processes}"
             )
+
+    @classmethod
+    def from_rl(cls, cfg: RLConfig, steps: int, **fields) -> TRLRunConfig:
+        """The TRL settings of an RLConfig (its algorithm's row says how TRL spells it); `fields` set the rest
+        (processes, max_completion_length). ConfigError if TRL's GRPOTrainer cannot run that algorithm."""
+        trl = algorithm(cfg.algo).trl
+        if trl is None:
+            able = ", ".join(name for name, row in ALGORITHMS.items() if row.trl is not None)
+            raise ConfigError("algo", cfg.algo, f"one TRL's GRPOTrainer runs ({able})")
+        return cls(
+            steps=steps,
+            prompts_per_step=cfg.prompts_per_step,
+            group_size=cfg.group_size,
+            lr=cfg.lr,
+            beta=cfg.beta,
+            clip_eps=cfg.clip_eps,
+            num_iterations=cfg.epochs,
+            temperature=cfg.temperature,
+            seed=cfg.seed,
+            **{"max_completion_length": cfg.max_new_tokens, **trl, **fields},
+        )
 
 
 def grpo_config(cfg: TRLRunConfig, output_dir: str, **overrides):

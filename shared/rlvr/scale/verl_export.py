@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import task
+from ..algorithms import ALGORITHMS, algorithm
 from ..evaluate import held_out_prompts
 from ..task import answer_digits, prompt_text, sample_prompts
 from ..train import RLConfig
@@ -49,9 +50,11 @@ class ExportError(ValueError):
 
 
 def check_exportable(cfg: RLConfig) -> None:
-    """Raise ConfigError for a config verl's GRPO cannot express: only grpo / dr_grpo, no length reward."""
-    if cfg.algo not in ("grpo", "dr_grpo"):
-        raise ConfigError("algo", cfg.algo, "grpo or dr_grpo for export-verl (verl's GRPO with or without the std)")
+    """Raise ConfigError for a config verl cannot express: an algorithm without verl keys in the table, or a length
+    reward."""
+    if not algorithm(cfg.algo).verl:
+        able = " or ".join(name for name, row in ALGORITHMS.items() if row.verl)
+        raise ConfigError("algo", cfg.algo, f"{able} for export-verl (an algorithm the table maps to verl)")
     if cfg.length_reward_weight > 0:
         raise ConfigError(
             "length_reward_weight",
@@ -120,7 +123,7 @@ def write_reward_function(out: Path) -> Path:
 def verl_overrides(cfg: RLConfig, out) -> dict[str, object]:
     """verl key -> value for our GRPO / Dr. GRPO run (docs/trl_mapping.md lists every key and its source)."""
     check_exportable(cfg)
-    out, dr = Path(out).resolve(), cfg.algo == "dr_grpo"
+    out = Path(out).resolve()
     keys = {
         "data.train_files": str(out / "train.parquet"),
         "data.val_files": str(out / "test.parquet"),
@@ -137,19 +140,18 @@ def verl_overrides(cfg: RLConfig, out) -> dict[str, object]:
         "actor_rollout_ref.actor.clip_ratio": cfg.clip_eps,
         "actor_rollout_ref.actor.clip_ratio_low": cfg.clip_eps,  # verl reads low / high first when they are set
         "actor_rollout_ref.actor.clip_ratio_high": cfg.clip_eps,
-        "actor_rollout_ref.actor.loss_agg_mode": "seq-mean-token-sum-norm" if dr else "seq-mean-token-mean",
+        "actor_rollout_ref.actor.loss_agg_mode": cfg.aggregation.replace("_", "-"),  # verl's names, with dashes
         "actor_rollout_ref.actor.use_kl_loss": cfg.beta > 0,
         "actor_rollout_ref.actor.kl_loss_coef": cfg.beta,
         "actor_rollout_ref.actor.kl_loss_type": "low_var_kl",  # k3, as ours
-        "algorithm.adv_estimator": "grpo",
-        "algorithm.norm_adv_by_std_in_grpo": not dr,
+        **algorithm(cfg.algo).verl,  # the estimator (and for GRPO, whether it divides by the std)
         "algorithm.use_kl_in_reward": False,
         "trainer.total_training_steps": cfg.steps,
         "trainer.experiment_name": f"{cfg.algo}-G{cfg.group_size}-seed{cfg.seed}",
         "custom_reward_function.path": str(out / REWARD_FILE),
         "custom_reward_function.name": "compute_score",
     }
-    if dr:  # Dr. GRPO's token sum is divided by a constant: ours is max_new_tokens
+    if cfg.aggregation == "seq_mean_token_sum_norm":  # Dr. GRPO's token sum is divided by a constant: max_new_tokens
         keys["actor_rollout_ref.actor.loss_scale_factor"] = cfg.max_new_tokens
     return {**keys, **ENGINE_SETTINGS}
 
@@ -157,6 +159,8 @@ def verl_overrides(cfg: RLConfig, out) -> dict[str, object]:
 def verl_differences(cfg: RLConfig) -> list[str]:
     """What the export leaves at verl's values, which differ from this RLConfig's."""
     notes = ["verl clips the gradient norm at 1.0 (actor.optim.clip_grad), kept for a real model; our loop does not"]
+    if algorithm(cfg.algo).advantage != "grpo":  # no std division: the std's kind and epsilon do not matter
+        return notes
     if cfg.std == "population":
         notes.append("verl divides by the unbiased std of the group (torch.std); this RLConfig's std is 'population'")
     if cfg.advantage_eps != 1e-6:

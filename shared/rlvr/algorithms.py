@@ -1,0 +1,142 @@
+"""The table of RL algorithms: one row per algorithm, read by the trainer, the config's checks, the CLI, the figures'
+labels and the TRL / verl mapping. Adding an algorithm is adding a row (docs/authoring.md, "Adding an algorithm").
+
+A row says what the algorithm is made of; `rlvr.train.Trainer` never branches on an algorithm's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .objectives import ADVANTAGE_KINDS, AGGREGATIONS
+
+VALUE_MODEL = "gae"  # the advantage of a value model: GAE over per-token shaped rewards (PPO)
+KL_PLACES = ("loss", "reward", "none")  # where beta * KL goes
+OBJECTIVES = ("clip", "rft")  # PPO's clipped ratio x advantage; SFT on the correct answers (advantages unused)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One row of the table: what a training algorithm is made of."""
+
+    name: str  # RLConfig.algo
+    label: str  # how figures and tables name it
+    advantage: str  # an objectives.ADVANTAGE_KINDS estimator on the group's rewards, or VALUE_MODEL
+    objective: str  # one of OBJECTIVES
+    aggregation: str  # how the per-token loss becomes one number (objectives.AGGREGATIONS; RLConfig.loss_agg_mode)
+    updates_per_batch: int  # the default of RLConfig.epochs_per_batch
+    kl: str  # where beta * KL goes (KL_PLACES): the per-token loss (k3), the per-token reward (AlpacaFarm), nowhere
+    min_group_size: int = 1  # 2 when the baseline comes from the other answers to the prompt
+    paper: str = ""
+    trl: dict | None = None  # trl.GRPOConfig settings that express it (None: TRL's GRPOTrainer cannot)
+    verl: dict = field(default_factory=dict)  # verl keys that express it (empty: export-verl refuses it)
+
+    @property
+    def value_model(self) -> bool:
+        """Whether the algorithm trains a value model for its advantages."""
+        return self.advantage == VALUE_MODEL
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    row.name: row
+    for row in (
+        Algorithm(
+            "reinforce",
+            "REINFORCE",
+            advantage="none",
+            objective="clip",
+            aggregation="seq_mean_token_sum_norm",
+            updates_per_batch=1,
+            kl="loss",
+            paper="Williams 1992",
+        ),
+        Algorithm(
+            "grpo",
+            "GRPO",
+            advantage="grpo",
+            objective="clip",
+            aggregation="seq_mean_token_mean",
+            updates_per_batch=1,
+            kl="loss",
+            min_group_size=2,
+            paper="Shao et al. 2024 (DeepSeekMath)",
+            trl={"loss_type": "grpo", "scale_rewards": "group"},
+            verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": True},
+        ),
+        Algorithm(
+            "dr_grpo",
+            "Dr. GRPO",
+            advantage="dr_grpo",
+            objective="clip",
+            aggregation="seq_mean_token_sum_norm",
+            updates_per_batch=1,
+            kl="loss",
+            min_group_size=2,
+            paper="Liu et al. 2025 (Understanding R1-Zero-Like Training)",
+            trl={"loss_type": "dr_grpo", "scale_rewards": "none"},
+            verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": False},
+        ),
+        Algorithm(
+            "rft",
+            "RFT",
+            advantage="none",
+            objective="rft",
+            aggregation="token_mean",
+            updates_per_batch=1,
+            kl="none",
+            paper="Yuan et al. 2023 (rejection-sampling fine-tuning)",
+        ),
+        Algorithm(
+            "ppo",
+            "PPO",
+            advantage=VALUE_MODEL,
+            objective="clip",
+            aggregation="token_mean",
+            updates_per_batch=8,
+            kl="reward",
+            paper="Schulman et al. 2017; AlpacaFarm (Dubois et al. 2023)",
+        ),
+    )
+}
+
+# A loss term -> whether it adds exactly 0, value and gradient, for an answer whose advantage is 0. A new term (an
+# entropy bonus, say) goes here; the skip rule below then stays right by itself.
+SILENT_AT_ZERO_ADVANTAGE = {"clip": True, "rft": False, "kl": False}
+
+
+def algorithm(name: str) -> Algorithm:
+    """The row of one algorithm (ValueError naming the choices for an unknown name)."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[name]
+
+
+def loss_terms(algo: str, beta: float = 0.0) -> tuple[str, ...]:
+    """The terms of one update's loss: the algorithm's objective, plus the KL when it goes in the loss."""
+    row = algorithm(algo)
+    return (row.objective,) + (("kl",) if beta > 0 and row.kl == "loss" else ())
+
+
+def trains_every_answer(algo: str, beta: float = 0.0, updates: int = 1) -> bool:
+    """The skip rule's one owner: False when an update may leave out the groups whose advantages are all 0
+    (`rlvr.model.update_logps`), because each answer has one advantage, every loss term is silent at a zero advantage
+    and the batch is used once (with several updates, the ratio diagnostics watch every answer)."""
+    row = algorithm(algo)
+    silent = all(SILENT_AT_ZERO_ADVANTAGE[term] for term in loss_terms(algo, beta))
+    return row.value_model or not silent or updates > 1
+
+
+def check_table() -> None:
+    """Raise ValueError if a row names an estimator, aggregation, objective or KL place the package does not have."""
+    for row in ALGORITHMS.values():
+        known = (
+            row.advantage in ADVANTAGE_KINDS + (VALUE_MODEL,),
+            row.aggregation in AGGREGATIONS,
+            row.objective in OBJECTIVES and row.objective in SILENT_AT_ZERO_ADVANTAGE,
+            row.kl in KL_PLACES and (row.kl != "reward" or row.value_model),  # the shaped reward feeds GAE
+        )
+        if not all(known):
+            raise ValueError(f"algorithm {row.name!r}: a column names something rlvr.objectives does not have")
+
+
+check_table()

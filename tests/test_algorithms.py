@@ -1,0 +1,116 @@
+"""The table of algorithms: every reader takes its rows from it, and the skip rule it owns agrees with the loss."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from rlvr import algorithms
+from rlvr.algorithms import ALGORITHMS, trains_every_answer
+from rlvr.cli import build_parser
+from rlvr.model import response_logps, update_logps
+from rlvr.sft import SFTConfig, train_sft
+from rlvr.train import RL_RULES, RLConfig, Trainer
+from rlvr.validation import ConfigError
+
+TINY = dict(steps=1, prompts_per_step=6, group_size=4)
+
+
+@pytest.fixture(scope="module")
+def policy():
+    """A briefly warmed-up model: some groups get mixed rewards, some all-equal ones (both kinds are needed)."""
+    model, _ = train_sft(SFTConfig(steps=100, batch_size=64, lr=3e-3))
+    return model
+
+
+def test_config_choices_cli_choices_and_labels_come_from_the_table():
+    from rlvr.figures.palette import ALGO_COLORS, LABEL_TO_KEY
+
+    assert RL_RULES["algo"].choices == tuple(ALGORITHMS)
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    (algo_option,) = [a for a in train._actions if a.dest == "algo"]
+    assert tuple(algo_option.choices) == tuple(ALGORITHMS)
+    for name, row in ALGORITHMS.items():
+        assert LABEL_TO_KEY[row.label] == name and name in ALGO_COLORS
+
+
+def test_a_row_naming_what_objectives_lacks_is_refused(monkeypatch):
+    bad = dataclasses.replace(ALGORITHMS["grpo"], name="bad", aggregation="token_median")
+    monkeypatch.setitem(ALGORITHMS, "bad", bad)
+    with pytest.raises(ValueError, match="'bad'"):
+        algorithms.check_table()
+
+
+def test_the_table_decides_defaults_and_limits():
+    for name, row in ALGORITHMS.items():
+        assert RLConfig(algo=name).epochs == row.updates_per_batch
+        if row.min_group_size > 1:
+            with pytest.raises(ConfigError, match="group_size"):
+                RLConfig(algo=name, group_size=1)
+        if row.kl == "none":
+            with pytest.raises(ConfigError, match="beta"):
+                RLConfig(algo=name, beta=0.1)
+
+
+def test_a_term_that_survives_a_zero_advantage_makes_every_algorithm_train_every_answer(monkeypatch):
+    assert not trains_every_answer("grpo")  # today: GRPO without a KL term leaves all-0 groups out
+    monkeypatch.setitem(algorithms.SILENT_AT_ZERO_ADVANTAGE, "clip", False)  # e.g. an entropy bonus folded in
+    assert all(trains_every_answer(name) for name in ALGORITHMS)
+
+
+def _loss_and_grads(trainer, batch, every_row):
+    """One update's loss and the policy's gradient when the update runs every answer or only the rule's groups."""
+    cfg = trainer.cfg
+    logps = update_logps(trainer.policy, batch.rollout, batch.advantages, cfg.group_size, every_row)  # [B, T]
+    loss, _ = trainer.policy_loss(batch, logps, logps.detach())
+    grads = torch.autograd.grad(loss, list(trainer.policy.parameters()), allow_unused=True)
+    flat = torch.cat(
+        [(g if g is not None else torch.zeros_like(p)).flatten() for g, p in zip(grads, trainer.policy.parameters())]
+    )
+    return loss.detach(), flat
+
+
+SKIP_CASES = [  # every algorithm with per-answer advantages, with and without a KL term where it has one
+    (name, beta)
+    for name, row in ALGORITHMS.items()
+    if not row.value_model
+    for beta in (0.0, 0.05)
+    if beta == 0 or row.kl != "none"
+]
+
+
+@pytest.mark.parametrize("algo, beta", SKIP_CASES)
+def test_the_skip_rule_agrees_with_the_loss(algo, beta, policy):
+    """Where the rule lets an update leave the all-0 groups out, the loss and its gradient are those of every answer."""
+    cfg = RLConfig(algo=algo, beta=beta, seed=3, **TINY)
+    trainer = Trainer(cfg, policy)
+    with torch.no_grad():  # a policy away from its reference, so the KL term has a gradient
+        for p in trainer.policy.parameters():
+            p.add_(0.01 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    batch = trainer.rollout(0)
+    batch.ref_logps = trainer.reference_logps(batch)
+    trainer.advantages(batch)
+    groups = batch.advantages.view(-1, cfg.group_size)  # [P, G]
+    assert bool((groups == 0).all(dim=1).any()) and not bool((groups == 0).all()), "the test needs both kinds of group"
+    every_loss, every_grad = _loss_and_grads(trainer, batch, every_row=True)
+    rule_loss, rule_grad = _loss_and_grads(trainer, batch, every_row=trains_every_answer(algo, beta, cfg.epochs))
+    assert torch.allclose(rule_loss, every_loss, rtol=1e-6, atol=1e-7)
+    assert (rule_grad - every_grad).norm() <= 1e-5 * every_grad.norm() + 1e-9
+
+
+def test_update_logps_runs_only_the_groups_the_rule_leaves_in(policy, monkeypatch):
+    cfg = RLConfig(seed=3, **TINY)
+    trainer = Trainer(cfg, policy)
+    batch = trainer.rollout(0)
+    trainer.advantages(batch)
+    rows = []
+    import rlvr.model as model_mod
+
+    def counting(model, prompt_ids, responses, **kwargs):
+        rows.append(len(responses))
+        return response_logps(model, prompt_ids, responses, **kwargs)
+
+    monkeypatch.setattr(model_mod, "response_logps", counting)
+    update_logps(trainer.policy, batch.rollout, batch.advantages, cfg.group_size, trains_every_answer("grpo"))
+    active = int((batch.advantages.view(-1, cfg.group_size) != 0).any(dim=1).sum())
+    assert rows == [active * cfg.group_size] and active < cfg.prompts_per_step
