@@ -88,12 +88,11 @@ def workdir():
 def private_cache(workdir: Path) -> Path:
     """The kernels' checkpoint cache: empty but for the default warm-up model (copied from the user's cache when it
     is there), so every run a panel offers is untrained however often the test has run on this machine."""
-    from rlvr.cache import cache_path
-    from rlvr.sft import SFTConfig
+    from rlvr.sft import SFTConfig, cache_entry
 
     folder = workdir.parent / f"{workdir.name}-cache"
     folder.mkdir(parents=True)
-    warm_up = cache_path("sft", SFTConfig().to_dict())
+    warm_up = cache_entry(SFTConfig()).path()
     if warm_up.exists():
         shutil.copy(warm_up, folder / warm_up.name)
     return folder

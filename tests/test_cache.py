@@ -7,20 +7,44 @@ import pytest
 import torch
 
 from rlvr import cache
-from rlvr.cache import cache_key, cache_path, load_or_create, save_atomic, try_load
+from rlvr.cache import Entry, load_or_create, save_atomic, try_load
 
 
 def _payload(value=1.0):
     return {"w": torch.full((3,), value), "losses": [1.0, 0.5]}
 
 
+def _entry(x) -> Entry:
+    return Entry("sft", {"x": x})
+
+
+def _load(x, create=_payload, **kwargs):
+    """(payload, from_cache) of the test entry x."""
+    loaded = load_or_create(_entry(x), create, **kwargs)
+    return loaded.payload, loaded.from_cache
+
+
 def test_key_changes_with_every_field_and_is_stable():
     base = {"teacher_error_rate": 0.1, "seed": 0, "model": {"d_model": 64}}
-    assert cache_key("sft", base) == cache_key("sft", dict(base))
-    assert cache_key("sft", base) != cache_key("sft", {**base, "seed": 1})
-    assert cache_key("sft", base) != cache_key("sft", {**base, "teacher_error_rate": 0.2})
-    assert cache_key("sft", base) != cache_key("sft", {**base, "model": {"d_model": 32}})
-    assert cache_key("sft", base) != cache_key("rl", base)
+    key = Entry("sft", base).key()
+    assert key == Entry("sft", dict(base)).key()
+    assert key != Entry("sft", {**base, "seed": 1}).key()
+    assert key != Entry("sft", {**base, "teacher_error_rate": 0.2}).key()
+    assert key != Entry("sft", {**base, "model": {"d_model": 32}}).key()
+    assert key != Entry("rl", base).key()
+
+
+def test_the_version_table_names_every_file_and_a_bump_moves_the_key(monkeypatch):
+    entry = Entry("rl", {"x": 1})
+    before = entry.path()
+    assert before.name.startswith(f"rl-v{cache.VERSIONS['rl']}-")
+    monkeypatch.setitem(cache.VERSIONS, "rl", cache.VERSIONS["rl"] + 1)
+    assert entry.path() != before and entry.tag == f"rl-v{cache.VERSIONS['rl']}"
+
+
+def test_an_unknown_kind_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="unknown cache kind 'sfft'"):
+        Entry("sfft", {})
 
 
 def test_create_then_load(tmp_path):
@@ -30,36 +54,43 @@ def test_create_then_load(tmp_path):
         calls.append(1)
         return _payload()
 
-    a, from_cache_a = load_or_create("sft", {"x": 1}, create, folder=tmp_path)
-    b, from_cache_b = load_or_create("sft", {"x": 1}, create, folder=tmp_path)
+    a, from_cache_a = _load(1, create, folder=tmp_path)
+    b, from_cache_b = _load(1, create, folder=tmp_path)
     assert (from_cache_a, from_cache_b) == (False, True) and len(calls) == 1
     assert torch.equal(a["w"], b["w"])
 
 
+def test_cached_never_creates(tmp_path):
+    assert cache.cached(_entry(7), folder=tmp_path) is None and not list(tmp_path.iterdir())
+    _load(7, folder=tmp_path)
+    loaded = cache.cached(_entry(7), folder=tmp_path)
+    assert loaded.from_cache and loaded.path == _entry(7).path(tmp_path) and not loaded.shipped
+
+
 def test_corrupted_file_is_reported_in_one_line_and_retrained(tmp_path):
-    path = cache_path("sft", {"x": 2}, tmp_path)
+    path = _entry(2).path(tmp_path)
     path.write_bytes(b"not a checkpoint at all")
     messages = []
-    payload, from_cache = load_or_create("sft", {"x": 2}, _payload, folder=tmp_path, log=messages.append)
+    payload, from_cache = _load(2, folder=tmp_path, log=messages.append)
     assert not from_cache and torch.equal(payload["w"], _payload()["w"])
     assert len(messages) == 1 and "unreadable" in messages[0] and "\n" not in messages[0]
-    assert try_load(path, "sft", {"x": 2}) is not None  # rewritten, now readable
+    assert try_load(path, _entry(2)) is not None  # rewritten, now readable
 
 
 def test_truncated_file_is_retrained(tmp_path):
-    load_or_create("sft", {"x": 3}, _payload, folder=tmp_path)
-    path = cache_path("sft", {"x": 3}, tmp_path)
+    _load(3, folder=tmp_path)
+    path = _entry(3).path(tmp_path)
     path.write_bytes(path.read_bytes()[:40])
     messages = []
-    _, from_cache = load_or_create("sft", {"x": 3}, _payload, folder=tmp_path, log=messages.append)
+    _, from_cache = _load(3, folder=tmp_path, log=messages.append)
     assert not from_cache and len(messages) == 1
 
 
 def test_file_with_another_config_is_not_used(tmp_path):
-    path = cache_path("sft", {"x": 4}, tmp_path)
-    save_atomic({"kind": "sft", "config": {"x": 999}, "payload": _payload(7.0)}, path)
+    path = _entry(4).path(tmp_path)
+    save_atomic({"kind": _entry(4).tag, "config": {"x": 999}, "payload": _payload(7.0)}, path)
     messages = []
-    payload, from_cache = load_or_create("sft", {"x": 4}, _payload, folder=tmp_path, log=messages.append)
+    payload, from_cache = _load(4, folder=tmp_path, log=messages.append)
     assert not from_cache and payload["w"][0].item() == 1.0 and "does not match" in messages[0]
 
 
@@ -70,8 +101,8 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 
 def _writer(folder: str, value: float) -> None:
     for _ in range(20):
-        obj = {"kind": "sft", "config": {"x": 5}, "payload": _payload(value)}
-        save_atomic(obj, cache_path("sft", {"x": 5}, Path(folder)))
+        obj = {"kind": _entry(5).tag, "config": {"x": 5}, "payload": _payload(value)}
+        save_atomic(obj, _entry(5).path(Path(folder)))
 
 
 def test_concurrent_writers_never_leave_a_broken_file(tmp_path):
@@ -81,7 +112,7 @@ def test_concurrent_writers_never_leave_a_broken_file(tmp_path):
         p.start()
     for p in procs:
         p.join(timeout=120)
-    obj = try_load(cache_path("sft", {"x": 5}, tmp_path), "sft", {"x": 5})
+    obj = try_load(_entry(5).path(tmp_path), _entry(5))
     assert obj is not None and obj["payload"]["w"][0].item() in (1.0, 2.0)
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -94,11 +125,11 @@ def test_weights_only_load_refuses_pickled_code(tmp_path):
         def __reduce__(self):
             return (print, ("pwned",))
 
-    path = cache_path("sft", {"x": 6}, tmp_path)
+    path = _entry(6).path(tmp_path)
     with open(path, "wb") as f:
-        pickle.dump({"kind": "sft", "config": {"x": 6}, "payload": Evil()}, f)
+        pickle.dump({"kind": _entry(6).tag, "config": {"x": 6}, "payload": Evil()}, f)
     messages = []
-    _, from_cache = load_or_create("sft", {"x": 6}, _payload, folder=tmp_path, log=messages.append)
+    _, from_cache = _load(6, folder=tmp_path, log=messages.append)
     assert not from_cache and "unreadable" in messages[0]
 
 
@@ -106,11 +137,11 @@ def test_shipped_checkpoints_are_found_after_the_cache_and_only_for_the_default_
     shipped = tmp_path / "shipped"
     monkeypatch.setattr(cache, "SHIPPED_DIR", shipped)
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
-    config = {"x": 5}
-    save_atomic({"kind": "sft", "config": config, "payload": _payload(5.0)}, cache_path("sft", config, shipped))
-    assert cache.is_cached("sft", config) and not cache.is_cached("sft", {"x": 6})
-    payload, from_cache = load_or_create("sft", config, lambda: _payload(0.0))
-    assert from_cache and torch.equal(payload["w"], _payload(5.0)["w"])
-    assert not (tmp_path / "cache" / cache_path("sft", config).name).exists()  # read in place, not copied
-    payload, from_cache = load_or_create("sft", config, lambda: _payload(0.0), folder=tmp_path / "other")
+    entry = _entry(5)
+    save_atomic({"kind": entry.tag, "config": entry.config, "payload": _payload(5.0)}, entry.path(shipped))
+    assert cache.is_cached(entry) and not cache.is_cached(_entry(6))
+    loaded = load_or_create(entry, lambda: _payload(0.0))
+    assert loaded.from_cache and loaded.shipped and torch.equal(loaded.payload["w"], _payload(5.0)["w"])
+    assert not (tmp_path / "cache" / entry.path().name).exists()  # read in place, not copied
+    payload, from_cache = _load(5, lambda: _payload(0.0), folder=tmp_path / "other")
     assert not from_cache and torch.equal(payload["w"], _payload(0.0)["w"])  # an explicit folder is all it reads

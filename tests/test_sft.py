@@ -9,7 +9,16 @@ import rlvr.sft
 from rlvr import cache
 from rlvr.evaluate import evaluate
 from rlvr.model import TinyTransformer
-from rlvr.sft import SHIPPED_WARM_UPS, SFTConfig, lr_at, machine_fingerprint, train_sft, warm_up, where_from
+from rlvr.sft import (
+    SHIPPED_WARM_UPS,
+    SFTConfig,
+    cache_entry,
+    lr_at,
+    machine_fingerprint,
+    train_sft,
+    warm_up,
+    where_from,
+)
 
 SHORT = SFTConfig(steps=40, batch_size=64)
 
@@ -74,7 +83,7 @@ def test_warm_up_shows_a_progress_bar_only_while_training(monkeypatch, tmp_path,
 
 def _shipped(cfg: SFTConfig) -> dict:
     """The checkpoint of cfg shipped with the package (fails if there is none)."""
-    path = cache.cache_path("sft", cfg.to_dict(), cache.SHIPPED_DIR)
+    path = cache_entry(cfg).path(cache.SHIPPED_DIR)
     assert path.exists(), f"no shipped warm-up for {cfg}: run rlvr.sft.write_shipped_warm_ups()"
     return torch.load(path, map_location="cpu", weights_only=True)
 
@@ -95,7 +104,7 @@ def test_the_default_warm_up_is_shipped_and_loads_with_an_empty_cache(monkeypatc
 def test_a_corrupted_shipped_warm_up_is_reported_and_retrained(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "SHIPPED_DIR", tmp_path / "shipped")
-    path = cache.cache_path("sft", SHORT.to_dict(), cache.SHIPPED_DIR)
+    path = cache_entry(SHORT).path(cache.SHIPPED_DIR)
     path.parent.mkdir()
     path.write_bytes(b"not a checkpoint")
     warm = warm_up(0.1, 0, cfg=SHORT)
@@ -138,6 +147,6 @@ def test_write_shipped_warm_ups_writes_checkpoints_the_cache_reads(tmp_path, mon
     paths = sft.write_shipped_warm_ups(tmp_path)
     assert [p.parent for p in paths] == [tmp_path] * len(sft.SHIPPED_WARM_UPS)
     for path, cfg in zip(paths, sft.SHIPPED_WARM_UPS):
-        checkpoint = try_load(path, "sft", cfg.to_dict(), log=pytest.fail)
+        checkpoint = try_load(path, sft.cache_entry(cfg), log=pytest.fail)
         assert checkpoint["payload"]["losses"] == [0.5]
         assert checkpoint["made_on"] == sft.machine_fingerprint()

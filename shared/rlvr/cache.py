@@ -1,5 +1,8 @@
-"""Checkpoint cache: weights keyed by a hash of everything that determines them, written atomically; a few shipped
-with the package (`SHIPPED_DIR`, read-only) so the first run does not train them."""
+"""Checkpoint cache: results keyed by a hash of everything that determines them, written atomically; a few shipped
+with the package (`SHIPPED_DIR`, read-only) so the first run does not train them.
+
+The one owner of the cache's truth: an `Entry` (kind and config) derives its version, key and path; experiments ask
+`is_cached(entry)` or `cached(entry)` (never trains) and train through `load_or_create(entry, create)`."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -14,20 +18,64 @@ import torch
 
 from .config import cache_dir
 
-FORMAT_VERSION = 1  # bump when the meaning of a saved file changes
+FORMAT_VERSION = 1  # bump when the layout of a saved file ({kind, config, payload}) changes
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"  # checkpoints shipped with the package, named as in the cache
+VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the payload) of that kind change
+    "sft": 1,  # the warm-up model (rlvr.sft)
+    "rl": 4,  # an RL run's history and policy (rlvr.train); v4: Gumbel-max draws, all-0 groups skipped
+    "race": 5,  # a race run's history with its diagnostics (rlvr.experiments.race); v5: Gumbel-max draws
+    "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
+}
 
 
-def cache_key(kind: str, config: dict) -> str:
-    """Stable hash of a config dict (with the kind, format version and torch version)."""
-    payload = {"kind": kind, "format": FORMAT_VERSION, "torch": torch.__version__.split("+")[0], "config": config}
-    text = json.dumps(payload, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+@dataclass(frozen=True)
+class Entry:
+    """One cached result: what kind it is (a key of VERSIONS) and everything that determines it (a JSON-able dict)."""
+
+    kind: str
+    config: dict
+
+    def __post_init__(self):
+        if self.kind not in VERSIONS:
+            raise ValueError(f"unknown cache kind {self.kind!r}; add it to rlvr.cache.VERSIONS")
+
+    @property
+    def tag(self) -> str:
+        """The kind with its version, as written in the file ('rl-v4')."""
+        return f"{self.kind}-v{VERSIONS[self.kind]}"
+
+    @property
+    def saved_config(self) -> dict:
+        """The config as the file stores it (through JSON: tuples become lists)."""
+        return json.loads(json.dumps(self.config, default=str))
+
+    def key(self) -> str:
+        """Stable hash of the config with the tag, the file format and the torch version."""
+        payload = {"kind": self.tag, "format": FORMAT_VERSION, "torch": torch.__version__.split("+")[0]}
+        text = json.dumps({**payload, "config": self.config}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def path(self, folder: Path | None = None) -> Path:
+        """Where this entry's checkpoint lives in `folder` (the checkpoint cache by default)."""
+        return Path(folder or cache_dir()) / f"{self.tag}-{self.key()}.pt"
 
 
-def cache_path(kind: str, config: dict, folder: Path | None = None) -> Path:
-    """Where the checkpoint of this config lives."""
-    return Path(folder or cache_dir()) / f"{kind}-{cache_key(kind, config)}.pt"
+@dataclass
+class Loaded:
+    """What `load_or_create` returns: the payload and the file it came from (None: just created)."""
+
+    payload: dict
+    path: Path | None
+
+    @property
+    def from_cache(self) -> bool:
+        """True if nothing was trained."""
+        return self.path is not None
+
+    @property
+    def shipped(self) -> bool:
+        """True if it came from the checkpoints shipped with the package."""
+        return self.path is not None and self.path.parent == SHIPPED_DIR
 
 
 def save_atomic(obj: dict, path: Path) -> None:
@@ -44,8 +92,9 @@ def save_atomic(obj: dict, path: Path) -> None:
         raise
 
 
-def try_load(path: Path, kind: str, config: dict, log: Callable[[str], None] = print) -> dict | None:
-    """Load a cached checkpoint, or None (with a one-line message) if it is missing, unreadable or mismatched."""
+def try_load(path: Path, entry: Entry, log: Callable[[str], None] = print) -> dict | None:
+    """Load the checkpoint of `entry` at `path`, or None (with a one-line message) if it is missing, unreadable or
+    holds something else."""
     path = Path(path)
     if not path.exists():
         return None
@@ -54,48 +103,49 @@ def try_load(path: Path, kind: str, config: dict, log: Callable[[str], None] = p
     except Exception as err:  # truncated, corrupted, or not a torch file
         log(f"[rlvr cache] {path.name} is unreadable ({type(err).__name__}); retraining.")
         return None
-    expected = json.loads(json.dumps(config, default=str))
-    if not isinstance(obj, dict) or obj.get("kind") != kind or obj.get("config") != expected:
+    if not isinstance(obj, dict) or obj.get("kind") != entry.tag or obj.get("config") != entry.saved_config:
         log(f"[rlvr cache] {path.name} does not match the requested config; retraining.")
         return None
     return obj
 
 
-def candidates(kind: str, config: dict, folder: Path | None = None) -> list[Path]:
-    """Where this config's checkpoint may be, in the order `load_or_create` reads them: `folder` (the checkpoint
-    cache by default), then, for the default folder only, the package's shipped checkpoints."""
-    return [cache_path(kind, config, folder)] + ([cache_path(kind, config, SHIPPED_DIR)] if folder is None else [])
+def candidates(entry: Entry, folder: Path | None = None) -> list[Path]:
+    """Where this entry's checkpoint may be, in the order `load_or_create` reads them: `folder` (the checkpoint cache
+    by default), then, for the default folder only, the package's shipped checkpoints."""
+    return [entry.path(folder)] + ([entry.path(SHIPPED_DIR)] if folder is None else [])
 
 
-def source(kind: str, config: dict) -> Path | None:
-    """The file `load_or_create` would read for this config (the first candidate that exists), or None."""
-    return next((path for path in candidates(kind, config) if path.exists()), None)
+def cached(entry: Entry, folder: Path | None = None) -> Loaded | None:
+    """The entry's checkpoint if one of its candidates loads, else None (never trains, says nothing)."""
+    for path in candidates(entry, folder):
+        obj = try_load(path, entry, log=lambda _message: None)
+        if obj is not None:
+            return Loaded(obj["payload"], path)
+    return None
 
 
-def is_cached(kind: str, config: dict) -> bool:
-    """True if this config loads without training: in the checkpoint cache or shipped with the package."""
-    return source(kind, config) is not None
+def is_cached(entry: Entry) -> bool:
+    """True if this entry loads without training: in the checkpoint cache or shipped with the package."""
+    return any(path.exists() for path in candidates(entry))
 
 
 def load_or_create(
-    kind: str, config: dict, create: Callable[[], dict], folder: Path | None = None, log: Callable[[str], None] = print
-) -> tuple[dict, bool]:
-    """Return (payload, loaded_from_cache); `create()` builds the payload (tensors, numbers, strings) when needed.
-    Reads the first of `candidates` that loads; a new payload is written to the first."""
-    for path in candidates(kind, config, folder):
-        obj = try_load(path, kind, config, log)
+    entry: Entry, create: Callable[[], dict], folder: Path | None = None, log: Callable[[str], None] = print
+) -> Loaded:
+    """The entry's payload from the first of `candidates` that loads, else `create()` (tensors, numbers, strings),
+    written to the first candidate."""
+    for path in candidates(entry, folder):
+        obj = try_load(path, entry, log)
         if obj is not None:
-            return obj["payload"], True
+            return Loaded(obj["payload"], path)
     payload = create()
-    save_checkpoint(kind, config, payload, folder)
-    return payload, False
+    save_checkpoint(entry, payload, folder)
+    return Loaded(payload, None)
 
 
-def save_checkpoint(kind: str, config: dict, payload: dict, folder: Path | None = None, **extra) -> Path:
-    """Write a checkpoint as `try_load` reads it (kind, config, payload, and any `extra` fields) to this config's path
-    in `folder` (the checkpoint cache by default); returns the path."""
-    path = cache_path(kind, config, folder)
-    save_atomic(
-        {"kind": kind, "config": json.loads(json.dumps(config, default=str)), "payload": payload, **extra}, path
-    )
+def save_checkpoint(entry: Entry, payload: dict, folder: Path | None = None, **extra) -> Path:
+    """Write a checkpoint as `try_load` reads it (tag, config, payload, and any `extra` fields) to the entry's path in
+    `folder` (the checkpoint cache by default); returns the path."""
+    path = entry.path(folder)
+    save_atomic({"kind": entry.tag, "config": entry.saved_config, "payload": payload, **extra}, path)
     return path

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .cache import SHIPPED_DIR, load_or_create, save_checkpoint, source
+from .cache import SHIPPED_DIR, Entry, Loaded, load_or_create, save_checkpoint
 from .config import pick
 from .evaluate import evaluate
 from .model import ModelConfig, TinyTransformer, response_logps
@@ -169,16 +169,17 @@ def warm_up(
                 bar.close()
         return {"state_dict": model.state_dict(), "losses": losses}
 
-    found = source("sft", cfg.to_dict()) if use_cache else None  # what load_or_create will read, if anything
-    if use_cache:
-        payload, from_cache = load_or_create("sft", cfg.to_dict(), create)
-    else:
-        payload, from_cache = create(), False
+    loaded = load_or_create(cache_entry(cfg), create) if use_cache else Loaded(create(), None)
     model = TinyTransformer(cfg.model)
-    model.load_state_dict(payload["state_dict"])
+    model.load_state_dict(loaded.payload["state_dict"])
     model.eval()
-    shipped = from_cache and found is not None and found.parent == SHIPPED_DIR
-    return WarmUp(model, cfg, list(payload["losses"]), from_cache, time.perf_counter() - start, shipped=shipped)
+    losses, seconds = list(loaded.payload["losses"]), time.perf_counter() - start
+    return WarmUp(model, cfg, losses, loaded.from_cache, seconds, shipped=loaded.shipped)
+
+
+def cache_entry(cfg: SFTConfig) -> Entry:
+    """The cache entry of a warm-up: everything in its SFTConfig."""
+    return Entry("sft", cfg.to_dict())
 
 
 def where_from(warm: WarmUp) -> str:
@@ -208,7 +209,7 @@ def write_shipped_warm_ups(folder: Path = SHIPPED_DIR) -> list[Path]:
     for cfg in SHIPPED_WARM_UPS:
         model, losses = train_sft(cfg)
         payload = {"state_dict": model.state_dict(), "losses": losses}
-        paths.append(save_checkpoint("sft", cfg.to_dict(), payload, folder, made_on=machine_fingerprint()))
+        paths.append(save_checkpoint(cache_entry(cfg), payload, folder, made_on=machine_fingerprint()))
     return paths
 
 

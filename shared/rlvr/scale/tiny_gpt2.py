@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import torch
 
-from ..cache import load_or_create
+from ..cache import Entry, load_or_create
 from ..evaluate import answer_metrics, held_out_prompts
 from ..sft import SFTConfig, train_sft
 from ..task import (
@@ -192,7 +192,7 @@ def warm_up(
         model, losses = train_warm_up(cfg, log_every)
         return {"state_dict": model.state_dict(), "losses": losses}
 
-    payload = load_or_create("scale-sft", cfg.to_dict(), create)[0] if use_cache else create()
+    payload = load_or_create(Entry("scale-sft", cfg.to_dict()), create).payload if use_cache else create()
     model = build_model(cfg.shape, cfg.sft.seed)
     model.load_state_dict(payload["state_dict"])
     model.eval()
