@@ -114,3 +114,22 @@ def test_update_logps_runs_only_the_groups_the_rule_leaves_in(policy, monkeypatc
     update_logps(trainer.policy, batch.rollout, batch.advantages, cfg.group_size, trains_every_answer("grpo"))
     active = int((batch.advantages.view(-1, cfg.group_size) != 0).any(dim=1).sum())
     assert rows == [active * cfg.group_size] and active < cfg.prompts_per_step
+
+
+def test_rloo_trains_with_leave_one_out_advantages(policy):
+    """RLOO, added as a row of the table: its advantages are each answer's reward minus the mean of the others'."""
+    from rlvr.objectives import rloo_advantages
+    from rlvr.train import train_rl
+
+    cfg = RLConfig(algo="rloo", seed=1, **TINY)
+    trainer = Trainer(cfg, policy)
+    batch = trainer.rollout(0)
+    trainer.advantages(batch)
+    groups = batch.rewards.view(-1, cfg.group_size)  # [P, G]
+    others = (groups.sum(dim=1, keepdim=True) - groups) / (cfg.group_size - 1)  # [P, G]
+    assert torch.allclose(batch.advantages, (groups - others).reshape(-1))
+    assert torch.equal(batch.advantages, rloo_advantages(batch.rewards, cfg.group_size))
+    result = train_rl(RLConfig(algo="rloo", beta=0.05, **{**TINY, "steps": 2}), policy=policy, progress=False)
+    assert len(result.history) == 2 and all(torch.isfinite(torch.tensor(h["loss"])) for h in result.history)
+    with pytest.raises(ConfigError, match="group_size"):
+        RLConfig(algo="rloo", group_size=1)

@@ -1,5 +1,5 @@
-"""The table of RL algorithms: one row per algorithm, read by the trainer, the config's checks, the CLI, the figures'
-labels and the TRL / verl mapping. Adding an algorithm is adding a row (docs/authoring.md, "Adding an algorithm").
+"""The table of RL algorithms: one row per algorithm (REINFORCE, GRPO, Dr. GRPO, RLOO, RFT, PPO), read by the trainer,
+the config's checks, the CLI, the figures' labels and the TRL / verl mapping. Adding an algorithm is adding a row (docs/authoring.md, "Adding an algorithm").
 
 A row says what the algorithm is made of; `rlvr.train.Trainer` never branches on an algorithm's name.
 """
@@ -75,6 +75,18 @@ ALGORITHMS: dict[str, Algorithm] = {
             paper="Liu et al. 2025 (Understanding R1-Zero-Like Training)",
             trl={"loss_type": "dr_grpo", "scale_rewards": "none"},
             verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": False},
+        ),
+        Algorithm(
+            "rloo",
+            "RLOO",
+            advantage="rloo",
+            objective="clip",
+            aggregation="seq_mean_token_sum_norm",
+            updates_per_batch=1,
+            kl="loss",
+            min_group_size=2,
+            paper="Ahmadian et al. 2024 (Back to Basics: REINFORCE style optimization)",
+            verl={"algorithm.adv_estimator": "rloo"},
         ),
         Algorithm(
             "rft",
