@@ -133,3 +133,27 @@ def test_rloo_trains_with_leave_one_out_advantages(policy):
     assert len(result.history) == 2 and all(torch.isfinite(torch.tensor(h["loss"])) for h in result.history)
     with pytest.raises(ConfigError, match="group_size"):
         RLConfig(algo="rloo", group_size=1)
+
+
+def test_trl_and_verl_settings_come_from_the_rows():
+    from rlvr.scale.trl_bridge import TRLRunConfig
+    from rlvr.scale.verl_export import check_exportable, verl_overrides
+
+    for name, row in ALGORITHMS.items():
+        cfg = RLConfig(algo=name)
+        if row.trl is None:
+            with pytest.raises(ConfigError, match="algo"):
+                TRLRunConfig.from_rl(cfg, steps=3)
+        else:
+            trl = TRLRunConfig.from_rl(cfg, steps=3)
+            assert trl.loss_type == algorithms.ENGINE_AGGREGATION[row.aggregation]["trl"]
+            assert all(getattr(trl, key) == value for key, value in row.trl.items())
+        if not row.verl:
+            with pytest.raises(ConfigError, match="algo"):
+                check_exportable(cfg)
+        else:
+            keys = verl_overrides(cfg, "out")
+            assert all(keys[key] == value for key, value in row.verl.items())
+            assert (
+                keys["actor_rollout_ref.actor.loss_agg_mode"] == algorithms.ENGINE_AGGREGATION[row.aggregation]["verl"]
+            )

@@ -1,8 +1,6 @@
 """The table of RL algorithms: one row per algorithm (REINFORCE, GRPO, Dr. GRPO, RLOO, RFT, PPO), read by the trainer,
-the config's checks, the CLI, the figures' labels and the TRL / verl mapping. Adding an algorithm is adding a row (docs/authoring.md, "Adding an algorithm").
-
-A row says what the algorithm is made of; `rlvr.train.Trainer` never branches on an algorithm's name.
-"""
+the config's checks, the CLI, the figures' labels and the TRL / verl mapping. Adding an algorithm is adding a row
+(docs/authoring.md, "Adding an algorithm"): `rlvr.train.Trainer` never branches on an algorithm's name."""
 
 from __future__ import annotations
 
@@ -28,7 +26,7 @@ class Algorithm:
     kl: str  # where beta * KL goes (KL_PLACES): the per-token loss (k3), the per-token reward (AlpacaFarm), nowhere
     min_group_size: int = 1  # 2 when the baseline comes from the other answers to the prompt
     paper: str = ""
-    trl: dict | None = None  # trl.GRPOConfig settings that express it (None: TRL's GRPOTrainer cannot)
+    trl: dict | None = None  # trl.GRPOConfig settings that express it besides loss_type (None: GRPOTrainer cannot)
     verl: dict = field(default_factory=dict)  # verl keys that express it (empty: export-verl refuses it)
 
     @property
@@ -60,7 +58,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             kl="loss",
             min_group_size=2,
             paper="Shao et al. 2024 (DeepSeekMath)",
-            trl={"loss_type": "grpo", "scale_rewards": "group"},
+            trl={"scale_rewards": "group"},
             verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": True},
         ),
         Algorithm(
@@ -73,7 +71,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             kl="loss",
             min_group_size=2,
             paper="Liu et al. 2025 (Understanding R1-Zero-Like Training)",
-            trl={"loss_type": "dr_grpo", "scale_rewards": "none"},
+            trl={"scale_rewards": "none"},
             verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": False},
         ),
         Algorithm(
@@ -111,6 +109,13 @@ ALGORITHMS: dict[str, Algorithm] = {
     )
 }
 
+# How TRL (GRPOConfig.loss_type) and verl (actor.loss_agg_mode) name each of our aggregations (docs/trl_mapping.md).
+ENGINE_AGGREGATION = {
+    "seq_mean_token_mean": {"trl": "grpo", "verl": "seq-mean-token-mean"},
+    "seq_mean_token_sum_norm": {"trl": "dr_grpo", "verl": "seq-mean-token-sum-norm"},  # / max length, as ours
+    "token_mean": {"trl": "dapo", "verl": "token-mean"},  # DAPO's; TRL's default ("bnpo" on one process)
+}
+
 # A loss term -> whether it adds exactly 0, value and gradient, for an answer whose advantage is 0. A new term (an
 # entropy bonus, say) goes here; the skip rule below then stays right by itself.
 SILENT_AT_ZERO_ADVANTAGE = {"clip": True, "rft": False, "kl": False}
@@ -143,7 +148,7 @@ def check_table() -> None:
     for row in ALGORITHMS.values():
         known = (
             row.advantage in ADVANTAGE_KINDS + (VALUE_MODEL,),
-            row.aggregation in AGGREGATIONS,
+            row.aggregation in AGGREGATIONS and set(ENGINE_AGGREGATION) == set(AGGREGATIONS),
             row.objective in OBJECTIVES and row.objective in SILENT_AT_ZERO_ADVANTAGE,
             row.kl in KL_PLACES and (row.kl != "reward" or row.value_model),  # the shaped reward feeds GAE
         )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algorithms import ALGORITHMS, algorithm
+from ..algorithms import ALGORITHMS, ENGINE_AGGREGATION, algorithm
 from ..task import decode, prompt_text, sample_prompts, verify
 from ..train import RLConfig
 from ..validation import ConfigError
@@ -77,7 +77,7 @@ class VerifierReward:
         return [v.reward for v in verdicts]
 
 
-_GRPO_IN_TRL = ALGORITHMS["grpo"].trl  # our default algorithm's TRL settings
+_GRPO_IN_TRL = {**ALGORITHMS["grpo"].trl, "loss_type": ENGINE_AGGREGATION[RLConfig().aggregation]["trl"]}
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,7 @@ class TRLRunConfig:
             num_iterations=cfg.epochs,
             temperature=cfg.temperature,
             seed=cfg.seed,
+            loss_type=ENGINE_AGGREGATION[cfg.aggregation]["trl"],
             **{"max_completion_length": cfg.max_new_tokens, **trl, **fields},
         )
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import task
-from ..algorithms import ALGORITHMS, algorithm
+from ..algorithms import ALGORITHMS, ENGINE_AGGREGATION, algorithm
 from ..evaluate import held_out_prompts
 from ..task import answer_digits, prompt_text, sample_prompts
 from ..train import RLConfig
@@ -140,7 +140,7 @@ def verl_overrides(cfg: RLConfig, out) -> dict[str, object]:
         "actor_rollout_ref.actor.clip_ratio": cfg.clip_eps,
         "actor_rollout_ref.actor.clip_ratio_low": cfg.clip_eps,  # verl reads low / high first when they are set
         "actor_rollout_ref.actor.clip_ratio_high": cfg.clip_eps,
-        "actor_rollout_ref.actor.loss_agg_mode": cfg.aggregation.replace("_", "-"),  # verl's names, with dashes
+        "actor_rollout_ref.actor.loss_agg_mode": ENGINE_AGGREGATION[cfg.aggregation]["verl"],
         "actor_rollout_ref.actor.use_kl_loss": cfg.beta > 0,
         "actor_rollout_ref.actor.kl_loss_coef": cfg.beta,
         "actor_rollout_ref.actor.kl_loss_type": "low_var_kl",  # k3, as ours
