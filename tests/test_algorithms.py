@@ -157,3 +157,25 @@ def test_trl_and_verl_settings_come_from_the_rows():
             assert (
                 keys["actor_rollout_ref.actor.loss_agg_mode"] == algorithms.ENGINE_AGGREGATION[row.aggregation]["verl"]
             )
+
+
+def test_dapo_token_mean_is_a_loss_option_of_every_clipped_algorithm(policy):
+    """loss_agg_mode='token_mean' (DAPO's aggregation, TRL's default): every real token of the batch weighs the same,
+    so a long answer counts for more than a short one, unlike GRPO's per-answer mean."""
+    cfg = RLConfig(algo="grpo", loss_agg_mode="token_mean", seed=2, **TINY)
+    assert cfg.aggregation == "token_mean" and RLConfig(algo="grpo").aggregation == "seq_mean_token_mean"
+    trainer = Trainer(cfg, policy)
+    batch = trainer.rollout(0)
+    trainer.advantages(batch)
+    mask = batch.rollout.response_mask
+    logps = torch.zeros_like(batch.rollout.logps, requires_grad=True)  # [B, T]: ratio 1, so d loss / d logps = -A
+    loss, _ = trainer.policy_loss(batch, logps, logps.detach())
+    loss.backward()
+    expected = -batch.advantages[:, None] * mask / mask.sum()  # [B, T]: each token's weight, 1 / (all real tokens)
+    assert torch.allclose(logps.grad, expected, atol=1e-7)
+    result = __import__("rlvr.train").train.train_rl(cfg, policy=policy, progress=False)
+    assert len(result.history) == 1
+    with pytest.raises(ConfigError, match="loss_agg_mode"):
+        RLConfig(algo="rft", loss_agg_mode="token_mean")
+    with pytest.raises(ConfigError, match="loss_agg_mode"):
+        RLConfig(loss_agg_mode="token_median")

@@ -26,6 +26,7 @@ BAD_TRAIN = {
     "beta": ["-1", "nan"],
     "epochs_per_batch": ["0"],
     "clip_eps": ["-0.2", "0", "nan", "inf"],
+    "loss_agg_mode": ["token_median"],
     "advantage_eps": ["-1e-4", "inf"],
     "std": ["sample"],
     "clamp_kl": None,  # a flag (--clamp-kl / --no-clamp-kl): no value to get wrong
@@ -144,6 +145,7 @@ def test_every_train_option_reaches_its_field():
         "beta": 0.5,
         "epochs_per_batch": 2,
         "clip_eps": 0.3,
+        "loss_agg_mode": "seq_mean_token_mean",
         "advantage_eps": 0.01,
         "std": "unbiased",
         "clamp_kl": False,

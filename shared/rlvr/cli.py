@@ -113,7 +113,7 @@ def field_comments(cls) -> dict[str, str]:
 
 def option_kwargs(f: dataclasses.Field, hint, rule, text: str) -> dict | None:
     """add_argument keywords of one dataclass field (type and default from the dataclass), None if not a scalar."""
-    kinds = {int: int, float: float, str: str, int | None: int}
+    kinds = {int: int, float: float, str: str, int | None: int, str | None: str}
     if hint is not bool and hint not in kinds:
         return None
     choices = rule.choices if rule is not None else ()

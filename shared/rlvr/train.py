@@ -20,6 +20,7 @@ from .cache import Entry, load_or_create
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample, update_logps
 from .objectives import (
+    AGGREGATIONS,
     aggregate_loss,
     all_same_fraction,
     compute_advantages,
@@ -50,6 +51,7 @@ class RLConfig:
     beta: float = 0.0  # KL weight against the frozen warm-up model (k3 in the loss; PPO: in the reward)
     epochs_per_batch: int | None = None  # updates per sampled batch; None = the algorithm's (8 for PPO, 1 otherwise)
     clip_eps: float = 0.2  # PPO / GRPO ratio clip
+    loss_agg_mode: str | None = None  # per-token loss -> one number; None = the algorithm's ("token_mean": DAPO's)
     advantage_eps: float = 1e-4  # added to the group std (GRPO)
     std: str = "population"  # GRPO std: "population" (lecture) or "unbiased" (TRL, torch.std)
     clamp_kl: bool = True  # PPO: clamp the per-token KL at >= 0 in the shaped reward
@@ -75,6 +77,8 @@ class RLConfig:
             raise ConfigError("group_size", self.group_size, f">= 2 for {self.algo} (a group of one has no baseline)")
         if row.kl == "none" and self.beta > 0:
             raise ConfigError("beta", self.beta, f"0 for {self.algo} (its loss has no KL term)")
+        if row.objective != "clip" and self.loss_agg_mode is not None:
+            raise ConfigError("loss_agg_mode", self.loss_agg_mode, f"None for {self.algo} (its loss is fixed)")
 
     @classmethod
     def replicate(cls, seed: int, **fields) -> RLConfig:
@@ -89,8 +93,9 @@ class RLConfig:
 
     @property
     def aggregation(self) -> str:
-        """How the per-token loss becomes one number (an objectives.AGGREGATIONS mode): the algorithm's."""
-        return ALGORITHMS[self.algo].aggregation
+        """How the per-token loss becomes one number (an objectives.AGGREGATIONS mode): loss_agg_mode or the
+        algorithm's."""
+        return self.loss_agg_mode or ALGORITHMS[self.algo].aggregation
 
     def to_dict(self) -> dict:
         """Plain dict (hashing, JSON)."""
@@ -116,6 +121,7 @@ RL_RULES: dict[str, Rule] = {  # field -> what it accepts (algo-dependent limits
     ),
     "epochs_per_batch": optional(integer(1)),
     "clip_eps": number(0, ends="(]"),  # eps >= 1 is legal: "no clipping" (race.NO_CLIP_EPS) uses 1e6
+    "loss_agg_mode": optional(one_of(AGGREGATIONS)),
     "advantage_eps": number(0),
     "std": one_of(("population", "unbiased")),
     "clamp_kl": BOOLEAN,

@@ -55,7 +55,7 @@ def number(low: float, high: float = math.inf, ends: str = "[]", allowed: str | 
 
 def optional(rule: Rule) -> Rule:
     """None or what rule accepts."""
-    return Rule(lambda v: v is None or rule.test(v), f"None or {rule.allowed}")
+    return Rule(lambda v: v is None or rule.test(v), f"None or {rule.allowed}", rule.choices)
 
 
 def one_of(choices: tuple) -> Rule:
