@@ -205,8 +205,9 @@ def fresh_axes(fig: Figure, nrows=1, ncols=1, **subplot_kw):
     Reusing the axes keeps their tick objects: re-creating ticks was 25-40% of a panel's redraw time.
     """
     grid = (nrows, ncols, repr(sorted(subplot_kw.items())))
-    axes = getattr(fig, "_rlvr_axes", None)
-    if axes is not None and fig._rlvr_grid == grid and fig.axes == list(np.ravel(axes)) and not has_units(fig):
+    state = figure_state(fig)
+    axes = state.get("axes")
+    if axes is not None and state["grid"] == grid and fig.axes == list(np.ravel(axes)) and not has_units(fig):
         empty_figure(fig)
         return axes
     fig.clear()
@@ -214,8 +215,16 @@ def fresh_axes(fig: Figure, nrows=1, ncols=1, **subplot_kw):
         fig.subplots_adjust(**MARGINS)
     with matplotlib.rc_context(FIXED_TITLES):
         axes = fig.subplots(nrows, ncols, **subplot_kw)
-    fig._rlvr_axes, fig._rlvr_grid = axes, grid
+    state.update(axes=axes, grid=grid)
     return axes
+
+
+def figure_state(fig: Figure) -> dict:
+    """The one place a figure keeps what its draws reuse (its axes and grid, a plot's artists): a dict on the figure,
+    gone with it."""
+    if not hasattr(fig, "_rlvr_state"):
+        fig._rlvr_state = {}
+    return fig._rlvr_state
 
 
 def has_units(fig: Figure) -> bool:
@@ -405,12 +414,6 @@ class Panel:
         bundle = self.view._repr_mimebundle_(include=include, exclude=exclude)
         caption = f"{self.kind}({', '.join(self.controls)}): static preview at {format_values(self.values)}"
         return with_static_png(bundle, self.png(), caption)
-
-    def show_static(self) -> None:
-        """Display the current figure as a plain image (for a notebook that wants one in the export)."""
-        from IPython.display import Image, display
-
-        display(Image(data=self.png()))
 
 
 # ----------------------------------------------------------------------------- analytic panel

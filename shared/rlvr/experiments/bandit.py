@@ -422,11 +422,6 @@ def _mean(values) -> float:
     return float(np.mean(values))
 
 
-def _std(values) -> float | None:
-    """Std over seeds (None for a single seed)."""
-    return float(np.std(values, ddof=1)) if len(values) > 1 else None
-
-
 # ----------------------------------------------------------------------------------------------- section 4.1
 def reward_patterns(group_size: int) -> torch.Tensor:
     """Row m holds a group with m correct answers (1s first). [G + 1, G]."""

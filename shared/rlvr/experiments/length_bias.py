@@ -278,19 +278,6 @@ def expected_gradients(
     return {"true": true, "grpo": grpo, "dr_grpo": dr}
 
 
-def expected_gradient_curve(
-    logits, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, cap: int = L_CAP
-) -> np.ndarray:
-    """GRPO's expected gradient for a range of logits (the same logit on both paths). [n] -> [n, 2]."""
-    return np.array([expected_gradients((x, x), p_correct, group_size, cap)["grpo"] for x in logits])
-
-
-# ----------------------------------------------------------------------------------------------- toy plots and panels
-
-
-# ----------------------------------------------------------------------------------------------- Kimi in a group
-
-
 # ----------------------------------------------------------------------------------------------- arithmetic task
 def arithmetic_config(fast: bool | None = None, **overrides):
     """The notebook's GRPO run on the arithmetic task: notebook 03's run (32 x 8, lr 1e-4, size("rl_steps") steps,

@@ -14,7 +14,7 @@ ALGO_COLORS = {
     "warmup": "#525252",  # the warm-up (SFT) model, where RL starts
 }
 ALGO_COLORS["reinforce"] = ALGO_COLORS["none"]  # REINFORCE: the policy gradient with no baseline
-LABEL_TO_KEY = {row.label: name for name, row in ALGORITHMS.items()} | {"RLOO": "rloo"}
+LABEL_TO_KEY = {row.label: name for name, row in ALGORITHMS.items()}
 
 
 def algo_color(label: str, default: str | None = None) -> str | None:

@@ -65,25 +65,6 @@ def plot_clip(
     ax_grad.set_ylabel(r"gradient $dJ/d\rho$")
 
 
-def draw_clip(fig, epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
-    """The clip panel's figure: objective and gradient for one advantage, zero-gradient regions shaded."""
-    from rlvr.widgets import fresh_axes
-
-    ax_obj, ax_grad = fresh_axes(fig, 1, 2)
-    fig.subplots_adjust(top=0.8)
-    plot_clip(ax_obj, ax_grad, advantage, epsilon)
-    if advantage > 0:
-        where = f"ρ > 1 + eps = {1 + epsilon:.2f}: this token is already more likely, no further push"
-    elif advantage < 0:
-        where = f"ρ < 1 - eps = {1 - epsilon:.2f}: this token is already less likely, no further push"
-    else:
-        where = "A = 0: no signal at any ratio"
-    ax_obj.set_title(f"A = {advantage:+.2f}, eps = {epsilon:.2f}", fontsize=10)
-    ax_grad.set_title("shaded: gradient exactly 0", fontsize=10)
-    ax_obj.legend(fontsize=8, loc="upper left" if advantage >= 0 else "lower left")
-    fig.suptitle(where, fontsize=9, color="#424242")
-
-
 def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE) -> None:
     """A 2 x 2 figure: objective and gradient for +A (top) and -A (bottom)."""
     from rlvr.widgets import fresh_axes
