@@ -59,6 +59,10 @@ BAD_OTHER = [  # non-config options and algorithm-dependent limits
     ["train", "--algo", "rft", "--beta", "0.04"],  # RFT's loss has no KL term: refused, not ignored
     ["sft", "--prompts", "-5"],
     ["sft", "--prompts", "0"],
+    ["train", "--json", "/no/such/dir/x.json"],  # an output path that cannot be written: before any training
+    ["sft", "--json", "/no/such/dir/x.json"],
+    ["reproduce", "--markdown", "/no/such/dir/x.md"],
+    ["reproduce", "--json", "/no/such/dir/x.json"],
 ]
 
 
@@ -109,6 +113,18 @@ def test_every_out_of_range_field_is_a_usage_error_naming_its_option(argv, capsy
 def test_bad_non_config_options_and_algorithm_limits_are_usage_errors(argv, capsys, no_training):
     line = assert_usage_error(argv, capsys)
     assert f"argument {argv[-2]}:" in line
+
+
+def test_output_paths_name_what_is_wrong(tmp_path, capsys, no_training):
+    (tmp_path / "a-file").write_text("x")
+    folder_line = assert_usage_error(["train", "--json", str(tmp_path)], capsys)
+    assert folder_line.endswith(f"argument --json: {tmp_path} is a folder, not a file")
+    missing = tmp_path / "missing" / "x.json"
+    assert assert_usage_error(["train", "--json", str(missing)], capsys).endswith("does not exist")
+    assert not missing.parent.exists()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["notebooks", "render", "--out", str(tmp_path / "a-file")])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.strip().endswith("is a file, not a folder")
 
 
 def test_config_errors_name_field_value_and_range(capsys, no_training):

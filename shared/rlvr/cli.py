@@ -7,6 +7,7 @@ import dataclasses
 import inspect
 import json
 import math
+import os
 import re
 import sys
 import typing
@@ -139,6 +140,30 @@ def add_config_options(
     parser.set_defaults(config_class=cls, parser=parser)
 
 
+def output_file(text: str) -> str:
+    """argparse type: a file this run can write when it ends (checked before anything trains, nothing created)."""
+    path = Path(text).expanduser()
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"{text}: not writable")
+    return text
+
+
+def output_folder(text: str) -> Path:
+    """argparse type: a folder this run can write into when it ends (made if missing; checked before any work)."""
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text}: {existing} is not a writable folder")
+    return path
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (anything else is a usage error, exit code 2)."""
     try:
@@ -183,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=2000,
         help="held-out prompts to evaluate on (default 2000; an integer >= 1)",
     )
-    sft.add_argument("--json", help="write the report to this file")
+    sft.add_argument("--json", type=output_file, help="write the report to this file")
     sft.set_defaults(func=cmd_sft)
 
     tr = sub.add_parser("train", help="run one RL configuration", allow_abbrev=False)  # --prompts != --prompts-per-step
@@ -195,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="held-out prompts of the final metrics (default 2000; an integer >= 1)",
     )
     tr.add_argument("--no-cache", action="store_true", help="train even if this configuration is cached")
-    tr.add_argument("--json", help="write config, history, final and timing to this file")
+    tr.add_argument("--json", type=output_file, help="write config, history, final and timing to this file")
     tr.set_defaults(func=cmd_train)
 
     for name, func, text in [

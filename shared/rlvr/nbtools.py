@@ -18,6 +18,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
+from rlvr.cli import output_folder
 from rlvr.config import FAST_ENV, STRICT_ENV, repo_root
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
@@ -408,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     render_command = commands.choices["render"]
     render_command.add_argument("--which", choices=("solutions", "notebooks", "all"), default="solutions")
     render_command.add_argument("--timeout", type=float, default=DEFAULT_RENDER_TIMEOUT, help="seconds per notebook")
-    render_command.add_argument("--out", type=Path, default=None, help="output folder (default: <root>/build)")
+    render_command.add_argument("--out", type=output_folder, help="output folder (default: <root>/build)")
     render_command.add_argument("--fast", action="store_true", help="run in fast mode (RLVR_FAST=1) instead")
     return parser
 

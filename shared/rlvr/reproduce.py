@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from .cli import output_file
 from .experiments.common import Row, markdown_table, text_table
 
 EXPERIMENTS = [  # (module under rlvr.experiments, what it covers)
@@ -82,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of the stochastic experiments")
     parser.add_argument("--fast", action="store_true", help="small sizes (a smoke test, not a reproduction)")
     parser.add_argument("--only", nargs="+", choices=[name for name, _ in EXPERIMENTS], help="run some modules")
-    parser.add_argument("--json", help="write the table and timings to this JSON file")
-    parser.add_argument("--markdown", help="write the table to this Markdown file")
+    parser.add_argument("--json", type=output_file, help="write the table and timings to this JSON file")
+    parser.add_argument("--markdown", type=output_file, help="write the table to this Markdown file")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     fast = ", fast" if args.fast else ""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import add_config_options, build_config, positive_int
+from ..cli import add_config_options, build_config, output_file, output_folder, positive_int
 from ..config import pick
 from ..task import MAX_NEW_TOKENS
 from ..train import RL_RULES, RLConfig
@@ -76,8 +76,8 @@ def run_parser() -> argparse.ArgumentParser:
         default=pick(1000, 300),
         help="held-out prompts evaluated before and after (0: skip; default %(default)s)",
     )
-    p.add_argument("--save", help="write the trained model and tokenizer to this folder")
-    p.add_argument("--json", help="write config, history, step seconds and evaluations to this file")
+    p.add_argument("--save", type=output_folder, help="write the trained model and tokenizer to this folder")
+    p.add_argument("--json", type=output_file, help="write config, history, step seconds and evaluations to this file")
     return p
 
 
@@ -96,10 +96,6 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
             check_model_dir(args.model)
         except ModelFolderError as err:
             parser.error(f"argument --model: {err}")
-    if args.save is not None and Path(args.save).is_file():
-        parser.error(f"argument --save: {args.save} is a file, not a folder")
-    if args.json is not None and Path(args.json).is_dir():
-        parser.error(f"argument --json: {args.json} is a folder, not a file")
     return args
 
 
