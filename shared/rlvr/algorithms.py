@@ -35,79 +35,26 @@ class Algorithm:
         return self.advantage == VALUE_MODEL
 
 
-ALGORITHMS: dict[str, Algorithm] = {
-    row.name: row
-    for row in (
-        Algorithm(
-            "reinforce",
-            "REINFORCE",
-            advantage="none",
-            objective="clip",
-            aggregation="seq_mean_token_sum_norm",
-            updates_per_batch=1,
-            kl="loss",
-            paper="Williams 1992",
-        ),
-        Algorithm(
-            "grpo",
-            "GRPO",
-            advantage="grpo",
-            objective="clip",
-            aggregation="seq_mean_token_mean",
-            updates_per_batch=1,
-            kl="loss",
-            min_group_size=2,
-            paper="Shao et al. 2024 (DeepSeekMath)",
-            trl={"scale_rewards": "group"},
-            verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": True},
-        ),
-        Algorithm(
-            "dr_grpo",
-            "Dr. GRPO",
-            advantage="dr_grpo",
-            objective="clip",
-            aggregation="seq_mean_token_sum_norm",
-            updates_per_batch=1,
-            kl="loss",
-            min_group_size=2,
-            paper="Liu et al. 2025 (Understanding R1-Zero-Like Training)",
-            trl={"scale_rewards": "none"},
-            verl={"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": False},
-        ),
-        Algorithm(
-            "rloo",
-            "RLOO",
-            advantage="rloo",
-            objective="clip",
-            aggregation="seq_mean_token_sum_norm",
-            updates_per_batch=1,
-            kl="loss",
-            min_group_size=2,
-            paper="Ahmadian et al. 2024 (Back to Basics: REINFORCE style optimization)",
-            verl={"algorithm.adv_estimator": "rloo"},
-        ),
-        Algorithm(
-            "rft",
-            "RFT",
-            advantage="none",
-            objective="rft",
-            aggregation="token_mean",
-            updates_per_batch=1,
-            kl="none",
-            paper="Yuan et al. 2023 (rejection-sampling fine-tuning)",
-        ),
-        Algorithm(
-            "ppo",
-            "PPO",
-            advantage=VALUE_MODEL,
-            objective="clip",
-            aggregation="token_mean",
-            updates_per_batch=8,
-            kl="reward",
-            paper="Schulman et al. 2017; AlpacaFarm (Dubois et al. 2023)",
-        ),
-    )
-}
+_GRPO = {"algorithm.adv_estimator": "grpo"}  # verl's GRPO estimator, with or without the std division
+# fmt: off
+ALGORITHMS: dict[str, Algorithm] = {row.name: row for row in (
+    #          name         label        advantage     objective aggregation                updates kl      min G
+    Algorithm("reinforce", "REINFORCE", "none",       "clip", "seq_mean_token_sum_norm", 1, "loss",   1,
+              paper="Williams 1992"),
+    Algorithm("grpo",      "GRPO",      "grpo",       "clip", "seq_mean_token_mean",     1, "loss",   2,
+              paper="Shao et al. 2024 (DeepSeekMath)",
+              trl={"scale_rewards": "group"}, verl={**_GRPO, "algorithm.norm_adv_by_std_in_grpo": True}),
+    Algorithm("dr_grpo",   "Dr. GRPO",  "dr_grpo",    "clip", "seq_mean_token_sum_norm", 1, "loss",   2,
+              paper="Liu et al. 2025 (Understanding R1-Zero-Like Training)",
+              trl={"scale_rewards": "none"}, verl={**_GRPO, "algorithm.norm_adv_by_std_in_grpo": False}),
+    Algorithm("rloo",      "RLOO",      "rloo",       "clip", "seq_mean_token_sum_norm", 1, "loss",   2,
+              paper="Ahmadian et al. 2024 (Back to Basics)", verl={"algorithm.adv_estimator": "rloo"}),
+    Algorithm("rft",       "RFT",       "none",       "rft",  "token_mean",              1, "none",   1,
+              paper="Yuan et al. 2023 (rejection-sampling fine-tuning)"),
+    Algorithm("ppo",       "PPO",       VALUE_MODEL,  "clip", "token_mean",              8, "reward", 1,
+              paper="Schulman et al. 2017; AlpacaFarm (Dubois et al. 2023)"),
+)}
+# fmt: on
 
 # How TRL (GRPOConfig.loss_type) and verl (actor.loss_agg_mode) name each of our aggregations (docs/trl_mapping.md).
 ENGINE_AGGREGATION = {
