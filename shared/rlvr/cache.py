@@ -22,8 +22,8 @@ FORMAT_VERSION = 1  # bump when the layout of a saved file ({kind, config, paylo
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"  # checkpoints shipped with the package, named as in the cache
 VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the payload) of that kind change
     "sft": 1,  # the warm-up model (rlvr.sft)
-    "rl": 4,  # an RL run's history and policy (rlvr.train); v4: Gumbel-max draws, all-0 groups skipped
-    "race": 5,  # a race run's history with its diagnostics (rlvr.experiments.race); v5: Gumbel-max draws
+    "rl": 5,  # an RL run's history and policy (rlvr.train); v5: the signals of rlvr.signals in the history
+    "race": 6,  # a race run's history with its diagnostics (rlvr.experiments.race); v6: with the signals
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
 }
 

@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .signals import token_entropy
 from .task import MAX_NEW_TOKENS, PAD_ID, PROMPT_LEN, STOP_ID, VOCAB_SIZE
 
 
@@ -382,6 +383,7 @@ class Rollout:
     responses: torch.Tensor  # [B, T] int64, PAD after the stop token
     logps: torch.Tensor  # [B, T] log-prob of each sampled token under the sampling distribution (0 on padding)
     response_mask: torch.Tensor  # [B, T] bool, True up to and including the first '$'
+    entropy: torch.Tensor | None = None  # [B, T] entropy (nats) of the distribution each token was drawn from
 
 
 @torch.no_grad()
@@ -420,14 +422,17 @@ def sample(
         tokens, logprobs = _decode(model, prompt_ids, temperature, max_new_tokens, generator, samples_per_prompt)
     drawn = torch.stack(tokens, dim=1)  # [B, T] with what was drawn after '$' too
     mask = response_mask(drawn)  # [B, T]
-    logps = torch.stack(logprobs, dim=1).gather(2, drawn[..., None]).squeeze(-1)  # [B, T]
+    logprobs = torch.stack(logprobs, dim=1)  # [B, T, V]
+    logps = logprobs.gather(2, drawn[..., None]).squeeze(-1)  # [B, T]
     if torch.isnan(logps).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    entropy = token_entropy(logprobs) if temperature > 0 else torch.zeros_like(logps)  # greedy: one choice, 0 nats
     return Rollout(
         prompt_ids.repeat_interleave(samples_per_prompt, dim=0),
         drawn.masked_fill(~mask, PAD_ID),
         logps.masked_fill(~mask, 0.0),
         mask,
+        entropy.masked_fill(~mask, 0.0),
     )
 
 

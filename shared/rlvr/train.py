@@ -8,6 +8,7 @@ reads what an algorithm is made of from its row of the table, never from its nam
 from __future__ import annotations
 
 import copy
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -15,6 +16,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from . import signals
 from .algorithms import ALGORITHMS, algorithm, loss_terms, trains_every_answer
 from .cache import Entry, load_or_create
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
@@ -217,7 +219,7 @@ class Trainer:
     """Holds the policy, the frozen reference, the optimisers (and PPO's value model) of one run.
 
     gae_fn, value_loss_fn: PPO's pieces (objectives.gae's and value_loss's signatures); notebook 04's checker passes
-    a learner's versions to compare one PPO step stage by stage.
+    a learner's versions to compare one PPO step stage by stage. record_signals: the signals of `rlvr.signals`.
     """
 
     def __init__(
@@ -227,6 +229,7 @@ class Trainer:
         hooks: StepHooks | None = None,
         gae_fn: Callable = gae,
         value_loss_fn: Callable = value_loss,
+        record_signals: bool = True,
     ):
         self.cfg, self.algorithm = cfg, algorithm(cfg.algo)
         start = policy if policy is not None else warm_start(cfg).model
@@ -240,6 +243,7 @@ class Trainer:
         self.needs_ref = cfg.beta > 0
         self.hooks = hooks or StepHooks()
         self.gae_fn, self.value_loss_fn = gae_fn, value_loss_fn
+        self.record_signals = record_signals  # False only to measure what recording them costs (bench_rl.py)
 
     def rollout(self, step: int) -> Batch:
         """Sample P x G answers and score them (a Batch without advantages)."""
@@ -257,9 +261,9 @@ class Trainer:
         scores = score_batch(torch.as_tensor(prompts), rollout.responses)
         return Batch(rollout, scores, _rewards_with_length_bonus(scores, cfg, step))
 
-    def reference_logps(self, batch: Batch) -> torch.Tensor | None:
-        """The frozen warm-up's log-probs of the answers [B, T] when beta > 0, else None."""
-        if not self.needs_ref:
+    def reference_logps(self, batch: Batch, always: bool = False) -> torch.Tensor | None:
+        """The frozen warm-up's log-probs of the answers [B, T] when beta > 0 (or `always`), else None."""
+        if not (self.needs_ref or always):
             return None
         rollout = batch.rollout
         with torch.no_grad():
@@ -320,8 +324,7 @@ class Trainer:
         return loss.item()
 
     def step(self, step: int) -> dict:
-        """One RL step (sample, score, `epochs` updates); returns its metrics."""
-        cfg = self.cfg
+        """One RL step (sample, score, `epochs` updates); returns its metrics and signals."""
         self.hooks.before_step(step)
         t0 = time.perf_counter()
         self.policy.eval()
@@ -332,9 +335,32 @@ class Trainer:
         self.policy.train()
         extra = self.advantages(batch)
         self.hooks.after_advantages(batch)
-        rollout = batch.rollout
-        old_logps, clip_fracs, losses, value_losses = None, [], [], []
+        updates = self.update(batch)
+        t2 = time.perf_counter()
+        metrics = {
+            **answer_metrics(batch.scores),
+            "step": step,
+            "reward": float(batch.rewards.mean()),
+            "loss": float(np.mean(updates["loss"])),
+            "all_same_group_fraction": all_same_fraction(batch.scores["reward"], self.cfg.group_size),
+            "clip_fraction": float(np.mean(updates["clip_fraction"][1:])) if self.cfg.epochs > 1 else 0.0,
+            "clip_fraction_per_update": updates["clip_fraction"],
+            "value_loss": float(np.mean(updates["value_loss"])) if updates["value_loss"] else float("nan"),
+            "sampling_s": t1 - t0,
+            "training_s": t2 - t1,
+            **extra,
+            **(self.signals(batch, updates, step) if self.record_signals else {}),
+        }
+        self.hooks.after_step(metrics)
+        return metrics
+
+    def update(self, batch: Batch) -> dict:
+        """The `epochs` updates on one batch; per-update lists of loss, clip_fraction, approx_kl, grad_norm and
+        value_loss, and old_logps [B, T] (the sampling policy's)."""
+        cfg, rollout = self.cfg, batch.rollout
+        out = {key: [] for key in ("loss", "clip_fraction", "approx_kl", "grad_norm", "value_loss")}
         every_row = trains_every_answer(cfg.algo, cfg.beta, cfg.epochs)
+        old_logps = None
         for _epoch in range(cfg.epochs):
             logps = update_logps(self.policy, rollout, batch.advantages, cfg.group_size, every_row)  # [B, T]
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
@@ -343,32 +369,38 @@ class Trainer:
             loss, clip_frac = self.policy_loss(batch, logps, old_logps)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
+            if self.record_signals:
+                out["grad_norm"].append(signals.grad_norm(self.policy.parameters()))
+                out["approx_kl"].append(signals.approx_kl(logps, old_logps, rollout.response_mask))
             self.opt.step()
-            losses.append(loss.item())
-            clip_fracs.append(clip_frac)
+            out["loss"].append(loss.item())
+            out["clip_fraction"].append(clip_frac)
             if self.value is not None:
-                value_losses.append(self.value_update(batch))
-        t2 = time.perf_counter()
-        metrics = answer_metrics(batch.scores)
-        mask, ref_logps = rollout.response_mask, batch.ref_logps
-        kl_seq = ((old_logps - ref_logps) * mask).sum(dim=1).mean() if ref_logps is not None else torch.tensor(0.0)
-        metrics.update(
-            {
-                "step": step,
-                "reward": float(batch.rewards.mean()),
-                "loss": float(np.mean(losses)),
-                "all_same_group_fraction": all_same_fraction(batch.scores["reward"], cfg.group_size),
-                "kl_to_ref": float(kl_seq) if ref_logps is not None else float("nan"),
-                "clip_fraction": float(np.mean(clip_fracs[1:])) if len(clip_fracs) > 1 else 0.0,
-                "clip_fraction_per_update": clip_fracs,
-                "value_loss": float(np.mean(value_losses)) if value_losses else float("nan"),
-                "sampling_s": t1 - t0,
-                "training_s": t2 - t1,
-                **extra,
-            }
-        )
-        self.hooks.after_step(metrics)
-        return metrics
+                out["value_loss"].append(self.value_update(batch))
+        return {**out, "old_logps": old_logps}
+
+    def signals(self, batch: Batch, updates: dict, step: int) -> dict:
+        """What to log when a run breaks (`rlvr.signals`): reward and advantage spread, entropy, approx KL and
+        gradient norm per update, KL to the reference (every KL_EVERY steps without a KL term), truncation, PPO's
+        explained variance."""
+        rollout, mask = batch.rollout, batch.rollout.response_mask
+        ref_logps = batch.ref_logps
+        if ref_logps is None and step % signals.KL_EVERY == 0:
+            ref_logps = self.reference_logps(batch, always=True)
+        kl = ((updates["old_logps"] - ref_logps) * mask).sum(dim=1).mean() if ref_logps is not None else math.nan
+        out = {
+            "reward_std": signals.reward_std(batch.rewards),
+            "advantage_std": signals.advantage_std(batch.advantages, mask),
+            "entropy": signals.mean_entropy(rollout.entropy, mask),
+            "approx_kl": float(np.mean(updates["approx_kl"][1:])) if self.cfg.epochs > 1 else 0.0,
+            "approx_kl_per_update": updates["approx_kl"],
+            "grad_norm": float(np.mean(updates["grad_norm"])),
+            "kl_to_ref": float(kl),
+            "truncated_fraction": signals.truncated_fraction(rollout.responses),
+        }
+        if batch.returns is not None:
+            out["explained_variance"] = signals.explained_variance(batch.values, batch.returns, mask)
+        return out
 
 
 def train_rl(
@@ -377,6 +409,7 @@ def train_rl(
     on_step: OnStep | None = None,
     progress: bool = True,
     hooks: StepHooks | None = None,
+    record_signals: bool = True,
 ) -> RunResult:
     """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
 
@@ -384,9 +417,10 @@ def train_rl(
         on_step: called after every step as on_step(step, total, history) (live plots, progress bars).
         progress: show a tqdm progress bar.
         hooks: StepHooks that record more per step (same seeds, same numbers).
+        record_signals: record `rlvr.signals` (False only to measure their cost; same numbers either way).
     """
     torch.manual_seed(cfg.seed)
-    trainer = Trainer(cfg, policy, hooks)
+    trainer = Trainer(cfg, policy, hooks, record_signals=record_signals)
     history: list[dict] = []
     bar = _progress_bar(cfg, progress)
     for step in range(cfg.steps):

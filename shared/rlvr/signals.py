@@ -1,0 +1,157 @@
+"""What to log when an RLVR run breaks: the signals every RL step records, and the failure signatures that read them.
+
+Every RL run's history has, per step (TRL's name in brackets where it logs the same quantity; docs/trl_mapping.md):
+reward [reward] and reward_std [reward_std]; all_same_group_fraction [frac_reward_zero_std]; advantage_std; entropy
+[entropy]; clip_fraction [clip_ratio/region_mean] and approx_kl per update (CleanRL's name) when a batch is used more
+than once; kl_to_ref (per answer; TRL's kl is per token); grad_norm [grad_norm]; loss [loss]; mean_length_correct and
+mean_length_wrong; malformed_fraction and truncated_fraction [completions/clipped_ratio]; for PPO value_loss and
+explained_variance (CleanRL's names).
+
+`failures(history)` names the failure signatures a history shows: NaN, no signal (all-equal groups above 90% for 20
+steps), entropy collapse, and a reward that rises while the strict accuracy falls (a verifier with a loophole).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .task import STOP_ID
+
+KL_EVERY = 10  # without a KL term, the KL to the reference is measured every KL_EVERY steps (an extra forward pass)
+
+
+# ----------------------------------------------------------------------------------------------- per-step signals
+def reward_std(rewards: torch.Tensor) -> float:
+    """Std of the batch's rewards (unbiased, as TRL's reward_std). [B] -> float."""
+    return float(rewards.float().std()) if rewards.numel() > 1 else 0.0
+
+
+def advantage_std(advantages: torch.Tensor, response_mask: torch.Tensor) -> float:
+    """Std of the advantages the update uses: over answers ([B]), or over real tokens ([B, T], PPO)."""
+    values = advantages[response_mask] if advantages.dim() == 2 else advantages  # [n]
+    return float(values.float().std(correction=0)) if values.numel() else math.nan
+
+
+def token_entropy(logprobs: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of each next-token distribution. [..., V] log-probs -> [...]."""
+    return torch.special.entr(logprobs.exp()).sum(dim=-1)
+
+
+def mean_entropy(entropy: torch.Tensor, response_mask: torch.Tensor) -> float:
+    """Mean token entropy over the answers' real tokens. [B, T] x 2 -> float."""
+    return float((entropy * response_mask).sum() / response_mask.sum().clamp(min=1))
+
+
+def approx_kl(logps: torch.Tensor, old_logps: torch.Tensor, response_mask: torch.Tensor) -> float:
+    """How far an update has moved from the sampling policy: mean of (ratio - 1) - log ratio over real tokens, the
+    k3 estimate of KL(sampling || current) (CleanRL's approx_kl). 0 at a batch's first update. [B, T] x 3 -> float."""
+    log_ratio = (logps - old_logps).detach()  # [B, T]
+    k3 = torch.expm1(log_ratio) - log_ratio  # [B, T], >= 0
+    return float((k3 * response_mask).sum() / response_mask.sum().clamp(min=1))
+
+
+def grad_norm(parameters) -> float:
+    """L2 norm of all the gradients, before the optimizer's step (0 when none has a gradient)."""
+    norms = [p.grad.detach().norm() for p in parameters if p.grad is not None]
+    return float(torch.linalg.vector_norm(torch.stack(norms))) if norms else 0.0
+
+
+def truncated_fraction(responses: torch.Tensor) -> float:
+    """Share of answers that never said '$' (cut at max_new_tokens). [B, T] -> float."""
+    return float((~(responses == STOP_ID).any(dim=1)).float().mean())
+
+
+def explained_variance(values: torch.Tensor, returns: torch.Tensor, response_mask: torch.Tensor) -> float:
+    """1 - Var(returns - values) / Var(returns) over real tokens: 1 = the value model predicts every return, 0 = no
+    better than a constant, < 0 = worse. [B, T] x 3 -> float (NaN if the returns do not vary)."""
+    returns, values = returns[response_mask], values[response_mask]  # [n]
+    spread = returns.var(correction=0)
+    return float(1 - (returns - values).var(correction=0) / spread) if spread > 0 else math.nan
+
+
+# ----------------------------------------------------------------------------------------------- failure signatures
+@dataclass(frozen=True)
+class Failure:
+    """A failure signature seen in a history: its name, the first step it shows at, and one line for the user."""
+
+    name: str
+    step: int
+    message: str
+
+
+NO_SIGNAL_SHARE, NO_SIGNAL_STEPS = 0.9, 20  # all-equal groups above 90% for 20 steps in a row
+ENTROPY_FLOOR = 0.02  # nats per token: the policy has become (almost) deterministic
+HACK_WINDOW = 20  # steps over which reward and accuracy trends are compared
+HACK_GAP = 0.15  # reward minus accuracy grows by this much while accuracy falls
+
+
+def _curve(history: list[dict], key: str) -> np.ndarray:
+    """One metric of a history against step (NaN where missing)."""
+    return np.array([h.get(key, math.nan) for h in history], dtype=float)
+
+
+def nan_step(history: list[dict]) -> int | None:
+    """First step whose loss, reward or gradient norm is NaN or infinite."""
+    for h in history:
+        if any(isinstance(h.get(k), float) and not math.isfinite(h[k]) for k in ("loss", "reward", "grad_norm")):
+            return int(h["step"])
+    return None
+
+
+def no_signal_step(history: list[dict]) -> int | None:
+    """Step at which all-equal groups have been above NO_SIGNAL_SHARE for NO_SIGNAL_STEPS steps in a row."""
+    run = 0
+    for h, share in zip(history, _curve(history, "all_same_group_fraction")):
+        run = run + 1 if share > NO_SIGNAL_SHARE else 0
+        if run == NO_SIGNAL_STEPS:
+            return int(h["step"])
+    return None
+
+
+def entropy_collapse_step(history: list[dict]) -> int | None:
+    """First step whose token entropy is below ENTROPY_FLOOR while the run still gets answers wrong (a sharp policy
+    that is always right is a success, not a collapse)."""
+    for h, entropy, accuracy in zip(history, _curve(history, "entropy"), _curve(history, "accuracy")):
+        if entropy < ENTROPY_FLOOR and accuracy < 0.9:
+            return int(h["step"])
+    return None
+
+
+def hacking_step(history: list[dict]) -> int | None:
+    """First step at which, over the last HACK_WINDOW steps, the reward rose, the strict accuracy fell and the gap
+    between them grew by HACK_GAP: the verifier pays for something other than right answers."""
+    reward, accuracy = _curve(history, "reward"), _curve(history, "accuracy")
+    for end in range(HACK_WINDOW, len(history) + 1):
+        r, a = reward[end - HACK_WINDOW : end], accuracy[end - HACK_WINDOW : end]
+        rising, falling = r[-5:].mean() > r[:5].mean(), a[-5:].mean() < a[:5].mean()
+        if rising and falling and (r - a)[-5:].mean() - (r - a)[:5].mean() > HACK_GAP:
+            return int(history[end - 1]["step"])
+    return None
+
+
+SIGNATURES = {  # name -> (detector, what the user reads)
+    "nan": (nan_step, "the loss is NaN: look for a division by a zero std or a log of 0"),
+    "no_signal": (
+        no_signal_step,
+        "over 90% of groups have all-equal rewards for 20 steps: the loss is 0, nothing learns",
+    ),
+    "entropy_collapse": (
+        entropy_collapse_step,
+        "token entropy collapsed below 0.02 nats while answers are still wrong",
+    ),
+    "reward_hacking": (hacking_step, "the reward rises while the strict accuracy falls: the verifier has a loophole"),
+}
+
+
+def failures(history: list[dict]) -> list[Failure]:
+    """Every failure signature the history shows, with the first step it shows at."""
+    found = []
+    for name, (detect, message) in SIGNATURES.items():
+        step = detect(history)
+        if step is not None:
+            found.append(Failure(name, step, message))
+    return found
