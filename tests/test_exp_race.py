@@ -107,15 +107,15 @@ def test_values_from_key_inverts_config_key():
 
 
 # ----------------------------------------------------------------------------- reading curves
-def test_smooth_is_a_centred_moving_average():
+def test_smooth_is_a_trailing_moving_average_that_starts_where_the_run_starts():
     x = np.array([0.0, 1, 2, 3, 10])
-    assert race.smooth(x, 3) == pytest.approx([0.5, 1, 2, 5, 6.5])
+    assert race.smooth(x, 3) == pytest.approx([0, 0.5, 1, 2, 5])
 
 
 def test_first_crossings():
     x = np.array([0.0, 0, 0, 1, 1, 1, 1])
     assert race.first_step_at_least(x, 0.5, window=1) == 3
-    assert race.first_step_at_least(x, 0.5, window=3) == 3  # smoothed: [0, 0, 1/3, 2/3, 1, 1, 1]
+    assert race.first_step_at_least(x, 0.5, window=3) == 4  # smoothed: [0, 0, 0, 1/3, 2/3, 1, 1]
     assert math.isnan(race.first_step_at_least(x, 2.0))
     assert race.first_step_below(np.array([1.0, 1, 0, 0]), np.array([1.0, 0.5, 0.5, 0.5]), window=1) == 2
 
@@ -141,10 +141,10 @@ def test_wall_clock_and_seconds_to_think():
     run = fake_run([0.0] * 3 + [0.9] * 7)
     assert run.clock("cpu") == pytest.approx([1.0 + 1.5 * i for i in range(10)])
     assert run.wall_clock() == pytest.approx([3.0 + 4.5 * i for i in range(10)])
-    assert race.steps_to_think(run) == 5  # centred means of 5: 0.54 at step 3, 0.72 at step 4, 0.9 at step 5
-    assert race.seconds_to(run) == pytest.approx(run.clock("cpu")[5])
-    assert race.seconds_to(run, clock="wall") == pytest.approx(run.wall_clock()[5])
-    assert race.steps_to(run, "accuracy", 0.4) == 5 and math.isnan(race.seconds_to(run, "accuracy", 0.5))
+    assert race.steps_to_think(run) == 7  # trailing means of 5: 0.54 at step 5, 0.72 at step 6, 0.9 at step 7
+    assert race.seconds_to(run) == pytest.approx(run.clock("cpu")[7])
+    assert race.seconds_to(run, clock="wall") == pytest.approx(run.wall_clock()[7])
+    assert race.steps_to(run, "accuracy", 0.4) == 7 and math.isnan(race.seconds_to(run, "accuracy", 0.5))
 
 
 def test_measurements_and_rows():
@@ -175,8 +175,8 @@ def test_measurements_and_rows():
 
 
 def race_of_fakes():
-    """Think-first curves whose centred 5-step means reach 80% at step 3 (PPO-8, GRPO-8) and 5 (GRPO-1), e.g.
-    steps 1-5 of GRPO-1 average (0 + 1 + 1 + 1 + 1) / 5; CPU seconds per step 3.0, 1.1 and 2.0."""
+    """Think-first curves whose trailing 5-step means reach 80% at step 5 (PPO-8, GRPO-8) and 7 (GRPO-1), e.g.
+    steps 3-7 of GRPO-1 average (0 + 1 + 1 + 1 + 1) / 5; CPU seconds per step 3.0, 1.1 and 2.0."""
     return {
         "PPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 2.0)),
         "GRPO-1": fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1)),
@@ -186,8 +186,8 @@ def race_of_fakes():
 
 def test_race_table_says_how_steps_are_read_and_marks_a_column_a_short_run_cannot_fill():
     table = race.race_table(race_of_fakes())
-    assert "| PPO-8 | 3 |" in table and "| GRPO-1 | 5 |" in table
-    assert "*centred* moving average" in table and "looks 2 steps ahead" in table
+    assert "| PPO-8 | 5 |" in table and "| GRPO-1 | 7 |" in table
+    assert "mean over its last 5 steps" in table
     assert "| — |" in table and "fewer than 26 steps" in table  # accuracy at step 25 of an 8-step run
     assert "nan" not in table.lower()
     full = {name: fake_run([1.0] * 30) for name in ("PPO-8", "GRPO-1")}
@@ -196,8 +196,8 @@ def test_race_table_says_how_steps_are_read_and_marks_a_column_a_short_run_canno
 
 def test_race_summary_prints_the_ratios_the_prose_reads():
     text = race.race_summary_text(race_of_fakes())
-    assert "steps to 80% think-first: PPO-8 3, GRPO-1 5, GRPO-8 3" in text
-    assert "GRPO-1 / PPO-8 = 1.7x" in text and "GRPO-8 / PPO-8 = 1.0x" in text
+    assert "steps to 80% think-first: PPO-8 5, GRPO-1 7, GRPO-8 5" in text
+    assert "GRPO-1 / PPO-8 = 1.4x" in text and "GRPO-8 / PPO-8 = 1.0x" in text
     assert "training CPU time per step (median), as a multiple of GRPO-1's: PPO-8 20.0x, GRPO-8 10.0x" in text
     assert "(PPO-8 = 2.7x GRPO-1, GRPO-8 = 1.8x GRPO-1)" in text  # 8 x 3.0 s and 8 x 2.0 s against 8 x 1.1 s
     never = {**race_of_fakes(), "GRPO-1": fake_run([0.0] * 8)}
@@ -377,4 +377,4 @@ def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
     assert short.history == full.history[:30] and short.config.steps == 30
     assert short.timing["total_cpu_s"] == pytest.approx(30 * 1.5)
     assert short.timing["total_s"] == pytest.approx(30 * 4.5)
-    assert race.steps_to_think(short) == race.steps_to_think(full) == 16
+    assert race.steps_to_think(short) == race.steps_to_think(full) == 18  # (t - 2) / 20 >= 0.8

@@ -109,15 +109,16 @@ def test_thinking_budget_samples_digits_at_temperature_one():
 
 
 # ----------------------------------------------------------------------------- small helpers
-def test_smooth_is_a_nan_skipping_moving_average():
-    y = np.array([1.0, np.nan, 3.0, 5.0, np.nan, np.nan, 7.0])
+def test_smooth_is_a_nan_skipping_trailing_moving_average():
+    y = np.array([1.0, np.nan, 3.0, 5.0, np.nan, np.nan, np.nan, 7.0])
     got = thinking.smooth(y, window=3)
     want = [
-        np.nanmean(y[max(0, i - 1) : i + 2]) if np.isfinite(y[max(0, i - 1) : i + 2]).any() else np.nan
+        np.nanmean(y[max(0, i - 2) : i + 1]) if np.isfinite(y[max(0, i - 2) : i + 1]).any() else np.nan
         for i in range(len(y))
     ]
+    assert got[0] == y[0] and np.isnan(got[6])  # starts at the run's first value; NaN where the whole window is
     np.testing.assert_allclose(got, want)
-    assert thinking.smooth([1.0, 2.0], window=9).tolist() == [1.5, 1.5]  # shorter than the window
+    assert thinking.smooth([1.0, 2.0], window=9).tolist() == [1.0, 1.5]  # shorter than the window
 
 
 def test_late_mean_and_first_step_above():
@@ -125,7 +126,7 @@ def test_late_mean_and_first_step_above():
     assert thinking.late_mean(history, last=20) == pytest.approx(np.mean(np.arange(80, 100) / 100))
     assert thinking.first_step_above([{"cot_fraction": 0.0}] * 30) == "—"
     step = int(thinking.first_step_above(history, level=0.9))
-    assert 40 <= step <= 50
+    assert 49 <= step <= 51  # a trailing 9-step mean of i / 50 reaches 0.9 at step 49 (+1: steps count from 1)
 
 
 def test_kl_to_itself_is_zero():
@@ -323,7 +324,7 @@ def test_panel_run_keys_match_the_shared_run_cache():
 def test_smooth_ratio_pools_answers_not_steps():
     # step 1: 1 direct answer (right); step 2: 99 direct answers (1% right) -> pooled 1.99/100, not mean(100%, 1%)
     got = thinking.smooth_ratio([1.0, 0.01], [0.01, 0.99], window=3)
-    np.testing.assert_allclose(got, [0.0199, 0.0199])
+    np.testing.assert_allclose(got, [1.0, 0.0199])  # step 1 pools only itself: a trailing window
 
 
 def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():

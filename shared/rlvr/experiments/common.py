@@ -35,13 +35,13 @@ def finite_mean(x: np.ndarray) -> float:
 
 
 def smooth(values, window: int) -> np.ndarray:
-    """Centred moving average over up to `window` steps (fewer at the ends), skipping NaN (steps where a metric is
-    undefined); NaN only where the whole window is. The one smoothing of every curve and reading. [T] -> [T]"""
+    """Trailing moving average: step t is the mean of steps t - window + 1 ... t (fewer at the start, so a curve
+    starts where its run starts), skipping NaN (steps where a metric is undefined); NaN only where the whole window
+    is. The one smoothing of every curve and reading. [T] -> [T]"""
     values = np.asarray(values, dtype=float)
-    half = window // 2
-    padded = np.pad(values, half, constant_values=np.nan)  # [T + 2 half]
+    padded = np.concatenate([np.full(window - 1, np.nan), values])  # [T + window - 1]
     ok = np.isfinite(padded)
-    kernel = np.ones(2 * half + 1)
+    kernel = np.ones(window)
     sums = np.convolve(np.where(ok, padded, 0.0), kernel, mode="valid")  # [T]
     counts = np.convolve(ok.astype(float), kernel, mode="valid")  # [T]
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)

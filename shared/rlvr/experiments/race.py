@@ -31,8 +31,8 @@ from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train
 
 STEPS = SIZES["rl_steps"][0]  # RL steps of every run (full size; fast mode: size("rl_steps"))
 THINK_TARGET = 0.8  # "steps to reach 80% think-first share"
-SMOOTH = 5  # centred moving average (steps) before reading off a crossing
-ACCURACY_STEP = 25  # "accuracy at step 25": centred mean over steps 23-27
+SMOOTH = 5  # trailing moving average (steps) before reading off a crossing
+ACCURACY_STEP = 25  # "accuracy at step 25": mean over steps 21-25
 FIGURE_STEPS = SIZES["race_figure_steps"][0]  # the lecture's statements are about the early race
 SECTION = "3"
 NO_CLIP_EPS = 1e6  # "without clipping": the band [1 - eps, 1 + eps] contains every ratio
@@ -280,7 +280,7 @@ def steps_to_think(run: RaceRun, level: float = THINK_TARGET) -> float:
 
 
 def accuracy_at(run: RaceRun, step: int = ACCURACY_STEP, window: int = SMOOTH) -> float:
-    """Accuracy around `step` (centred mean over `window` steps; NaN if the run is shorter)."""
+    """Accuracy at `step` (mean over the `window` steps up to it; NaN if the run is shorter)."""
     if step >= len(run.history):
         return math.nan
     return float(smooth(run.curve("accuracy"), window)[step])
@@ -356,10 +356,9 @@ def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
         )
     lines.append("")
     lines.append(
-        f'Steps count from 0. "Steps to 80%" is the first step whose {SMOOTH}-step *centred* moving average '
-        f"(steps t-{SMOOTH // 2} to t+{SMOOTH // 2}, so it looks {SMOOTH // 2} steps ahead: the solid curves "
-        f"of the figure) reaches 80%; the CPU time is the run's CPU seconds before that step's metrics were "
-        f"known." + (f' "—": the run has fewer than {ACCURACY_STEP + 1} steps.' if short else "")
+        f'Steps count from 0. "Steps to 80%" is the first step whose mean over its last {SMOOTH} steps (the '
+        f"solid curves of the figure) reaches 80%; the CPU time is the run's CPU seconds before that step's "
+        f"metrics were known." + (f' "—": the run has fewer than {ACCURACY_STEP + 1} steps.' if short else "")
     )
     return "\n".join(lines)
 

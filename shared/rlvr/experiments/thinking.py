@@ -57,7 +57,7 @@ SFT_STEPS = SIZES["panel_sft_steps"][0]  # the default warm-up's steps (SFTConfi
 PASS_SAMPLES = 16  # answers per prompt for pass@k (k = 1..16)
 TEACHER_SIMULATIONS = 200_000  # simulated teacher chains for the "0.9^10" row
 LATE_STEPS = 20  # "late in training" = the last 20 steps
-SMOOTH = 9  # centred moving average (steps) of the training curves
+SMOOTH = 9  # trailing moving average (steps) of the training curves
 MAX_TEACHER_ERROR, TEACHER_ERROR_STEP = 0.5, 0.05
 
 
