@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.ticker import MaxNLocator
 
-from rlvr.figures.palette import ALGO_COLORS
+from rlvr.figures.palette import COLORS as PALETTE
 from rlvr.experiments.bandit import (
     AMPLIFICATION,
     GROUP_SIZE,
@@ -35,7 +35,7 @@ from rlvr.experiments.bandit import (
     std_effect,
 )
 
-COLORS = {kind: ALGO_COLORS[kind] for kind in ("none", "mean", "rloo", "grpo", "exact")}  # the module's palette
+COLORS = {kind: PALETTE[kind] for kind in ("none", "mean", "rloo", "grpo", "exact")}  # the module's palette
 NO_SIGNAL_COLOR = "#424242"  # the share of groups without signal: a property of p and G, not of an estimator
 LEARNED_REWARD_COLOR = "#8c564b"  # best-of-n: picked by the learned reward (the truth picks in "exact" black)
 

@@ -29,7 +29,7 @@ from rlvr.experiments.thinking import (
     warmup_metrics,
     warmup_on_disk,
 )
-from rlvr.figures.palette import ALGO_COLORS, algo_color
+from rlvr.figures.palette import ALGO_COLORS, COLORS, algo_color
 from rlvr.task import (
     DEFAULT_TEACHER_ERROR_RATE,
     N_DIGITS,
@@ -139,7 +139,7 @@ def model_style(label: str, index: int) -> tuple[str, str]:
     """(colour, line style) of a model's curve: the warm-up in its grey, a GRPO policy in GRPO's blue (dashed when
     sampled at T = 1 next to a greedy one), anything else in matplotlib's cycle."""
     if label.startswith("warm-up"):
-        return ALGO_COLORS["warmup"], "-"
+        return COLORS["warmup"], "-"
     if "GRPO" in label:
         return ALGO_COLORS["grpo"], "--" if "T = 1" in label else "-"
     return f"C{index}", "-"
