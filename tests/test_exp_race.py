@@ -12,6 +12,7 @@ from rlvr.figures import race as frace
 from rlvr.model import TinyTransformer
 from rlvr.objectives import gae, shaped_rewards
 from rlvr.train import RLConfig, train_rl
+from rlvr import widgets
 from rlvr.widgets import config_key
 
 TINY = dict(steps=2, prompts_per_step=4, group_size=4)
@@ -232,7 +233,7 @@ def test_train_runs_says_which_runs_trained_and_which_came_from_the_cache(capsys
             on_step(step, cfg.steps, run.history)
         return run
 
-    results = frace.train_runs({"A": RLConfig(steps=3, seed=0), "B": RLConfig(steps=3, seed=1)}, runner)
+    results = widgets.train_runs({"A": RLConfig(steps=3, seed=0), "B": RLConfig(steps=3, seed=1)}, runner)
     out = capsys.readouterr().out.splitlines()
     assert list(results) == ["A", "B"] and len(out) == 2
     assert out[0].startswith("A: 3 steps, trained now in ") and out[0].endswith(" s")

@@ -10,7 +10,7 @@ import pytest
 from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
-from rlvr import nbtools
+from rlvr import nblint, nbtools
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = nbtools.solution_paths(ROOT)
@@ -52,12 +52,19 @@ def test_student_notebook_matches_its_solution(path):
     assert student_path.read_text(encoding="utf-8") == expected, "out of date: run `python -m rlvr notebooks generate`"
 
 
+@pytest.mark.parametrize("path", [*SOLUTIONS, *STUDENTS], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_notebook_text_passes_the_learner_lint(path):
+    """What a learner reads (Markdown, code) holds no verification machinery, no wall of text, no solution marker."""
+    assert nblint.lint_notebook(nbtools.read_notebook(path), path.name) == []
+
+
 @pytest.mark.parametrize("path", notebook_params(SOLUTIONS))
 def test_solution_notebook_runs_in_fast_strict_mode(path):
     if path is None:
         assert_folder_has_no_notebooks(ROOT / "solutions")
         return
-    nbtools.execute_notebook(path, fast=True, strict=True, timeout=NOTEBOOK_TIMEOUT)
+    nb = nbtools.execute_notebook(path, fast=True, strict=True, timeout=NOTEBOOK_TIMEOUT)
+    assert nblint.lint_notebook(nb, path.name) == []  # what the cells printed, too
 
 
 @pytest.mark.parametrize("path", notebook_params(STUDENTS))
@@ -65,7 +72,8 @@ def test_student_notebook_runs_in_fast_mode(path):
     if path is None:
         assert_folder_has_no_notebooks(ROOT / "notebooks")
         return
-    nbtools.execute_notebook(path, fast=True, strict=False, timeout=NOTEBOOK_TIMEOUT)
+    nb = nbtools.execute_notebook(path, fast=True, strict=False, timeout=NOTEBOOK_TIMEOUT)
+    assert nblint.lint_notebook(nb, path.name) == []  # a blank exercise prints nothing a learner should not meet
 
 
 # ----------------------------------------------------------------------------- the machinery, on tiny notebooks

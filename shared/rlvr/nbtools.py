@@ -20,9 +20,11 @@ from nbclient.exceptions import CellTimeoutError
 
 from rlvr.cli import output_folder
 from rlvr.config import FAST_ENV, STRICT_ENV, repo_root
+from rlvr.nblint import lint_notebook
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
 END_MARKER = "### END SOLUTION"
+MARKDOWN_MARKERS = {"<!-- BEGIN SOLUTION -->": BEGIN_MARKER, "<!-- END SOLUTION -->": END_MARKER}  # hidden in Markdown
 CODE_STUB = ("# YOUR CODE HERE", "raise NotImplementedError")
 MARKDOWN_STUB = ("**Your answer:** _write your answer here_",)
 OUTPUT_LIKE_CELL_METADATA = ("execution", "ExecuteTime")
@@ -123,7 +125,7 @@ def replace_regions(source: str, cell_type: str, where: str = "cell") -> str:
     """
     lines_out, inside = [], False
     for line in source.split("\n"):
-        marker = line.strip()
+        marker = MARKDOWN_MARKERS.get(line.strip(), line.strip()) if cell_type == "markdown" else line.strip()
         if marker == BEGIN_MARKER:
             if inside:
                 raise MarkerError(f"{where}: nested '{BEGIN_MARKER}' (the previous region has no END)")
@@ -326,6 +328,8 @@ def render(paths: list[Path], out_dir: Path, timeout: float, fast: bool = False)
         target.write_text(to_html(nb), encoding="utf-8")
         target.with_suffix(".txt").write_text(to_text(nb), encoding="utf-8")
         print(f"    done in {time.perf_counter() - start:.0f} s -> {target} (and .txt)", flush=True)
+        for finding in lint_notebook(nb, path.name):
+            print(f"    lint: {finding}", flush=True)
     return failures
 
 
@@ -391,6 +395,13 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _cmd_lint(args: argparse.Namespace) -> int:
+    """Print what a learner should never meet in the notebooks' cells (outputs too, if they have any); 1 if any."""
+    findings = [f for path in _render_targets(args) for f in lint_notebook(read_notebook(path), path.name)]
+    print("\n".join(findings) if findings else "no findings")
+    return 1 if findings else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for `python -m rlvr notebooks ...`."""
     parser = argparse.ArgumentParser(prog="python -m rlvr notebooks", description=__doc__.splitlines()[0])
@@ -400,14 +411,16 @@ def build_parser() -> argparse.ArgumentParser:
         ("check", _cmd_check, "fail if notebooks have outputs or student notebooks are out of date"),
         ("strip", _cmd_strip, "remove outputs, execution counts and widget state in place"),
         ("render", _cmd_render, "execute notebooks at full size and write HTML (and a text view) under build/"),
+        ("lint", _cmd_lint, "list what a learner should never meet in a cell (rlvr.nblint)"),
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.set_defaults(handler=handler)
         command.add_argument("--root", type=Path, default=None, help="repository root (default: this checkout)")
-        if name in ("strip", "render"):
+        if name in ("strip", "render", "lint"):
             command.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all chosen ones)")
+        if name in ("render", "lint"):
+            command.add_argument("--which", choices=("solutions", "notebooks", "all"), default="solutions")
     render_command = commands.choices["render"]
-    render_command.add_argument("--which", choices=("solutions", "notebooks", "all"), default="solutions")
     render_command.add_argument("--timeout", type=float, default=DEFAULT_RENDER_TIMEOUT, help="seconds per notebook")
     render_command.add_argument("--out", type=output_folder, help="output folder (default: <root>/build)")
     render_command.add_argument("--fast", action="store_true", help="run in fast mode (RLVR_FAST=1) instead")

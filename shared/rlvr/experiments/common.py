@@ -187,6 +187,13 @@ def claim_row(
     )
 
 
+def seconds_text(seconds: float) -> str:
+    """CPU or wall-clock seconds for a table cell: '2.4 s', '51 s', '3.2 min'."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
 def signed(value: float, decimals: int = 2) -> str:
     """value with its sign and `decimals` decimals; a value that rounds to zero prints as 0 (never '-0.00')."""
     rounded = round(float(value), decimals)

@@ -24,7 +24,7 @@ from rlvr.algorithms import algorithm
 from rlvr.cache import Entry, cached, load_or_create
 from rlvr.config import SIZES, size
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean
+from rlvr.experiments.common import Row, claim_row, finite_mean, seconds_text
 from rlvr.experiments.ppo_parts import memory_gb
 from rlvr.objectives import masked_mean
 from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
@@ -296,13 +296,6 @@ def value_helps_step(run: RaceRun) -> dict:
 def final_value(run: RaceRun, key: str = "accuracy", last: int = 10) -> float:
     """Mean of a metric over the last `last` steps."""
     return finite_mean(run.curve(key)[-last:])
-
-
-def seconds_text(seconds: float) -> str:
-    """CPU or wall-clock seconds for a table cell: '2.4 s', '51 s', '3.2 min'."""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 def step_text(step: float, steps: int | None = None) -> str:

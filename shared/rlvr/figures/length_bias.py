@@ -353,7 +353,7 @@ def plot_length_split(fig, pairs: dict) -> None:
 def train_arithmetic(configs: dict) -> dict:
     """`rlvr.train.run` for every config (label -> RLConfig; cached on disk), each run's line saying whether it
     trained now (and how long it took) or came from the cache. Returns label -> RunResult."""
-    from rlvr.figures.race import train_runs
+    from rlvr.widgets import train_runs
     from rlvr.train import run
 
     return train_runs(configs, run)

@@ -4,7 +4,6 @@ reports a cell's training runs while they train."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
@@ -16,12 +15,12 @@ from rlvr.experiments.race import (
     mean_clip_per_update,
     panel_config,
     race_run,
-    seconds_text,
     smooth,
 )
 from rlvr.figures.palette import ALGO_COLORS
 from rlvr.train import history_curve
-from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, in_notebook, int_slider, toggle_buttons
+from rlvr import widgets
+from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider, toggle_buttons
 
 # One colour per algorithm (rlvr.figures.palette); GRPO-8 is GRPO's blue in a dark shade, GRPO-1 the palette's blue.
 COLORS = {"PPO-8": ALGO_COLORS["ppo"], "GRPO-1": ALGO_COLORS["grpo"], "GRPO-8": "#08306b"}
@@ -270,73 +269,6 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
     )
 
 
-# ----------------------------------------------------------------------------------------------- training cells
-class RunProgress:
-    """What a cell that trains several runs shows while they train: one line per run (step, seconds so far), and at
-    the end 'trained in ...' or 'loaded from the cache'. In a notebook the lines are one text output updated in
-    place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere each finished run
-    prints its line."""
-
-    def __init__(self, labels, every_seconds: float = 0.5):
-        self.lines = {label: f"{label}: waiting" for label in labels}
-        self.every_seconds, self.last = every_seconds, -1.0
-        self.notebook = in_notebook()
-        self.handle = None
-        self.start = time.perf_counter()
-
-    def text(self) -> str:
-        """The current lines."""
-        return "\n".join(self.lines.values())
-
-    def show(self, force: bool = False) -> None:
-        """Update the notebook output (at most every `every_seconds`, unless forced)."""
-        now = time.perf_counter()
-        if not self.notebook or (not force and now - self.last < self.every_seconds):
-            return
-        self.last = now
-        from IPython.display import display
-
-        data = {"text/plain": self.text()}
-        if self.handle is None:
-            self.handle = display(data, raw=True, display_id=True)
-        else:
-            self.handle.update(data, raw=True)
-
-    def callback(self, label: str):
-        """The on_step(step, total, history) of one run."""
-        start = time.perf_counter()
-
-        def on_step(step: int, total: int, history=None) -> None:
-            self.lines[label] = f"{label}: step {step}/{total}, {seconds_text(time.perf_counter() - start)}"
-            self.show(force=step == 1)
-
-        return on_step
-
-    def finish(self, label: str, result, seconds: float) -> None:
-        """Say how the run was obtained: trained now (in how long) or loaded from the cache."""
-        steps = len(result.history)
-        if result.from_cache:
-            took = result.timing.get("total_s", float("nan"))
-            self.lines[label] = (
-                f"{label}: {steps} steps, loaded from the cache (training them took "
-                f"{seconds_text(took)} of wall-clock time when they were run)"
-            )
-        else:
-            self.lines[label] = f"{label}: {steps} steps, trained now in {seconds_text(seconds)}"
-        self.show(force=True)
-        if not self.notebook:
-            print(self.lines[label], flush=True)
-
-
-def train_runs(configs: dict, runner=None) -> dict:
-    """Obtain every run of `configs` (label -> RLConfig) with `runner(cfg, on_step=..., progress=False)` (default:
-    `race.race_run`; notebook 05 passes `rlvr.train.run`), reporting with RunProgress. Returns label -> result."""
-    runner = race_run if runner is None else runner
-    progress = RunProgress(configs)
-    progress.show(force=True)
-    results = {}
-    for label, cfg in configs.items():
-        start = time.perf_counter()
-        results[label] = runner(cfg, on_step=progress.callback(label), progress=False)
-        progress.finish(label, results[label], time.perf_counter() - start)
-    return results
+def train_runs(configs: dict) -> dict:
+    """The race's runs (label -> RLConfig), trained or loaded with their diagnostics, one line per run as they go."""
+    return widgets.train_runs(configs, race_run)
