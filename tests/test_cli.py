@@ -298,3 +298,13 @@ def test_an_abbreviated_option_is_refused_not_guessed(capsys):
     with pytest.raises(SystemExit) as info:
         cli.parse_args(["train", "--prompts", "5"])
     assert info.value.code == 2 and "unrecognized arguments: --prompts" in capsys.readouterr().err
+
+
+def test_train_warns_when_a_failure_signature_shows_and_again_at_the_end(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    tiny = ["--steps", "25", "--prompts-per-step", "4", "--group-size", "4", "--eval-prompts", "50"]
+    assert cli.main(["train", "--temperature", "0", *tiny]) == 0  # greedy: a group's answers are all the same
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2 and warnings[0] == warnings[1] and "all-equal rewards for 20 steps" in warnings[0]
+    assert cli.main(["train", *tiny]) == 0  # sampling at temperature 1: groups differ, nothing to warn about
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: ")]

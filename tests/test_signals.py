@@ -121,3 +121,12 @@ def test_each_failure_signature_fires_on_its_pattern_and_not_on_a_healthy_one():
         found = signals.failures(history)
         assert [f.name for f in found] == [name], (name, found)
     assert signals.no_signal_step(_history(all_same_group_fraction=[1.0] * 19)) is None  # 19 steps are not 20
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_default_run_shows_no_failure_signature(seed):
+    """The lecture's GRPO run (200 steps, 32 x 8) is healthy: no warning may fire on it."""
+    from rlvr.experiments.thinking import rl_run
+
+    history = rl_run("grpo", steps=200, seed=seed).history
+    assert signals.failures(history) == []

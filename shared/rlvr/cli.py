@@ -62,10 +62,12 @@ def cmd_sft(args) -> int:
 
 def cmd_train(args) -> int:
     """Run one RL configuration from its warm-up model and report history, final metrics and timing."""
+    from .signals import Watch, failures, warning_line
     from .train import final_metrics, run
 
     cfg = args.config
-    result = run(cfg, progress=sys.stderr.isatty(), use_cache=not args.no_cache)
+    watch = Watch(lambda line: print(line, file=sys.stderr, flush=True))  # a failure signature, when it first shows
+    result = run(cfg, on_step=watch, progress=sys.stderr.isatty(), use_cache=not args.no_cache)
     final = final_metrics(result.policy, args.eval_prompts)
     first = result.history[0] if result.history else {}
     print(
@@ -78,6 +80,8 @@ def cmd_train(args) -> int:
     print("pass@k:", ", ".join(f"@{k} {_pct(v)}" for k, v in final["pass_at_k"].items()))
     t = result.timing
     print(f"time: {t['total_s']:.1f} s (sampling {t['sampling_s']:.1f} s, training {t['training_s']:.1f} s)")
+    for failure in failures(result.history):  # again at the end, where the summary is read
+        print(warning_line(failure), file=sys.stderr)
     write_json({"config": cfg.to_dict(), "history": result.history, "final": final, "timing": t}, args.json)
     return 0
 

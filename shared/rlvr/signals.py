@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -155,3 +156,23 @@ def failures(history: list[dict]) -> list[Failure]:
         if step is not None:
             found.append(Failure(name, step, message))
     return found
+
+
+class Watch:
+    """An on_step(step, total, history) callback that says one line the first time each failure signature shows
+    (`python -m rlvr train` prints them to stderr as they happen, and again at the end)."""
+
+    def __init__(self, say: Callable[[str], None]):
+        self.say, self.seen = say, {}
+
+    def __call__(self, step: int, total: int, history: list[dict]) -> None:
+        """Check the history so far; announce what is new."""
+        for failure in failures(history):
+            if failure.name not in self.seen:
+                self.seen[failure.name] = failure
+                self.say(warning_line(failure))
+
+
+def warning_line(failure: Failure) -> str:
+    """'warning: step 23: ...' for one failure signature."""
+    return f"warning: step {failure.step}: {failure.message}"
