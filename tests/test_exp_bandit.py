@@ -295,9 +295,10 @@ def test_shift_histogram_bars_of_the_two_methods_do_not_overlap():
 def test_figures_use_the_modules_palette_and_label_their_axes():
     import matplotlib.pyplot as plt
 
-    from rlvr.figures.palette import ALGO_COLORS
+    from rlvr.figures.palette import COLORS
 
-    assert all(fb.COLORS[kind] == ALGO_COLORS[kind] for kind in fb.COLORS)
+    assert all(fb.COLORS[kind] == COLORS[kind] for kind in fb.COLORS)
+    assert fb.LEARNED_REWARD_COLOR == COLORS["learned_reward"] and fb.NO_SIGNAL_COLOR == COLORS["exact"]
     fig = plt.figure()
     fb.draw_estimators(fig, b.compare_estimators(8, n_groups=500))
     assert all(ax.get_ylabel() for ax in fig.axes)
@@ -306,3 +307,48 @@ def test_figures_use_the_modules_palette_and_label_their_axes():
     fb.draw_baseline_scale(fig, sizes, b.baseline_scale_vs_group_size(sizes, n_groups=500))
     assert fig.axes[0].get_ylabel() and len(fig.axes[0].get_legend().get_texts()) == 4
     plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- what the learner reads
+@pytest.mark.parametrize("shift", [-3.0, 0.5, 5.0])
+def test_the_variance_a_constant_adds_is_the_c_squared_term_plus_the_covariance_term(shift):
+    jump = b.no_baseline_variance(8, shift) - b.no_baseline_variance(8, 0.0)
+    assert jump == pytest.approx(b.shift_term_variance(shift, 8) + b.shift_cross_term(shift, 8), rel=1e-6)
+    assert np.sign(b.shift_cross_term(shift, 8)) == np.sign(shift)
+
+
+def test_reward_shift_text_reads_slider_round_off_as_0_and_never_prints_plus_minus():
+    assert b.reward_shift_text(8.881784197001252e-16) == "0/1 rewards"
+    assert b.reward_shift_text(-1e-17) == "0/1 rewards"
+    assert b.reward_shift_text(-3.0) == "-3 on every reward"
+    assert b.reward_shift_text(5.0) == "+5 on every reward"
+
+
+def test_slider_values_are_put_back_on_their_grid():
+    assert fb.on_grid(8.881784197001252e-16, 0.5) == 0.0 and str(fb.on_grid(-1e-17, 0.5)) == "0.0"
+    assert fb.on_grid(2.4999999999999996, 0.5) == 2.5 and fb.on_grid(-3.0000000000000004, 0.5) == -3.0
+
+
+@pytest.mark.parametrize("shift, title", [(8.881784197001252e-16, "0/1 rewards"), (-3.0, "-3 on every reward")])
+def test_estimator_panel_titles_say_the_shift_a_learner_set(shift, title):
+    panel = fb.estimator_panel(n_groups=500)
+    panel.set(shift=shift)
+    texts = [panel.figure.axes[0].get_title(), panel.table.value]
+    assert all(title in text for text in texts), texts
+    assert not any("e-16" in text or "+-" in text for text in texts)
+
+
+def test_lecture_and_us_text_puts_every_lecture_figure_next_to_ours_without_verdicts():
+    runs = b.shift_experiment(runs=50, steps=20, seed=0)
+    comparison, shifted = b.compare_estimators(8, n_groups=500), b.compare_estimators(8, 5.0, n_groups=500)
+    text = b.lecture_and_us_text(runs, comparison, shifted, 1.4)
+    for lecture in ("0.84", "0.001", "about 0.99", "(G-1)/G = 0.875", "3.5x", "1.40x simulated"):
+        assert lecture in text
+    assert not any(word in text for word in ("band", "agrees", "NO", "seed"))
+    assert f"{runs['none'].final_mean:.3f} ± " in text
+
+
+def test_first_run_text_prints_the_times_it_measured():
+    text = b.first_run_text(runs=20, hard_groups=2_000)
+    assert "trains no language model" in text and "2 x 20 bandits x 150 steps: about" in text
+    assert text.count(" s") >= 2

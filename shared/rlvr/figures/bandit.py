@@ -7,6 +7,7 @@ import functools
 
 import matplotlib
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.collections import LineCollection
 from matplotlib.ticker import MaxNLocator
 
@@ -18,6 +19,7 @@ from rlvr.experiments.bandit import (
     MAX_GROUP_SIZE,
     N_GROUPS,
     NUM_ANSWERS,
+    P_GRID,
     SHIFT,
     SHIFT_GROUP_SIZE,
     SHIFT_LR,
@@ -30,14 +32,24 @@ from rlvr.experiments.bandit import (
     ideal_amplification,
     ideal_step,
     p_for_amplification,
+    reward_shift_text,
     run_segments,
     shift_experiment,
     std_effect,
 )
 
 COLORS = {kind: PALETTE[kind] for kind in ("none", "mean", "rloo", "grpo", "exact")}  # the module's palette
-NO_SIGNAL_COLOR = "#424242"  # the share of groups without signal: a property of p and G, not of an estimator
-LEARNED_REWARD_COLOR = "#8c564b"  # best-of-n: picked by the learned reward (the truth picks in "exact" black)
+NO_SIGNAL_COLOR = PALETTE["exact"]  # the share of groups without signal: a closed form in p and G, no estimator's
+LEARNED_REWARD_COLOR = PALETTE["learned_reward"]  # best-of-n: picked by the learned reward (the truth: "exact")
+OUTLINED = [patheffects.withStroke(linewidth=4.5, foreground="white")]  # a mean line standing out over its runs
+
+
+SHIFT_STEP = 0.5  # the reward-shift sliders' step
+
+
+def on_grid(value: float, step: float) -> float:
+    """A slider value on its grid: a browser slider can send 8.9e-16 for 0 or 2.4999999999999996 for 2.5."""
+    return round(round(float(value) / step) * step, 9) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def figure_layout(fig, name: str, build) -> dict:
@@ -82,9 +94,9 @@ def _build_shift_layout(fig, kinds: list) -> dict:
     width = np.diff(bins) / len(kinds)  # each method's bars take their share of a bin, side by side
     runs, means, hists = {}, {}, {}
     for index, (ax, kind) in enumerate(zip(axes, kinds)):
-        color = COLORS.get(kind, "#555555")
+        color = COLORS[kind]
         runs[kind] = ax.add_collection(LineCollection([], colors=color, linewidths=0.6))
-        (means[kind],) = ax.plot([], [], color="black", lw=2.2, label="mean over runs")
+        (means[kind],) = ax.plot([], [], color=color, lw=2.4, path_effects=OUTLINED, label="mean over runs")
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("training step")
         hists[kind] = axes[-1].bar(
@@ -133,21 +145,15 @@ def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
     first = results[kinds[0]]
     state["axes"][-1].set_ylim(0.7, first.final.numel() * 2)
     state["title"].set_text(
-        f"{first.final.numel():,} runs, +{first.shift:g} on every reward, G = {first.group_size}, SGD lr {first.lr:.2g}"
+        f"{first.final.numel():,} runs, {reward_shift_text(first.shift)}, G = {first.group_size}, SGD lr {first.lr:.2g}"
     )
-
-
-P_GRID = np.linspace(0.005, 0.995, 199)
-
-
-P_DOTS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98])
 
 
 def _build_std_layout(fig) -> dict:
     """Axes, constant curves and empty artists for draw_std_effect."""
     ax_step, ax_amp, ax_zero = fig.subplots(1, 3)
     fig.subplots_adjust(left=0.06, right=0.99, top=0.9, bottom=0.15, wspace=0.3)
-    dots = {"ms": 3.5, "mec": "black", "mew": 0.4, "ls": "none", "marker": "o"}
+    dots = {"ms": 3.5, "mec": COLORS["exact"], "mew": 0.4, "ls": "none", "marker": "o"}
     ax_step.plot(P_GRID, ideal_step(P_GRID, False), color=COLORS["mean"], ls="--", lw=1, label="p(1-p)")
     ax_step.plot(P_GRID, ideal_step(P_GRID, True), color=COLORS["grpo"], ls="--", lw=1, label="√(p(1-p))")
     lines = {
@@ -167,9 +173,9 @@ def _build_std_layout(fig) -> dict:
     )
     (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label="std from the group")
     (amp_dots,) = ax_amp.plot([], [], color=COLORS["grpo"], **dots)
-    ax_amp.axhline(AMPLIFICATION, color="#888888", lw=0.8, ls=":")
+    ax_amp.axhline(AMPLIFICATION, color=COLORS["exact"], lw=0.6, ls=":")
     for edge in (low, high):
-        ax_amp.axvline(edge, color="#888888", lw=0.8, ls=":")
+        ax_amp.axvline(edge, color=COLORS["exact"], lw=0.6, ls=":")
     ax_amp.text(0.5, AMPLIFICATION + 0.15, f"3.5x at p = {low:.3f} / {high:.3f}", ha="center", fontsize=8)
     ax_amp.set_ylim(0, 6)
     ax_amp.set_xlabel("p")
@@ -224,7 +230,7 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
         kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
         for i, kind in enumerate(kinds)
     }
-    ax_mean.axhline(0, color="black", lw=0.6)
+    ax_mean.axhline(0, color=COLORS["exact"], lw=0.6)
     ax_mean.set_xticks(x, ["0 (right)"] + [str(i) for i in range(1, NUM_ANSWERS)])
     ax_mean.set_xlabel("logit of answer")
     ax_mean.set_ylabel("average estimate E[g] (per logit)")
@@ -234,7 +240,7 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
     colors = [COLORS[kind] for kind in kinds]
     short = [SHORT_LABELS.get(kind, kind) for kind in kinds]
     bias = ax_bias.bar(short, np.zeros(len(kinds)), color=colors)
-    (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color="black", ms=16, mew=2)
+    (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color=COLORS["exact"], ms=16, mew=2)
     ax_bias.set_title("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)", fontsize=9)
     ax_bias.yaxis.set_major_locator(MaxNLocator(4))
     ax_bias.set_ylabel("bias (length of the error vector)")
@@ -273,8 +279,10 @@ def draw_estimators(fig, comparison: EstimatorComparison) -> None:
     variances = [stats[kind].variance for kind in kinds]
     set_bar_heights(state["variance"], variances)
     ax_var.set_ylim(min(variances) / 2, max(variances) * 2)
-    rewards = f"+{comparison.shift:g} on every reward" if comparison.shift else "0/1 rewards"
-    ax_mean.set_title(f"G = {comparison.group_size}, {rewards}: average estimate vs exact gradient", fontsize=9)
+    ax_mean.set_title(
+        f"G = {comparison.group_size}, {reward_shift_text(comparison.shift)}: average estimate vs exact gradient",
+        fontsize=9,
+    )
 
 
 def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
@@ -290,13 +298,13 @@ def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
         return compare_estimators(group_size, shift, n_groups, seed=seed)
 
     def draw(fig, group_size, shift):
-        comparison = comparison_at(group_size, shift)
+        comparison = comparison_at(group_size, on_grid(shift, SHIFT_STEP))
         draw_estimators(fig, comparison)
         table.value = comparison.to_html()
 
     controls = {
         "group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description="group size G"),
-        "shift": float_slider("shift", -5.0, 10.0, 0.5, 0.0, description="added to every reward"),
+        "shift": float_slider("shift", -5.0, 10.0, SHIFT_STEP, 0.0, description="added to every reward"),
     }
     panel = AnalyticPanel(draw, controls, figsize=(11, 3.4), title="Estimators of the policy gradient")
     panel.table = table
@@ -322,11 +330,11 @@ def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, log_slider
 
     def draw(fig, shift, lr):
-        results = shift_experiment(shift, runs=runs, lr=lr, seed=seed)
+        results = shift_experiment(on_grid(shift, SHIFT_STEP), runs=runs, lr=lr, seed=seed)
         draw_shift_runs(fig, results, max_lines)
 
     controls = {
-        "shift": float_slider("shift", 0.0, 10.0, 0.5, SHIFT, description="added to every reward"),
+        "shift": float_slider("shift", 0.0, 10.0, SHIFT_STEP, SHIFT, description="added to every reward"),
         "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=10),
     }
     return AnalyticPanel(
