@@ -93,6 +93,13 @@ def cmd_reproduce(args) -> int:
     return reproduce_main(args.rest)
 
 
+def cmd_site(args) -> int:
+    """Delegate to rlvr.site (the course as a static website)."""
+    from .site import main as site_main
+
+    return site_main(args.rest)
+
+
 def cmd_notebooks(args) -> int:
     """Delegate to rlvr.nbtools (generate | check | strip | render)."""
     from .nbtools import main as notebooks_main
@@ -230,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, text in [
         ("reproduce", cmd_reproduce, "regenerate every figure of the lecture"),
         ("notebooks", cmd_notebooks, "generate | check | strip | render the notebooks"),
+        ("site", cmd_site, "build the course as a static website under build/site/ (needs the [site] extra)"),
     ]:
         p = sub.add_parser(name, help=text, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
@@ -254,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     return args.func(args)
 
 
-DELEGATED = {"reproduce": cmd_reproduce, "notebooks": cmd_notebooks}
+DELEGATED = {"reproduce": cmd_reproduce, "notebooks": cmd_notebooks, "site": cmd_site}
 
 
 if __name__ == "__main__":
