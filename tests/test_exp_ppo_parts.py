@@ -50,6 +50,7 @@ def test_exercise_two_values_and_gradients_are_the_lectures():
     value, grad = parts.clip_objective_and_grad(np.array(parts.EXERCISE_RATIOS), 2.0, 0.2)
     assert value.tolist() == pytest.approx([1.0, 2.0, 2.2, 2.4])
     assert grad.tolist() == pytest.approx([2.0, 2.0, 2.0, 0.0])
+    assert f"{grad[-1]:.2f}" == "0.00"  # never "-0.00"
     assert all(row.agrees for row in parts.exercise_rows())
 
 
@@ -305,19 +306,63 @@ def test_kl_run_steps_are_half_the_lectures_rl_steps():
 
     assert parts.kl_run_steps(fast=False) == SIZES["rl_steps"][0] // 2
     assert parts.kl_run_steps(fast=True) == SIZES["rl_steps"][1] // 2
+    cfg = parts.kl_run_config(seed=1, fast=False)
+    assert (cfg.algo, cfg.beta, cfg.steps, cfg.epochs, cfg.clamp_kl) == ("ppo", 0.1, 100, 8, True) and cfg.sft_seed == 1
 
 
-def test_draw_kl_run_plots_both_curves_in_ppo_red():
+def test_draw_kl_run_plots_the_total_reward_and_its_two_parts_in_ppo_red():
     import matplotlib.pyplot as plt
 
     from rlvr.figures.palette import ALGO_COLORS
 
     fig = plt.figure()
-    fparts.draw_kl_run(fig, parts.kl_curves(fake_run(np.linspace(0.2, 0.9, 30), np.linspace(0, 2, 30))))
+    scores, kls = np.linspace(0.2, 0.9, 30), np.linspace(0, 2, 30)
+    fparts.draw_kl_run(fig, parts.kl_curves(fake_run(scores, kls)))
     lines = [line for ax in fig.axes for line in ax.get_lines() if len(line.get_xdata()) == 30]
-    assert len(lines) == 4 and {line.get_color() for line in lines} == {ALGO_COLORS["ppo"]}
+    assert len(lines) == 6 and {line.get_color() for line in lines} == {ALGO_COLORS["ppo"]}
+    np.testing.assert_allclose(lines[0].get_ydata(), scores - 0.1 * kls)  # the total reward, every step
+    assert lines[1].get_ydata()[0] == pytest.approx(scores[0])  # the trailing average starts where the run starts
     assert all(ax.get_ylabel() for ax in fig.axes)
     plt.close(fig)
+
+
+def test_kl_run_text_says_what_the_total_reward_and_its_parts_did():
+    summary = parts.kl_run_summary(parts.kl_curves(fake_run(np.linspace(0.2, 0.9, 40), np.linspace(0.0, 2.0, 40))))
+    assert summary["total"] == pytest.approx(
+        (summary["score"][0] + summary["kl_reward"][0], summary["score"][1] + summary["kl_reward"][1])
+    )
+    text = parts.kl_run_text(summary)
+    assert "total reward 0.26 -> 0.64  =  score 0.28 -> 0.82  +  KL reward -0.023 -> -0.177" in text
+    assert "the total reward rose" in text and "nan" not in text
+
+
+def test_lecture_and_us_lists_every_lecture_number_next_to_ours():
+    summary = parts.kl_run_summary(parts.kl_curves(fake_run(np.linspace(0.2, 0.9, 40), np.linspace(0.0, 2.0, 40))))
+    table = parts.schulman_table(20_000, seed=0)
+    kl = parts.policy_kl_summary(
+        {
+            "k1": np.array([1.0, 2.0, 3.0]),
+            "k2": np.array([1.0, 1.0, 2.0]),
+            "k3": np.array([0.5, 1.0, 9.0]),
+            "k1_clamped": np.array([1.0, 2.0, 3.0]),
+            "exact": np.array([2.0, 2.0, 2.0]),
+        }
+    )
+    text = parts.lecture_and_us(summary, table, kl)
+    assert (
+        "| 1.0, 2.0, 2.2, 2.4 | 1.00, 2.00, 2.20, 2.40 |" in text and "| 2, 2, 2, 0 | 2.00, 2.00, 2.00, 0.00 |" in text
+    )
+    assert "| 1.2, 0.8 | 1.200, 0.800 |" in text and "| 252, 140, 126 | 252, 140, 126 |" in text
+    assert "| 1.36 | 2.00 |" in text and "| 20, 1.42, 1.42 |" in text
+    assert "$k_3$ is the noisier estimator" in text and "-0.00" not in text and "band" not in text
+
+
+def test_reuse_text_prints_an_exact_zero_as_0():
+    res = parts.ReuseResult(1e-4, 0.2, np.tile([0.5, 0.8, 1.0, 1.25, 2.0], (3, 1)), np.array([0.0, 0.01, 0.125]))
+    assert parts.reuse_text([res]) == (
+        "lr 0.0001: clip fraction before updates 1-3: 0 1.0% 12.5%;  before the last update 98% of the ratios lie in "
+        "[0.80, 1.25]"
+    )
 
 
 # ----------------------------------------------------------------------------------------------- printing

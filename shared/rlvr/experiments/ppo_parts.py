@@ -2,17 +2,18 @@
 
 * Clipped objective: its value and autograd gradient against the ratio rho = pi_theta / pi_old, with the
   zero-gradient regions, and what happens to the ratios when one batch is reused for several updates.
-* PPO for language models: AlpacaFarm's per-token reward (-beta * KL_t, the score added at the last token,
-  KL_t clamped at >= 0) and GAE on answers sampled from a policy that has moved away from the warm-up model
-  (the GRPO run of notebook 03). The value of every prefix is estimated by Monte-Carlo continuations: what a
-  perfectly trained value model would predict. A PPO run with beta > 0 shows the training curves the lecture
-  expects: the score rises while the KL part of the reward falls.
-* KL estimators k1, k2, k3 (Schulman 2020): Gaussians (his table, closed forms) and the trained policy against
-  the warm-up model, per answer (the sum of the per-token estimates).
+* PPO for language models: a PPO run with a KL penalty (beta > 0) from the warm-up model, notebook 02's own run.
+  Its curves are the ones the lecture expects (the score and the total reward rise while the KL part of the reward
+  falls), and its final policy is the one the rest of the notebook takes apart: AlpacaFarm's per-token reward
+  (-beta * KL_t, the score added at the last token, KL_t clamped at >= 0) and GAE on answers it samples. The value of
+  every prefix is estimated by Monte-Carlo continuations: what a perfectly trained value model would predict.
+* KL estimators k1, k2, k3 (Schulman 2020): Gaussians (his table, closed forms) and a trained policy against the
+  warm-up model, per answer (the sum of the per-token estimates).
 * Memory of PPO's four models (mixed-precision Adam: 16 bytes per trained parameter, 2 per frozen one).
 
 Every function uses the package's reference objectives (`rlvr.objectives`), so the figures show the code the
-training loop runs. `figures()` returns the lecture's numbers next to ours.
+training loop runs. `lecture_and_us` prints the lecture's numbers next to the notebook's; `figures()` returns the
+rows `python -m rlvr reproduce` verifies (its KL rows use notebook 03's GRPO policy, as they always have).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def clip_objective_and_grad(ratios, advantage: float, clip_eps: float = CLIP_EPS
     loss, _ = ppo_clip_loss(logps, torch.zeros_like(logps), adv, clip_eps)  # [1, N]
     objective = -loss[0]  # [N]
     (grad,) = torch.autograd.grad(objective.sum(), r)
-    return objective.detach().numpy(), grad.numpy()
+    return objective.detach().numpy() + 0.0, grad.numpy() + 0.0  # + 0.0 turns a -0.0 into 0.0
 
 
 def zero_gradient_spans(ratios: np.ndarray, grad: np.ndarray) -> list[tuple[float, float]]:
@@ -190,6 +191,20 @@ def reuse_batch(
     return ReuseResult(lr, clip_eps, torch.stack(quantiles).numpy(), np.array(clip_fraction))
 
 
+def reuse_text(results: list[ReuseResult]) -> str:
+    """One line per learning rate: the clip fraction before each update (0 before the first, exactly), and where
+    the middle 98% of the ratios sit before the last update."""
+    lines = []
+    for res in results:
+        shares = " ".join("0" if c == 0 else f"{100 * c:.1f}%" for c in res.clip_fraction)
+        low, high = res.quantiles[-1, 1], res.quantiles[-1, 3]
+        lines.append(
+            f"lr {res.lr:g}: clip fraction before updates 1-{len(res.clip_fraction)}: {shares};  "
+            f"before the last update 98% of the ratios lie in [{low:.2f}, {high:.2f}]"
+        )
+    return "\n".join(lines)
+
+
 # ============================================================================================== PPO for LMs
 @one_thread()
 def grpo_run(seed: int = 0, fast: bool | None = None, progress: bool = False):
@@ -233,19 +248,26 @@ def kl_run_steps(fast: bool | None = None) -> int:
     return size("rl_steps", fast) // 2
 
 
-@one_thread()
-def kl_run(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = None, progress: bool = False):
-    """PPO (8 updates per batch, KL_t clamped at >= 0) from the warm-up of `seed` with -beta KL_t in every token's
-    reward: from the cache, or trained now. steps=None: `kl_run_steps()`."""
-    from rlvr.train import RLConfig, run
+def kl_run_config(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = None, fast: bool | None = None):
+    """The RLConfig of notebook 02's PPO run: PPO (8 updates per batch, KL_t clamped at >= 0) from the warm-up of
+    `seed` with -beta KL_t in every token's reward. steps=None: `kl_run_steps(fast)`."""
+    from rlvr.train import RLConfig
 
-    steps = kl_run_steps() if steps is None else steps
-    return run(RLConfig.replicate(seed, algo="ppo", beta=beta, steps=steps), progress=progress)
+    steps = kl_run_steps(fast) if steps is None else steps
+    return RLConfig.replicate(seed, algo="ppo", beta=beta, steps=steps)
+
+
+@one_thread()
+def kl_run(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = None, progress: bool = False, on_step=None):
+    """Notebook 02's PPO run (`kl_run_config`): from the cache, or trained now."""
+    from rlvr.train import run
+
+    return run(kl_run_config(seed, beta, steps), on_step=on_step, progress=progress)
 
 
 @dataclass
 class KLCurves:
-    """A PPO run's per-step score and KL part of the reward, raw and smoothed."""
+    """A PPO run's per-step score, KL part of the reward and their sum (the total reward), raw and smoothed."""
 
     beta: float
     step: np.ndarray  # [T]
@@ -254,43 +276,83 @@ class KLCurves:
     kl_reward: np.ndarray  # [T] -beta * kl: the KL part of an answer's reward (before the clamp)
     score_smooth: np.ndarray  # [T]
     kl_reward_smooth: np.ndarray  # [T]
+    total: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [T] score + kl_reward: an answer's reward
+    total_smooth: np.ndarray = field(default_factory=lambda: np.zeros(0))  # [T]
 
 
 def kl_curves(result, window: int = 9) -> KLCurves:
-    """The curves of a beta > 0 run from its history (`reward` and `kl_to_ref`), smoothed over `window` steps."""
+    """The curves of a beta > 0 run from its history (`reward` and `kl_to_ref`), smoothed over `window` steps
+    (trailing: each curve starts where the run starts)."""
     from rlvr.experiments.common import smooth
     from rlvr.train import history_curve
 
     beta = result.config.beta
     score, kl = history_curve(result.history, "reward"), history_curve(result.history, "kl_to_ref")  # [T] each
     kl_reward = -beta * kl
-    return KLCurves(beta, np.arange(len(score)), score, kl, kl_reward, smooth(score, window), smooth(kl_reward, window))
+    total = score + kl_reward
+    return KLCurves(
+        beta,
+        np.arange(len(score)),
+        score,
+        kl,
+        kl_reward,
+        smooth(score, window),
+        smooth(kl_reward, window),
+        total,
+        smooth(total, window),
+    )
 
 
 def kl_run_summary(curves: KLCurves, window: int = 10) -> dict:
-    """Means of the score and the KL reward over the first and the last `window` steps (fewer for a short run)."""
+    """Means of the score, the KL reward, their sum and the KL over the first and the last `window` steps (fewer for
+    a short run)."""
     n = max(1, min(window, len(curves.score) // 2))
     first, last = slice(0, n), slice(len(curves.score) - n, None)
-    return {
-        "window": n,
-        "score": (float(curves.score[first].mean()), float(curves.score[last].mean())),
-        "kl_reward": (float(curves.kl_reward[first].mean()), float(curves.kl_reward[last].mean())),
-        "kl": (float(curves.kl[first].mean()), float(curves.kl[last].mean())),
+    ends = {
+        key: (float(values[first].mean()), float(values[last].mean()))
+        for key, values in (
+            ("score", curves.score),
+            ("kl_reward", curves.kl_reward),
+            ("total", curves.total),
+            ("kl", curves.kl),
+        )
     }
+    return {"window": n, **ends}
 
 
 def kl_run_statement(summary: dict) -> str:
-    """One sentence saying what the two curves did, whichever way they went."""
-    (s0, s1), (k0, k1) = summary["score"], summary["kl_reward"]
+    """One sentence saying what the curves did, whichever way they went."""
+    (t0, t1), (s0, s1), (k0, k1) = summary["total"], summary["score"], summary["kl_reward"]
+    total = "rose" if t1 > t0 else "did not rise"
     score = "rose" if s1 > s0 else "did not rise"
     kl = "fell (more negative)" if k1 < k0 else "did not fall"
     verdict = (
         ", as the lecture expects: the policy buys its higher score by moving away from the warm-up model, and "
         "the penalty grows with that distance"
-        if s1 > s0 and k1 < k0
+        if t1 > t0 and s1 > s0 and k1 < k0
         else ": not the picture the lecture expects"
     )
-    return f"the score {score} and the KL reward {kl}{verdict}"
+    return f"the total reward {total}: the score {score} and the KL reward {kl}{verdict}"
+
+
+def kl_run_text(summary: dict) -> str:
+    """Three lines: the total reward, the score and the KL reward over the first and last steps, then the
+    statement."""
+    n = summary["window"]
+
+    def ends(key, text=lambda v: f"{v:.2f}"):
+        a, b = summary[key]
+        return f"{text(a)} -> {text(b)}"
+
+    return "\n".join(
+        [
+            f"mean per answer, first {n} steps -> last {n} steps:",
+            f"  total reward {ends('total')}  =  score {ends('score')}  +  KL reward "
+            f"{ends('kl_reward', lambda v: signed(v, 3))}"
+            f"   (summed KL {summary['kl'][0]:.2f} -> {summary['kl'][1]:.2f})",
+            kl_run_statement(summary),
+        ]
+    )
 
 
 @dataclass
@@ -619,6 +681,100 @@ def memory_totals(
         setup: sum(memory_gb(n_params, models, bytes_trained, bytes_frozen).values())
         for setup, models in SETUPS.items()
     }
+
+
+# ============================================================================================== the lecture and us
+def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> str:
+    """Markdown table: every number of lecture 2.2-2.4 (and of Schulman's post) next to this notebook's.
+
+    Args:
+        run_summary: `kl_run_summary` of the PPO run with a KL penalty.
+        gauss_table: `schulman_table`; kl_summary: `policy_kl_summary` of the trained policy against its reference.
+    """
+    objective, grad = clip_objective_and_grad(np.array(EXERCISE_RATIOS), EXERCISE_ADVANTAGE, CLIP_EPS)
+    upper, lower = first_zero_gradient_ratio(1.0), first_zero_gradient_ratio(-1.0)
+    (total0, total1), (kl0, kl1) = run_summary["total"], run_summary["kl_reward"]
+    totals = memory_totals()
+
+    def joined(values, text=lambda v: f"{v:.2f}"):
+        return ", ".join(text(v) for v in values)
+
+    rows = [
+        (
+            "lecture Ex. 2",
+            "objective at ρ = 0.5, 1.0, 1.1, 1.5 (A = +2, clip_eps = 0.2)",
+            ", ".join(v for v, _ in EXERCISE_VALUES.values()),
+            joined(objective),
+        ),
+        ("lecture Ex. 2", "its gradient dJ/dρ there", ", ".join(g for _, g in EXERCISE_VALUES.values()), joined(grad)),
+        (
+            "lecture §2.2",
+            "the gradient is 0: for A > 0 above ρ =, for A < 0 below ρ =",
+            "1.2, 0.8",
+            f"{upper:.3f}, {lower:.3f}",
+        ),
+        (
+            "lecture §2.3",
+            "PPO with a KL penalty: the total reward per answer",
+            "rises",
+            f"{total0:.2f} -> {total1:.2f}",
+        ),
+        ("lecture §2.3", "... its KL part", "more and more negative", f"{signed(kl0, 3)} -> {signed(kl1, 3)}"),
+    ]
+    for mu in SCHULMAN_MUS:
+        kl = f"{mu * mu / 2:g}"
+        rows.append(
+            (
+                "Schulman 2020",
+                f"Gaussians, true KL {kl}: std / KL of k1, k2, k3",
+                joined((SCHULMAN_TABLE[(mu, n)][1] for n in ESTIMATORS), lambda v: f"{v:g}"),
+                joined(gauss_table[(mu, n)]["rel_std"] for n in ESTIMATORS),
+            )
+        )
+        rows.append(
+            (
+                "Schulman 2020",
+                f"Gaussians, true KL {kl}: bias / KL of k2",
+                f"{SCHULMAN_TABLE[(mu, 'k2')][0]:g}",
+                f"{gauss_table[(mu, 'k2')]['rel_bias']:.3f}",
+            )
+        )
+    k1, k3 = kl_summary["k1"]["std"], kl_summary["k3"]["std"]
+    rows += [
+        (
+            "lecture §2.3",
+            "a trained policy against its reference: true KL per answer",
+            LECTURE_KL["true_kl"],
+            f"{kl_summary['true_kl']:.2f}",
+        ),
+        (
+            "lecture §2.3",
+            "... std of k1, std of k3 per answer",
+            f"{LECTURE_KL['k1']}, {LECTURE_KL['k3']}",
+            f"{k1:.2f}, {k3:.2f}",
+        ),
+        (
+            "lecture §2.3",
+            "... k3 as noisy as k1 times",
+            f"{float(LECTURE_KL['k3']) / float(LECTURE_KL['k1']):.1f}",
+            f"{k3 / k1:.1f}",
+        ),
+        (
+            "lecture §2.4",
+            "memory of a 7B model: PPO, no value model, rule-based verifier (GB)",
+            joined(LECTURE_GB.values(), lambda v: f"{v:g}"),
+            joined((totals[setup] for setup in LECTURE_GB), lambda v: f"{v:.0f}"),
+        ),
+    ]
+    lines = ["| source | what | the lecture (or its source) | ours |", "|---|---|---|---|"]
+    lines += [f"| {where} | {what} | {lecture} | {ours} |" for where, what, lecture, ours in rows]
+    order = (
+        "so on our policy too $k_3$ is the noisier estimator, as the lecture says"
+        if k3 > k1
+        else "so on our policy $k_1$ is the noisier estimator, unlike the lecture's"
+    )
+    lines += ["", f"Our trained policy: std of $k_3$ / std of $k_1$ = {k3 / k1:.1f}, {order}."]
+    return "\n".join(lines)
 
 
 # ============================================================================================== the lecture's figures

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from rlvr.experiments.ppo_parts import (
+    signed,
     BYTES_FROZEN,
     BYTES_TRAINED,
     CLIP_EPS,
@@ -30,15 +31,21 @@ from rlvr.experiments.ppo_parts import (
     shaped_view,
     zero_gradient_spans,
 )
-from rlvr.figures.palette import ALGO_COLORS
+from rlvr.figures.palette import ALGO_COLORS, COLORS, knob_color
 
-PPO_COLOR = ALGO_COLORS["ppo"]  # the module's palette: every PPO curve and the clipped objective
-PPO_DARK = "#7f1416"  # a second PPO run next to the first (a larger learning rate)
-# the KL estimators are not algorithms: colours outside the module's algorithm palette
-KL_COLORS = {"k1": "#8c564b", "k2": "#e377c2", "k3": "#bcbd22"}
-
-
-MODEL_COLORS = {"policy": "#1565c0", "value model": "#6a1b9a", "reference": "#90caf9", "reward model": "#ce93d8"}
+PPO_COLOR = ALGO_COLORS["ppo"]  # the module's palette: every PPO curve, the clipped objective, PPO's value model
+EXACT = COLORS["exact"]  # an exact value (the unclipped objective, a realised return, a true KL), the default run
+SHADE = "#d9d9d9"  # light grey areas: where the gradient is 0, the band [1 - eps, 1 + eps]
+# the three estimators are the three settings of one knob ("which estimator"): the palette's one-knob colours
+KL_COLORS = {name: knob_color(i) for i, name in enumerate(("k1", "k2", "k3"))}
+# the models of PPO: the reference is the frozen warm-up model, the reward model a learned one (palette meanings);
+# the policy, trained in every set-up, gets a neutral slate of its own
+MODEL_COLORS = {
+    "policy": "#37474f",
+    "value model": PPO_COLOR,
+    "reference": COLORS["warmup"],
+    "reward model": COLORS["learned_reward"],
+}
 
 
 def plot_clip(
@@ -46,15 +53,15 @@ def plot_clip(
 ) -> None:
     """Objective (left axes) and gradient (right axes) against the ratio rho, zero-gradient regions shaded."""
     objective, grad = clip_objective_and_grad(ratios, advantage, clip_eps)
-    ax_obj.plot(ratios, ratios * advantage, ls="--", color="#9e9e9e", lw=1, label=r"unclipped $\rho A$")
+    ax_obj.plot(ratios, ratios * advantage, ls=":", color=EXACT, lw=1, label=r"unclipped $\rho A$")
     ax_obj.plot(ratios, objective, color=color, lw=2, label=r"$\min(\rho A,\ \mathrm{clip}(\rho)A)$")
     ax_grad.plot(ratios, grad, color=color, lw=2, drawstyle="steps-mid")
     for ax in (ax_obj, ax_grad):
         if advantage != 0:
             for lo, hi in zero_gradient_spans(ratios, grad):
-                ax.axvspan(lo, hi, color="#ffcc80", alpha=0.45, lw=0)
+                ax.axvspan(lo, hi, facecolor=SHADE, edgecolor="#9e9e9e", hatch="//", lw=0)
         for edge in (1 - clip_eps, 1 + clip_eps):
-            ax.axvline(edge, color="#616161", ls=":", lw=1)
+            ax.axvline(edge, color=EXACT, ls=":", lw=1)
         ax.axvline(1.0, color="#bdbdbd", lw=0.8)
         ax.set_xlabel(r"ratio $\rho = \pi_\theta / \pi_{\mathrm{old}}$")
         ax.set_xlim(ratios[0], ratios[-1])
@@ -75,26 +82,26 @@ def draw_clip_both_signs(fig, clip_eps: float = CLIP_EPS, advantage: float = EXE
     for row, adv in enumerate((size, -size)):
         plot_clip(axes[row, 0], axes[row, 1], adv, clip_eps)
         axes[row, 0].set_title(f"A = {adv:+g}: objective", fontsize=10)
-        axes[row, 1].set_title(f"A = {adv:+g}: gradient (shaded: exactly 0)", fontsize=10)
+        axes[row, 1].set_title(f"A = {adv:+g}: gradient (hatched: exactly 0)", fontsize=10)
     axes[0, 0].legend(fontsize=8, loc="upper left")
     fig.suptitle(
-        f"eps = {clip_eps:.2f}: for A > 0 the gradient stops above ρ = {1 + clip_eps:.2f}, "
-        f"for A < 0 below ρ = {1 - clip_eps:.2f}",
+        f"clip_eps = {clip_eps:.2f}: for A > 0 the gradient stops above ρ = {1 + clip_eps:.2f}, "
+        f"for A < 0 below ρ = {1 - clip_eps:.2f} (dotted: 1 ± clip_eps)",
         fontsize=10,
         color="#424242",
     )
 
 
-def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
-    """Sliders for eps (0.05-0.5) and the size of the advantage (0.25-3) over the clipped objective and its
+def clip_panel(clip_eps: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE):
+    """Sliders for clip_eps (0.05-0.5) and the size of the advantage (0.25-3) over the clipped objective and its
     gradient, for +A (top row) and -A (bottom row)."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider
 
-    def draw(fig, epsilon, advantage):
-        draw_clip_both_signs(fig, epsilon, advantage)
+    def draw(fig, clip_eps, advantage):
+        draw_clip_both_signs(fig, clip_eps, advantage)
 
     controls = {
-        "epsilon": float_slider("epsilon", 0.05, 0.5, 0.01, epsilon, description="clip eps"),
+        "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.01, clip_eps, description="clip_eps"),
         "advantage": float_slider("advantage", 0.25, 3.0, 0.25, abs(advantage), description="|A|"),
     }
     return AnalyticPanel(
@@ -107,35 +114,41 @@ def clip_panel(epsilon: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE)
 
 
 def draw_reuse(fig, results: list[ReuseResult]) -> None:
-    """Ratio spread (median, 1-99% band) and clip fraction against the update index, per learning rate."""
+    """Ratio spread (median, 1% and 99% quantiles) and clip fraction against the update index, per learning rate (the
+    first, PPO's usual one, in black as the default; larger ones in the palette's one-knob colours)."""
     from rlvr.widgets import fresh_axes
 
     ax_ratio, ax_clip = fresh_axes(fig, 1, 2)
-    styles = ((PPO_COLOR, "-"), (PPO_DARK, "--"), ("#424242", ":"))
-    for index, (res, (color, ls)) in enumerate(zip(results, styles)):
+    for index, res in enumerate(results):
+        color = EXACT if index == 0 else knob_color(index - 1)
         u = np.arange(1, len(res.clip_fraction) + 1)
         q = res.quantiles
-        if index == 0:  # the first band filled, the others hatched: same algorithm, told apart by the pattern
-            ax_ratio.fill_between(u, q[:, 1], q[:, 3], color=color, alpha=0.2, lw=0)
-        else:
-            ax_ratio.fill_between(u, q[:, 1], q[:, 3], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.5)
-        band = "shaded" if index == 0 else "hatched"
-        ax_ratio.plot(u, q[:, 2], color=color, ls=ls, lw=1.5, label=f"lr {res.lr:g}: median, 1-99% band {band}")
-        ax_clip.plot(u, 100 * res.clip_fraction, "o", ls=ls, color=color, label=f"lr {res.lr:g}")
+        ax_ratio.plot(u, q[:, 2], "o-", color=color, ms=4, lw=1.8, label=f"lr {res.lr:g}: median")
+        ax_ratio.plot(u, q[:, 3], "^-", color=color, ms=4, lw=0.9, label=f"lr {res.lr:g}: 1st and 99th percentile")
+        ax_ratio.plot(u, q[:, 1], "v-", color=color, ms=4, lw=0.9)
+        ax_clip.plot(u, 100 * res.clip_fraction, "o-", color=color, label=f"lr {res.lr:g}")
     eps = results[0].clip_eps
-    ax_ratio.axhspan(1 - eps, 1 + eps, color="#ffcc80", alpha=0.35, lw=0)
+    ax_ratio.axhspan(1 - eps, 1 + eps, color=SHADE, alpha=0.6, lw=0, zorder=0)
     ax_ratio.set_yscale("log")
     ax_ratio.set_ylim(0.03, 5)
     ax_ratio.set_xlabel("update on the same batch")
-    ax_ratio.set_ylabel(r"ratio $\rho = \pi_\theta/\pi_{\mathrm{old}}$ before the update")
-    ax_ratio.set_title("ratio per token: median and 1-99% band (orange: [1 - eps, 1 + eps])", fontsize=10)
+    ax_ratio.set_ylabel(r"ratio $\rho = \pi_\theta/\pi_{\mathrm{old}}$ before the update (log scale)")
+    ax_ratio.set_title(f"ratio per token (grey: [1 - clip_eps, 1 + clip_eps], clip_eps = {eps:g})", fontsize=10)
     ax_ratio.legend(fontsize=8, loc="lower left")
     ax_clip.set_xlabel("update on the same batch")
-    ax_clip.set_ylabel("clip fraction (% of tokens, gradient 0)")
+    ax_clip.set_ylabel("clip fraction (% of tokens with gradient 0)")
     ax_clip.set_title("clip fraction before each update", fontsize=10)
+    ax_clip.set_ylim(bottom=0)
     ax_clip.legend(fontsize=8)
     for ax in (ax_ratio, ax_clip):
         ax.set_xticks(np.arange(1, len(results[0].clip_fraction) + 1))
+
+
+def signed_bars(ax, x: np.ndarray, values: np.ndarray, hatched: np.ndarray, label: str) -> None:
+    """PPO-red bars, the `hatched` ones hatched and white inside (told apart by pattern, not by colour)."""
+    ax.bar(x[~hatched], values[~hatched], color=PPO_COLOR)
+    ax.bar(x[hatched], values[hatched], facecolor="white", edgecolor=PPO_COLOR, hatch="////", label=label)
+    ax.axhline(0, color=EXACT, lw=0.6)
 
 
 def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: float, clamp_kl: bool, critic: str) -> None:
@@ -147,9 +160,10 @@ def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: floa
     fig.subplots_adjust(top=0.93, bottom=0.09, hspace=0.5)
     x = np.arange(len(example.tokens))
     kl = view["kl"].numpy()
-    ax_kl.bar(x, kl, color=np.where(kl < 0, "#c62828", "#1565c0"))
-    ax_kl.axhline(0, color="k", lw=0.6)
+    signed_bars(ax_kl, x, kl, kl < 0, "hatched: below the reference")
     ax_kl.set_ylabel(r"KL$_t$", fontsize=9)
+    if (kl < 0).any():
+        ax_kl.legend(fontsize=7, loc="lower right")
     lowest = int(np.argmin(kl))
     pushed = (
         f"most pushed below the reference: '{example.tokens[lowest]}' at KL$_t$ = {kl[lowest]:.2f}"
@@ -159,13 +173,14 @@ def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: floa
     answer_text = "".join(example.tokens).replace("$", r"\$")  # a bare "$" would start mathtext
     ax_kl.set_title(
         f"{example.prompt} {answer_text}  (score {example.score:g})   "
-        r"KL$_t$ = log $\pi$ - log $\pi_{ref}$;  " + pushed,
+        r"KL$_t$ = log $\pi_\theta$ - log $\pi_{ref}$;  " + pushed,
         fontsize=9,
     )
     kl_part = view["rewards"].numpy().copy()
     kl_part[-1] -= example.score
-    ax_r.bar(x, kl_part, color=np.where(kl_part < 0, "#c62828", "#2e7d32"))
-    ax_r.axhline(0, color="k", lw=0.6)
+    signed_bars(ax_r, x, kl_part, kl_part > 0, "hatched: the penalty pays")
+    if (kl_part > 0).any():
+        ax_r.legend(fontsize=7, loc="lower left")
     ax_r.set_ylabel(r"-$\beta$ KL$_t$", fontsize=9)
     low, high = min(float(kl_part.min()), -0.02), max(float(kl_part.max()), 0.02)
     ax_r.set_ylim(1.3 * low, 1.3 * high)
@@ -175,21 +190,22 @@ def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: floa
         xytext=(x[-1], 0.8 * high),
         ha="center",
         fontsize=8,
-        color="#2e7d32",
+        color=EXACT,
         fontweight="bold",
     )
     clamp_text = "clamped at KL$_t$ >= 0" if clamp_kl else "not clamped"
-    sign = "positive: the penalty pays!" if kl_part.sum() > 0 else "a cost"
+    total = kl_part.sum()
+    sign = "positive: the penalty pays!" if total > 0 else ("0" if total == 0 else "a cost")
     ax_r.set_title(
         f"reward r$_t$ = -{beta:g} KL$_t$ ({clamp_text}), plus the score at the last token.  "
-        f"KL part summed: {kl_part.sum():+.3f} ({sign})",
+        f"KL part summed: {signed(total, 3)} ({sign})",
         fontsize=9,
     )
-    ax_a.plot(x, view["reward_to_go"].numpy(), "o-", color="#2e7d32", ms=4, label="reward-to-go")
-    ax_a.plot(x, view["values"].numpy(), "s--", color="#6a1b9a", ms=3, label=f"value V$_t$ ({critic})")
-    ax_a.bar(x, view["advantages"].numpy(), color="#ff8f00", alpha=0.7, label=f"advantage A$_t$ (GAE, lambda={lam:g})")
-    ax_a.axhline(0, color="k", lw=0.6)
-    ax_a.set_ylabel("return / value / A", fontsize=8)
+    ax_a.bar(x, view["advantages"].numpy(), color=PPO_COLOR, alpha=0.35, label=f"advantage A$_t$ (GAE, λ = {lam:g})")
+    ax_a.plot(x, view["reward_to_go"].numpy(), "o-", color=EXACT, ms=4, lw=1.2, label="reward-to-go")
+    ax_a.plot(x, view["values"].numpy(), "s-", color=PPO_COLOR, ms=4, lw=1.2, label=f"value V$_t$ ({critic})")
+    ax_a.axhline(0, color=EXACT, lw=0.6)
+    ax_a.set_ylabel("reward units", fontsize=8)
     ax_a.legend(fontsize=7, loc="lower left", ncol=3)
     ax_a.set_xticks(x)
     ax_a.set_xticklabels(example.tokens, fontfamily="monospace")
@@ -250,7 +266,7 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
         ax_f.plot(LOG_R_GRID, curves[name], color=KL_COLORS[name], lw=2, label=name)
     ax_f.set_ylim(-3, 8)
     ax_f.set_xlim(LOG_R_GRID[0], LOG_R_GRID[-1])
-    ax_f.axhline(0, color="k", lw=0.5)
+    ax_f.axhline(0, color=EXACT, lw=0.5)
     density, edges = np.histogram(log_r, bins=np.linspace(-5, 5, 81), density=True)
     low, high = ax_f.get_ylim()  # the histogram fills the height of the axes (its scale is not shown)
     ax_f.stairs(
@@ -279,17 +295,17 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
         [(exact["mean"][n] - true_kl) / true_kl for n in ESTIMATORS],
         marker="_",
         s=400,
-        color="k",
+        color=EXACT,
         zorder=3,
         label="exact",
     )
-    ax_b.axhline(0, color="k", lw=0.5)
+    ax_b.axhline(0, color=EXACT, lw=0.5)
     ax_b.set_xticks(xs, ESTIMATORS)
     ax_b.set_ylim(-1, 1.5)
-    ax_b.set_title(f"bias / true KL ({len(log_r):,} samples, bars: +-2 s.e.)", fontsize=9)
+    ax_b.set_title(f"bias / true KL ({len(log_r):,} samples, bars: ±2 s.e.)", fontsize=9)
     ax_b.legend(fontsize=8, loc="upper left")
     ax_s.bar(xs, [stats[n]["rel_std"] for n in ESTIMATORS], color=colors)
-    ax_s.scatter(xs, [exact["std"][n] / true_kl for n in ESTIMATORS], marker="_", s=400, color="k", zorder=3)
+    ax_s.scatter(xs, [exact["std"][n] / true_kl for n in ESTIMATORS], marker="_", s=400, color=EXACT, zorder=3)
     ax_s.set_yscale("log")
     ax_s.set_ylim(0.3, 100)
     ax_s.set_xticks(xs, ESTIMATORS)
@@ -321,7 +337,7 @@ def kl_panel(n_samples: int = KL_PANEL_SAMPLES, seed: int = 0, mu: float = 1.0):
     )
 
 
-def draw_policy_kl(fig, samples: dict) -> None:
+def draw_policy_kl(fig, samples: dict, policy: str = "the trained policy") -> None:
     """Histograms of the per-answer k1 and k3 (log counts) with their means and stds."""
     from rlvr.widgets import fresh_axes
 
@@ -332,40 +348,42 @@ def draw_policy_kl(fig, samples: dict) -> None:
         values = samples[name]
         ax.hist(values, bins=60, color=KL_COLORS[name], alpha=0.8)
         ax.set_yscale("log")
-        ax.axvline(summary["true_kl"], color="k", ls="--", lw=1, label=f"true KL {summary['true_kl']:.2f}")
+        ax.axvline(summary["true_kl"], color=EXACT, lw=1.2, label=f"true KL {summary['true_kl']:.2f}")
         ax.axvline(values.mean(), color=KL_COLORS[name], ls=":", lw=1.5, label=f"mean {values.mean():.2f}")
         st = summary[name]
         ax.set_title(f"{name} per answer: std {st['std']:.2f} (max {values.max():.1f})", fontsize=9)
         ax.set_xlabel(f"{name} summed over the answer's tokens")
         ax.legend(fontsize=7)
     axes[0].set_ylabel("answers (log scale)")
-    fig.suptitle(f"{summary['n']:,} answers of the GRPO policy, KL to the warm-up model", fontsize=10)
+    fig.suptitle(f"{summary['n']:,} answers of {policy}, KL to the warm-up model", fontsize=10)
 
 
 def draw_kl_run(fig, curves: KLCurves) -> None:
-    """Two panels against the PPO step: the mean score, and the KL part of the reward, -beta x summed KL per answer
-    (thin: every step; thick: smoothed)."""
+    """Three panels against the PPO step: the total reward per answer, its two parts (the verifier's score, and the
+    KL part -beta x summed KL) (thin: every step; thick: trailing average)."""
     from rlvr.widgets import fresh_axes
 
-    ax_score, ax_kl = fresh_axes(fig, 1, 2)
-    fig.subplots_adjust(top=0.8, wspace=0.3)
-    kl_label = r"$-\beta \times$ summed KL$_t$ per answer"
-    for ax, raw, smooth, label in (
-        (ax_score, curves.score, curves.score_smooth, "mean score (verifier, 0 or 1)"),
-        (ax_kl, curves.kl_reward, curves.kl_reward_smooth, kl_label),
-    ):
+    axes = fresh_axes(fig, 1, 3)
+    fig.subplots_adjust(top=0.8, wspace=0.35)
+    panels = (
+        (curves.total, curves.total_smooth, "the total reward", "score + KL part, per answer"),
+        (curves.score, curves.score_smooth, "its score part (the verifier)", "mean score (0 wrong, 1 right)"),
+        (curves.kl_reward, curves.kl_reward_smooth, "its KL part", r"$-\beta \times$ summed KL$_t$ per answer"),
+    )
+    for ax, (raw, smooth, title, label) in zip(axes, panels):
         ax.plot(curves.step, raw, color=PPO_COLOR, lw=0.8, alpha=0.35, label="every step")
-        ax.plot(curves.step, smooth, color=PPO_COLOR, lw=2, label="smoothed")
+        ax.plot(curves.step, smooth, color=PPO_COLOR, lw=2, label="trailing average")
+        ax.axhline(0, color=EXACT, lw=0.6)
         ax.set_xlabel("PPO step (8 updates on each batch)")
         ax.set_ylabel(label, fontsize=9)
-    ax_kl.axhline(0, color="k", lw=0.6)
-    ax_score.set_ylim(0, 1)
-    ax_score.legend(fontsize=8, loc="lower right")
-    ax_score.set_title("the score", fontsize=10)
-    ax_kl.set_title("the KL part of the reward", fontsize=10)
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+    for ax in axes[:2]:
+        ax.set_ylim(0, 1)
+    axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(
-        f"PPO from the warm-up model with a KL penalty, β = {curves.beta:g} (KL unclamped, summed over "
-        "each answer's tokens)",
+        f"PPO from the warm-up model with a KL penalty, β = {curves.beta:g} (KL unclamped, summed over each "
+        "answer's tokens)",
         fontsize=10,
     )
 
