@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Outcome, Result, compare, strict_mode
+from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Mistake, Outcome, Result, compare, strict_mode
 from rlvr.config import STRICT_ENV
 
 
@@ -84,19 +84,18 @@ def test_other_exception_is_uncheckable_with_one_line_message():
     assert "\n" not in result.message
 
 
-def test_wrong_values_are_incorrect_and_name_the_case():
+def test_wrong_values_are_incorrect_and_show_the_smallest_failing_case():
+    """rewards * 2 fails on every case; the smallest one (4 rewards, no keyword) is the one shown."""
     result = check(lambda rewards, group_size, normalize_by_std=True: rewards * 2)
     assert result.outcome is Outcome.INCORRECT
-    assert FIRST_CASE in result.message
+    assert "On `rewards [1,1,1,1], group_size=4` (the smallest case that fails)" in result.message
 
 
-def test_incorrect_message_does_not_reveal_expected_values():
-    expected = reference_advantages(torch.tensor([1.0, 0, 0, 0]), 4, normalize_by_std=False)
-    result = check(lambda rewards, group_size, normalize_by_std=True: rewards + 10.0)
+def test_incorrect_message_shows_expected_against_got():
+    exercise = Exercise("double", [Case("x = [1, -2]", args=(torch.tensor([1.0, -2.0]),))], reference=lambda x: 2 * x)
+    result = exercise.check(lambda x: x + 10.0)
     assert result.outcome is Outcome.INCORRECT
-    for value in expected.tolist():
-        assert f"{value:g}" not in result.message
-        assert str(value) not in result.message
+    assert "Expected [2, -4], got [11, 8]" in result.message
 
 
 def test_later_case_failure_is_reported():
@@ -150,15 +149,45 @@ def test_numpy_nan_warning_is_caught_and_mentioned():
     assert "NaN" in result.message and "RuntimeWarning" in result.message
 
 
-def test_function_editing_its_input_in_place_does_not_spoil_the_case():
+def test_function_editing_its_input_in_place_is_told_so_and_cannot_spoil_the_case():
     def edits_input(rewards, group_size, normalize_by_std=True):
         answer = reference_advantages(rewards.clone(), group_size, normalize_by_std)
         rewards.fill_(123.0)
         return answer
 
     exercise = make_exercise()
-    assert exercise.check(edits_input).outcome is Outcome.CORRECT
+    result = exercise.check(edits_input)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == "in_place"
+    assert "changes its input `rewards` in place" in result.message
     assert exercise.cases[0].args[0].tolist() == [1.0, 0, 0, 0]
+
+
+def test_a_wrong_answer_that_also_edits_its_input_is_told_both():
+    def subtracts_in_place(rewards, group_size, normalize_by_std=True):
+        rewards -= 1.0
+        return rewards
+
+    result = check(subtracts_in_place)
+    assert result.outcome is Outcome.INCORRECT and "Also: your function changes its input" in result.message
+
+
+def test_a_half_precision_output_is_named():
+    result = check(
+        lambda rewards, group_size, normalize_by_std=True: reference_advantages(
+            rewards, group_size, normalize_by_std
+        ).bfloat16()
+    )
+    assert result.outcome is Outcome.INCORRECT and "torch.bfloat16" in result.message
+    assert "half-precision" in result.message
+
+
+def test_a_float64_output_is_accepted():
+    result = check(
+        lambda rewards, group_size, normalize_by_std=True: reference_advantages(
+            rewards.double(), group_size, normalize_by_std
+        )
+    )
+    assert result.passed, result.message
 
 
 # ----------------------------------------------------------------------------- tuples and scalars
@@ -289,7 +318,13 @@ def test_normal_mode_never_raises_even_on_a_checker_bug():
 def test_passing_something_that_is_not_a_function_is_uncheckable():
     result = make_exercise().check(42)
     assert result.outcome is Outcome.UNCHECKABLE
-    assert "an int" in result.message
+    assert "an int" in result.message and "without brackets" in result.message
+
+
+@pytest.mark.parametrize("args, count", [((), "given 0"), ((reference_advantages, reference_advantages), "given 2")])
+def test_a_wrong_call_of_check_answers_in_one_sentence(args, count):
+    result = make_exercise().check(*args)
+    assert result.outcome is Outcome.UNCHECKABLE and count in result.message and "\n" not in result.message
 
 
 # ----------------------------------------------------------------------------- display, hint, solution
@@ -300,6 +335,14 @@ def test_result_displays_as_html_and_text():
     assert "<code>a &lt; b</code>" in result._repr_html_()
     assert "&lt;x&gt;" in result._repr_html_()
     assert str(result).startswith("[Incorrect] demo <x>")
+
+
+def test_hints_have_levels():
+    question = FreeAnswer("q", hint=["the idea", "the formula"], solution="s")
+    assert "the idea" in question.hint().text and "hint(2)" in question.hint().text
+    assert "the formula" in question.hint(2).text and "hint(3)" not in question.hint(2).text
+    assert question.hint(9).text == question.hint(2).text  # past the last level: the last one
+    assert "1 of 2" in question.hint().title
 
 
 def test_hint_and_solution_show_their_text():
@@ -341,3 +384,85 @@ def test_a_correct_answer_lists_every_case_it_passed():
     lines = result.message.splitlines()
     assert lines == ["passed 2 of 2 cases.", "a tensor of three: ok | maxdiff 0.0e+00", "a plain number: ok"]
     assert not exercise.check(lambda x: 3 * x).passed
+
+
+# ----------------------------------------------------------------------------- the mistake library
+
+
+def ignores_std(rewards, group_size, normalize_by_std=True):
+    """A library entry: never divides by the std."""
+    return reference_advantages(rewards, group_size, normalize_by_std=False)
+
+
+def batch_mean(rewards, group_size, normalize_by_std=True):
+    """A library entry: the mean of the whole batch, and the std never."""
+    return rewards - rewards.mean() + 0.0 * group_size
+
+
+def library_exercise():
+    """make_exercise with two named mistakes."""
+    exercise = make_exercise()
+    exercise.mistakes = [
+        Mistake("ignores_std", "You never divide by the std.", "Divide by the std when asked.", ignores_std),
+        Mistake("batch_mean", "You use the batch mean.", "Use each group's mean.", batch_mean),
+    ]  # on `two groups of 2` ([1, 0, 0, 1]) both give the same numbers: neither is named from that case alone
+    return exercise
+
+
+def test_a_mistake_of_the_library_is_named_with_its_fix_and_the_smallest_case():
+    def written_by_a_learner(rewards, group_size, normalize_by_std=True):
+        r = rewards.view(-1, group_size)
+        return (r - r.mean(dim=1, keepdim=True)).flatten()  # forgets the std
+
+    result = library_exercise().check(written_by_a_learner)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == "ignores_std"
+    assert result.message.startswith("You never divide by the std. On `two groups of 2`: expected [")
+    assert result.message.endswith("Divide by the std when asked.")
+
+
+def test_a_mistake_is_named_only_when_it_explains_every_case():
+    def two_mistakes(rewards, group_size, normalize_by_std=True):
+        return batch_mean(rewards, group_size) * 3
+
+    result = library_exercise().check(two_mistakes)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == ""
+    assert "the smallest case that fails" in result.message
+
+
+def centred(x):
+    """A toy reference: x minus its mean."""
+    return x - x.mean()
+
+
+def toy_library(*mistakes):
+    """A small case and a big one, with the given (name, function) entries."""
+    return Exercise(
+        "toy",
+        [
+            Case("small", args=(torch.tensor([1.0, 0.0]),)),
+            Case("big", args=(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0]),)),
+        ],
+        reference=centred,
+        mistakes=[Mistake(name, f"{name} says.", f"{name} fix.", fn) for name, fn in mistakes],
+    )
+
+
+def test_a_mistake_matching_the_shown_case_alone_is_named_with_a_caveat():
+    exercise = toy_library(("plus_one", lambda x: centred(x) + 1), ("doubled", lambda x: 2 * centred(x)))
+
+    def two_slips(x):
+        return centred(x) + 1 if len(x) == 2 else 3 * centred(x)
+
+    result = exercise.check(two_slips)
+    assert result.mistake == "plus_one" and "Other cases fail for a further reason" in result.message
+    assert result.message.startswith("On `small`: expected [0.5, -0.5], got [1.5, 0.5].")
+
+
+def test_no_mistake_is_named_from_a_case_two_entries_explain():
+    exercise = toy_library(("plus_one", lambda x: centred(x) + 1), ("shifted", lambda x: centred(x) + x.numel() / 2))
+
+    def two_slips(x):
+        return centred(x) + 1 if len(x) == 2 else 3 * centred(x)
+
+    result = exercise.check(two_slips)  # on `small` both entries give [1.5, 0.5]
+    assert result.outcome is Outcome.INCORRECT and result.mistake == ""

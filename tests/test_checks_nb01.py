@@ -111,42 +111,59 @@ def test_the_solution_texts_are_correct_code():
 
 
 @pytest.mark.parametrize(
-    "wrong, failing_case",
+    "wrong, mistake",
     [
-        (batch_mean, "two groups of 4"),
-        (wrong_axis, "two groups of 4"),
-        (not_flattened, "one group of 4"),
-        (checks.rloo.reference, "one group of 4"),
+        (batch_mean, "batch_mean"),
+        (wrong_axis, "columns"),
+        (not_flattened, "not_flattened"),
+        (checks.rloo.reference, "leave_one_out"),
     ],
     ids=["batch-mean", "wrong-axis", "not-flattened", "rloo-instead"],
 )
-def test_mean_baseline_mistakes_read_incorrect_and_name_the_case(wrong, failing_case):
+def test_mean_baseline_mistakes_are_named(wrong, mistake):
     result = checks.mean_baseline.check(wrong)
     assert result.outcome is Outcome.INCORRECT, str(result)
-    assert failing_case in result.message
+    assert result.mistake == mistake, result.message
 
 
 @pytest.mark.parametrize(
-    "wrong, failing_case",
+    "wrong, mistake",
     [
-        (rloo_divides_by_g, "one group of 4"),
-        (rloo_is_mean_baseline, "one group of 4"),
-        (rloo_over_batch, "two groups of 4"),
-        (rloo_no_return, "one group of 4"),
+        (rloo_divides_by_g, "divides_by_g"),
+        (rloo_is_mean_baseline, "group_mean"),
+        (rloo_over_batch, "over_batch"),
     ],
-    ids=["divides-by-G", "mean-baseline", "over-batch", "no-return"],
+    ids=["divides-by-G", "mean-baseline", "over-batch"],
 )
-def test_rloo_mistakes_read_incorrect_and_name_the_case(wrong, failing_case):
+def test_rloo_mistakes_are_named(wrong, mistake):
     result = checks.rloo.check(wrong)
     assert result.outcome is Outcome.INCORRECT, str(result)
-    assert failing_case in result.message
+    assert result.mistake == mistake, result.message
 
 
-def test_incorrect_messages_do_not_reveal_the_expected_values():
-    expected = checks.rloo.reference(torch.tensor([1.0, 0, 0, 0]), 4)  # [1, -1/3, -1/3, -1/3]
-    message = checks.rloo.check(rloo_divides_by_g).message
-    assert "0.333" not in message and "0.33" not in message
-    assert expected[1] == pytest.approx(-1 / 3)
+def test_a_missing_return_says_so():
+    result = checks.rloo.check(rloo_no_return)
+    assert result.outcome is Outcome.INCORRECT and "forget the `return`" in result.message
+
+
+@pytest.mark.parametrize(
+    "exercise, mistake",
+    [(checks.mean_baseline, m) for m in checks.mean_baseline.mistakes]
+    + [(checks.rloo, m) for m in checks.rloo.mistakes],
+    ids=[f"mean-{m.name}" for m in checks.mean_baseline.mistakes] + [f"rloo-{m.name}" for m in checks.rloo.mistakes],
+)
+def test_each_library_entry_is_named_by_its_own_message(exercise, mistake):
+    """Fed the library's own wrong answer, the checker names that entry (no earlier entry shadows it)."""
+    result = exercise.check(mistake.fn)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == mistake.name
+    assert result.message.startswith(mistake.says) and result.message.endswith(mistake.fix)
+
+
+def test_the_classic_swap_shows_both_baselines_on_the_smallest_case():
+    """The mean baseline handed in as RLOO: expected 1 and -1/3 (leave-one-out), got 0.75 and -0.25."""
+    message = checks.rloo.check(rloo_is_mean_baseline).message
+    assert "On `one group of 4, rewards [1, 0, 0, 0], group_size=4`: expected [1, -0.3333" in message
+    assert "got [0.75, -0.25, -0.25, -0.25]" in message
 
 
 def test_shape_mistake_says_which_shape_was_expected():
@@ -170,7 +187,7 @@ def test_strict_mode_raises_on_a_wrong_answer(monkeypatch):
 
 
 def test_free_answer_has_hint_and_solution():
-    assert "grad p / p" in checks.score_mean_zero.hint().text
+    assert "grad p / p" in checks.score_mean_zero.hint().text and "independently" in checks.score_mean_zero.hint(2).text
     assert "(G-1)/G" in checks.score_mean_zero.solution().text
 
 

@@ -50,6 +50,13 @@ def grpo_ignores_eps(rewards, group_size, eps=0.0):
     return ((r - r.mean(dim=1, keepdim=True)) / r.std(dim=1, keepdim=True, correction=0)).reshape(-1)
 
 
+def grpo_eps_under_the_root(rewards, group_size, eps=0.0):
+    """sqrt(var + eps), as some libraries write it."""
+    r = rewards.view(-1, group_size)
+    var = ((r - r.mean(dim=1, keepdim=True)) ** 2).mean(dim=1, keepdim=True)
+    return ((r - r.mean(dim=1, keepdim=True)) / torch.sqrt(var + eps)).reshape(-1)
+
+
 def grpo_unflattened(rewards, group_size, eps=0.0):
     """Right numbers, returned as [B/G, G] instead of [B]."""
     r = rewards.view(-1, group_size)
@@ -73,19 +80,25 @@ def test_grpo_reference_gives_the_lecture_numbers():
 
 
 @pytest.mark.parametrize(
-    "fn, failing_case",
+    "fn, mistake",
     [
-        (grpo_unbiased_std, "the lecture's group"),
-        (grpo_batch_normalised, "two groups of 4"),
-        (grpo_ignores_eps, "eps=1e-4"),
-        (grpo_unflattened, "the lecture's group"),
+        (grpo_unbiased_std, "unbiased_std"),
+        (grpo_batch_normalised, "batch_normalised"),
+        (grpo_ignores_eps, "eps_ignored"),
+        (grpo_unflattened, "not_flattened"),
+        (grpo_eps_under_the_root, "eps_in_var"),
     ],
 )
-def test_grpo_mistakes_are_incorrect_and_name_the_case(fn, failing_case):
+def test_grpo_mistakes_are_named(fn, mistake):
     result = checks.grpo_advantages.check(fn)
     assert result.outcome is Outcome.INCORRECT
-    assert failing_case in result.message
-    assert "2.65" not in result.message and "2.64" not in result.message  # no expected values revealed
+    assert result.mistake == mistake, result.message
+
+
+def test_the_unbiased_std_shows_the_lecture_numbers_against_the_learners():
+    """Two answers [1, 0]: population std 0.5 gives +-1, the unbiased 0.707 gives +-0.707."""
+    message = checks.grpo_advantages.check(grpo_unbiased_std).message
+    assert "expected [1, -1, -1, 1], got [0.7071, -0.7071, -0.7071, 0.7071]" in message
 
 
 def test_grpo_nan_is_explained():
@@ -127,18 +140,17 @@ def test_dr_grpo_stub_and_reference():
 
 
 @pytest.mark.parametrize(
-    "fn, failing_case",
+    "fn, mistake",
     [
-        (dr_grpo_rloo, "the lecture's group"),
-        (dr_grpo_still_divides, "the lecture's group"),
-        (dr_grpo_batch_mean, "two groups of 4"),
+        (dr_grpo_rloo, "leave_one_out"),
+        (dr_grpo_still_divides, "divides_by_std"),
+        (dr_grpo_batch_mean, "batch_mean"),
     ],
 )
-def test_dr_grpo_mistakes_are_incorrect(fn, failing_case):
+def test_dr_grpo_mistakes_are_named(fn, mistake):
     result = checks.dr_grpo_advantages.check(fn)
     assert result.outcome is Outcome.INCORRECT
-    assert failing_case in result.message
-    assert "0.875" not in result.message
+    assert result.mistake == mistake, result.message
 
 
 # ----------------------------------------------------------------------------- Exercise 6: pass@k
@@ -187,18 +199,37 @@ def test_pass_reference_matches_chen_et_al_check_values():
 
 
 @pytest.mark.parametrize(
-    "fn, failing_case",
+    "fn, mistake",
     [
-        (pass_naive, "n=10, c=3, k=5"),
-        (pass_all_right, "n=10, c=3, k=5"),
-        (pass_forgets_one_minus, "n=10, c=3, k=1"),
+        (pass_naive, "with_replacement"),
+        (pass_all_right, "all_right"),
+        (pass_forgets_one_minus, "all_wrong"),
     ],
 )
-def test_pass_mistakes_are_incorrect_and_name_the_case(fn, failing_case):
+def test_pass_mistakes_are_named(fn, mistake):
     result = checks.pass_at_k.check(fn)
     assert result.outcome is Outcome.INCORRECT
-    assert failing_case in result.message
-    assert "0.916" not in result.message
+    assert result.mistake == mistake, result.message
+
+
+def test_the_biased_pass_at_k_shows_chen_et_al_s_number():
+    """n=10, c=3, k=5: 0.91667 (Chen et al.) against 1 - 0.7^5 = 0.8319."""
+    assert "On `n=10, c=3, k=5`: expected 0.9167, got 0.8319" in checks.pass_at_k.check(pass_naive).message
+
+
+@pytest.mark.parametrize(
+    "exercise, mistake",
+    [(e, m) for e in (checks.grpo_advantages, checks.dr_grpo_advantages, checks.pass_at_k) for m in e.mistakes],
+    ids=[
+        f"{e.name.split()[0]}-{m.name}"
+        for e in (checks.grpo_advantages, checks.dr_grpo_advantages, checks.pass_at_k)
+        for m in e.mistakes
+    ],
+)
+def test_each_library_entry_is_named_by_its_own_message(exercise, mistake):
+    result = exercise.check(mistake.fn)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == mistake.name
+    assert result.message.startswith(mistake.says) and result.message.endswith(mistake.fix)
 
 
 # ----------------------------------------------------------------------------- free answers

@@ -84,26 +84,32 @@ def test_returning_a_scalar_tensor_is_fine():
 
 
 @pytest.mark.parametrize(
-    "wrong, case_words",
+    "wrong, mistake",
     [
-        (both_sides, "advantage +1"),
-        (upper_side_only, "advantage -1"),
-        (no_mask, "padding"),
-        (per_answer_mean, "padding"),
-        (log_ratio_band, "advantage +1"),
-        (ignores_zero_advantage, "advantage 0"),
+        (both_sides, "two_sided"),
+        (upper_side_only, "upper_only"),
+        (no_mask, "no_mask"),
+        (per_answer_mean, "per_answer_mean"),
+        (log_ratio_band, "log_ratio_band"),
+        (ignores_zero_advantage, "zero_advantage_counted"),
     ],
 )
-def test_realistic_mistakes_are_incorrect_and_name_the_case(wrong, case_words):
+def test_realistic_mistakes_are_named(wrong, mistake):
     result = nb04.clip_fraction.check(wrong)
     assert result.outcome is Outcome.INCORRECT
-    assert case_words in result.message
+    assert result.mistake == mistake, result.message
 
 
-def test_incorrect_message_does_not_reveal_the_expected_value():
-    result = nb04.clip_fraction.check(both_sides)
-    expected = nb04._clip_fraction(*nb04.clip_fraction.cases[0].args)
-    assert repr(expected) not in result.message and f"{expected:.4f}" not in result.message
+@pytest.mark.parametrize("mistake", nb04.clip_fraction.mistakes, ids=lambda m: m.name)
+def test_each_library_entry_is_named_by_its_own_message(mistake):
+    result = nb04.clip_fraction.check(mistake.fn)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == mistake.name
+    assert result.message.startswith(mistake.says) and result.message.endswith(mistake.fix)
+
+
+def test_the_two_sided_fraction_shows_its_count_against_the_right_one():
+    """Ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], A = +1, eps 0.2: 2 of 6 clipped, 4 of 6 outside the band."""
+    assert "expected 0.3333, got 0.6667" in nb04.clip_fraction.check(both_sides).message
 
 
 def test_reference_agrees_with_a_hand_count():

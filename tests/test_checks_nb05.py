@@ -56,18 +56,22 @@ def test_sequence_loss_stub_reference_and_solution_text():
 
 
 @pytest.mark.parametrize(
-    "wrong,where",
+    "wrong, mistake",
     [
-        (sequence_loss_batch_token_mean, "mode='grpo'"),
-        (sequence_loss_no_mask, "mode='grpo'"),
-        (sequence_loss_divides_by_width, "max_len=10"),
-        (sequence_loss_detached, "detached"),
+        (sequence_loss_batch_token_mean, "batch_token_mean"),
+        (sequence_loss_no_mask, "no_mask"),
+        (sequence_loss_divides_by_width, "dr_grpo_by_width"),
     ],
 )
-def test_sequence_loss_mistakes_are_incorrect_and_named(wrong, where):
+def test_sequence_loss_mistakes_are_named(wrong, mistake):
     result = checks.sequence_loss.check(wrong)
     assert result.outcome is Outcome.INCORRECT
-    assert where in result.message
+    assert result.mistake == mistake, result.message
+
+
+def test_a_detached_sequence_loss_is_told_so():
+    result = checks.sequence_loss.check(sequence_loss_detached)
+    assert result.outcome is Outcome.INCORRECT and "detached" in result.message
 
 
 # ----------------------------------------------------------------------------------------------- length_logprob
@@ -99,17 +103,17 @@ def test_length_logprob_stub_and_reference():
 
 
 @pytest.mark.parametrize(
-    "wrong,where",
+    "wrong, mistake",
     [
-        (length_logprob_stop_at_cap, "cap 10"),
-        (length_logprob_no_stop, "k = [0, 1, 4]"),
-        (length_logprob_probability, "k = [0, 1, 4]"),
+        (length_logprob_stop_at_cap, "stop_charged_at_cap"),
+        (length_logprob_no_stop, "no_stop"),
+        (length_logprob_probability, "decisions_swapped"),
     ],
 )
-def test_length_logprob_mistakes_are_incorrect_and_named(wrong, where):
+def test_length_logprob_mistakes_are_named(wrong, mistake):
     result = checks.length_logprob.check(wrong)
     assert result.outcome is Outcome.INCORRECT
-    assert where in result.message
+    assert result.mistake == mistake, result.message
 
 
 # ----------------------------------------------------------------------------------------------- length_reward
@@ -157,23 +161,39 @@ def test_length_reward_stub_and_reference():
 
 
 @pytest.mark.parametrize(
-    "wrong,where,hint",
+    "wrong, mistake",
     [
-        (length_reward_no_clamp, "short wrong answers", ""),
-        (length_reward_divides_by_zero, "all four lengths equal", "NaN"),
-        (length_reward_zero_for_wrong, "Exercise 5", ""),
-        (length_reward_scaled_by_max, "Exercise 5", ""),
+        (length_reward_no_clamp, "wrong_answers_get_lambda"),
+        (length_reward_divides_by_zero, "equal_lengths_divide_by_zero"),
+        (length_reward_zero_for_wrong, "wrong_answers_get_zero"),
+        (length_reward_scaled_by_max, "scaled_by_max"),
     ],
 )
-def test_length_reward_mistakes_are_incorrect_and_named(wrong, where, hint):
+def test_length_reward_mistakes_are_named(wrong, mistake):
     result = checks.length_reward.check(wrong)
     assert result.outcome is Outcome.INCORRECT
-    assert where in result.message and hint in result.message
+    assert result.mistake == mistake, result.message
 
 
-def test_incorrect_messages_do_not_reveal_expected_values():
-    message = checks.length_reward.check(length_reward_no_clamp).message
-    assert "0.25" not in message and "-0.5" not in message
+def test_kimis_reward_for_wrong_answers_shows_the_exercise_numbers():
+    """Exercise 5: lambda [0.5, 0.25, 0, -0.5]; the two wrong answers get min(0, lambda) = [0, -0.5]."""
+    message = checks.length_reward.check(length_reward_zero_for_wrong).message
+    assert "On `Exercise 5: lengths [200, 400, 600, 1000], first two correct`: expected [0.5, 0.25, 0, -0.5]" in message
+
+
+@pytest.mark.parametrize(
+    "exercise, mistake",
+    [(e, m) for e in (checks.sequence_loss, checks.length_logprob, checks.length_reward) for m in e.mistakes],
+    ids=[
+        f"{e.name.split()[0]}-{m.name}"
+        for e in (checks.sequence_loss, checks.length_logprob, checks.length_reward)
+        for m in e.mistakes
+    ],
+)
+def test_each_library_entry_is_named_by_its_own_message(exercise, mistake):
+    result = exercise.check(mistake.fn)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == mistake.name
+    assert result.message.startswith(mistake.says) and result.message.endswith(mistake.fix)
 
 
 def test_free_answers_have_hint_and_solution():

@@ -3,55 +3,54 @@
 A per-notebook module (``rlvr/checks/nb01.py`` ... ``nb05.py``) defines its exercises like this::
 
     import torch
-    from rlvr.checks import Case, Exercise, FreeAnswer, GradCase
+    from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
 
 
-    def _advantages(rewards, group_size, normalize_by_std=True):
-        \"\"\"Reference solution (kept private: students see only hint() and solution()).\"\"\"
-        groups = rewards.view(-1, group_size)
-        centered = groups - groups.mean(dim=1, keepdim=True)
-        if normalize_by_std:
-            centered = centered / (groups.std(dim=1, keepdim=True) + 1e-6)
-        return centered.flatten()
+    def _advantages(rewards, group_size):
+        \"\"\"Reference solution (kept private: learners see only hint() and solution()).\"\"\"
+        r = rewards.view(-1, group_size)
+        return (r - r.mean(dim=1, keepdim=True)).reshape(-1)
 
 
     advantages = Exercise(
-        name="group-normalised advantages",
+        name="group baseline",
         reference=_advantages,
         cases=[
-            Case("rewards [1,0,0,0], group_size=4, normalize_by_std=False",
-                 args=(torch.tensor([1.0, 0, 0, 0]), 4), kwargs={"normalize_by_std": False}),
-            Case("rewards [1,1,1,1], group_size=4 (all equal: std is 0)",
-                 args=(torch.tensor([1.0, 1, 1, 1]), 4)),
+            Case("rewards [1, 0, 0, 0], group_size=4", args=(torch.tensor([1.0, 0, 0, 0]), 4)),
+            Case("two groups [1, 0, 1, 1], group_size=2", args=(torch.tensor([1.0, 0, 1, 1]), 2)),
         ],
-        hint="Reshape to `(num_groups, group_size)` and subtract the mean of each row.",
+        mistakes=[
+            Mistake(
+                "batch_mean",
+                "You subtract the mean of the whole batch, not of each group.",  # names it, one sentence
+                "Give every group its own mean.",  # what to change, in words
+                lambda rewards, group_size: rewards - rewards.mean(),  # the wrong answer itself
+            ),
+        ],
+        hint=["a nudge that names the idea", "a pointer to the formula (math in $...$, no code)"],
         solution=\"\"\"
-    groups = rewards.view(-1, group_size)
+    r = rewards.view(-1, group_size)
     ...
     \"\"\",
     )
 
-    def _pg_loss(logprobs, advantages):
-        return -(logprobs * advantages).mean()
+    why_std = FreeAnswer("why divide by the std?", hint=["...", "..."], solution="...")
 
+In the notebook the learner runs ``advantages.check(my_function)``, ``advantages.hint()`` (``hint(2)`` for the
+second level) and ``advantages.solution()``, each as the LAST line of a cell (the returned object displays itself).
 
-    loss_grad = Exercise(
-        name="policy-gradient loss (value and gradient)",
-        reference=_pg_loss,
-        cases=[GradCase("3 tokens", kwargs={"logprobs": torch.randn(3), "advantages": torch.ones(3)},
-                        wrt=["logprobs"])],
-    )
-
-    why_std = FreeAnswer("why divide by the std?", hint="...", solution="...")
-
-In the notebook the student runs ``advantages.check(compute_advantages)``, ``advantages.hint()``
-and ``advantages.solution()``, each as the LAST line of a cell (the returned object displays itself).
-Call the student's function only through ``check`` (it reports "not attempted" for a stub that raises
-NotImplementedError instead of crashing the cell). With ``RLVR_STRICT=1`` any outcome other than
-correct raises ``AssertionError`` (used when testing the solution notebooks).
+``check`` runs the learner's function on every case, each call on fresh copies of the inputs, under a time limit,
+with what it prints captured (``rlvr.checks.guard``); the expected output is computed before the call. Outcomes:
+Correct; Incorrect (the smallest failing case as "expected ..., got ..."; when the learner's outputs equal one library
+entry's on every case, that mistake is named and what to change is said; a function that edits its inputs in place is
+told so); Not attempted (the stub's NotImplementedError); Could not check (the function raised, exited or ran out of
+time: the error explained in words, with the first lines it printed). ``check`` never raises in normal mode; with
+``RLVR_STRICT=1`` any outcome other than correct raises ``AssertionError`` (used when testing the solution notebooks).
 
 A case's expected output comes from its own ``reference``, else its ``expected`` value, else the
 exercise's ``reference``. Tolerances: ``atol=1e-5, rtol=1e-4`` unless the case sets its own.
+Whole-step exercises live in ``rlvr.checks.step`` (notebook 03's GRPO step) and ``rlvr.checks.ppo_step`` (notebook
+04's GAE and value loss); they compare stage by stage with the package and name the first stage that differs.
 """
 
 from rlvr.checks.core import (
@@ -59,6 +58,7 @@ from rlvr.checks.core import (
     Exercise,
     FreeAnswer,
     GradCase,
+    Mistake,
     Note,
     Outcome,
     Question,
@@ -72,6 +72,7 @@ __all__ = [
     "Exercise",
     "FreeAnswer",
     "GradCase",
+    "Mistake",
     "Note",
     "Outcome",
     "Question",

@@ -1,11 +1,18 @@
-"""Exercise checker: run a student's function on test cases and report one of four outcomes."""
+"""Exercise checker: run a learner's function on test cases, report one of four outcomes, and name the mistake.
+
+An `Exercise` holds cases (inputs and the expected output) and a library of `Mistake`s (the wrong answers learners
+write, each as a function). `check(fn)` runs `fn` on every case, each call under a time limit with its output
+captured (`rlvr.checks.guard`), on fresh copies of the inputs, the expected output computed before the call. If a
+case fails, the smallest failing case is shown as "expected ..., got ..."; if the learner's outputs equal one library
+entry's on every case, the message names that mistake in one sentence and says what to change, in words.
+"""
 
 from __future__ import annotations
 
 import copy
 import enum
 import html
-import math
+import inspect
 import os
 import re
 import warnings
@@ -15,12 +22,49 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from rlvr.checks.compare import (
+    DEFAULT_ATOL,
+    DEFAULT_RTOL,
+    compare,
+    compare_tensors,
+    expected_got,
+    max_abs_diff,
+)
+from rlvr.checks.guard import (
+    DEFAULT_LIMIT_S,
+    Call,
+    TimeLimitExceeded,
+    call_guarded,
+    describe,
+    failure_sentence,
+    one_line_error,
+    with_printed,
+)
 from rlvr.config import STRICT_ENV
 
-DEFAULT_ATOL = 1e-5
-DEFAULT_RTOL = 1e-4
-MAX_ERROR_CHARS = 300
+__all__ = [  # names other modules use (compare's helpers stay importable from here, as before)
+    "DEFAULT_ATOL",
+    "DEFAULT_RTOL",
+    "Case",
+    "Exercise",
+    "FreeAnswer",
+    "GradCase",
+    "Mistake",
+    "Note",
+    "Outcome",
+    "Question",
+    "Result",
+    "compare",
+    "compare_tensors",
+    "max_abs_diff",
+    "one_line_error",
+    "random_group_cases",
+    "seeded_rewards",
+    "strict_mode",
+]
+
 _TRUE_WORDS = {"1", "true", "yes", "on"}
+_UNDEFINED = object()  # a library entry's output on a case where it raises
 
 
 def strict_mode() -> bool:
@@ -46,6 +90,7 @@ _LABELS = {
     Outcome.NOT_ATTEMPTED: ("Not attempted", "#455a64", "#eceff1"),
     Outcome.UNCHECKABLE: ("Could not check", "#e65100", "#fff3e0"),
 }
+NOT_ATTEMPTED_MESSAGE = "replace `raise NotImplementedError` with your code."
 
 
 def _html_text(text: str) -> str:
@@ -57,11 +102,14 @@ def _html_text(text: str) -> str:
 
 @dataclass
 class Result:
-    """What `Exercise.check` returns: an outcome and a short message; displays itself in Jupyter."""
+    """What `Exercise.check` returns: an outcome and a short message; displays itself in Jupyter.
+
+    `mistake` is the name of the library entry the message names ('' if none)."""
 
     exercise: str
     outcome: Outcome
     message: str
+    mistake: str = ""
 
     @property
     def passed(self) -> bool:
@@ -108,155 +156,39 @@ class Note:
         return f"**{self.title}**\n\n{self.text}"
 
 
-# --------------------------------------------------------------------------- comparing values
-
-
-def _describe(value: Any) -> str:
-    """Short name of a value's type with an article, e.g. `a torch.Tensor`, `a float`, `None`."""
-    if value is None:
-        return "None"
-    if isinstance(value, torch.Tensor):
-        return "a torch.Tensor"
-    if isinstance(value, np.ndarray):
-        return "a numpy array"
-    name = type(value).__name__
-    article = "an" if name[0].lower() in "aeiou" else "a"
-    return f"{article} {name}"
-
-
-def _dtype_kind(dtype: torch.dtype) -> str:
-    """'floating-point', 'integer', 'boolean' or 'complex'."""
-    if dtype == torch.bool:
-        return "boolean"
-    if dtype.is_floating_point:
-        return "floating-point"
-    if dtype.is_complex:
-        return "complex"
-    return "integer"
-
-
-def _nonfinite_problem(got: torch.Tensor, want: torch.Tensor) -> str | None:
-    """A sentence if `got` has NaN/inf where the reference is finite, else None."""
-    if not (got.is_floating_point() or got.is_complex()):
-        return None
-    unexpected = ~torch.isfinite(got) & torch.isfinite(want)
-    if not unexpected.any():
-        return None
-    kind = "NaN" if torch.isnan(got[unexpected]).any() else "inf"
-    return (
-        f"your output contains {kind} ({int(unexpected.sum())} of {got.numel()} entries): "
-        "look for a division by zero (e.g. a std of equal rewards) or a log of 0."
-    )
-
-
-def compare_tensors(got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> str | None:
-    """Compare two tensors; return a one-sentence problem (never the expected values) or None."""
-    got, want = got.detach().cpu(), want.detach().cpu()
-    if tuple(got.shape) != tuple(want.shape):
-        return f"your output has shape {tuple(got.shape)} but shape {tuple(want.shape)} was expected."
-    if _dtype_kind(got.dtype) != _dtype_kind(want.dtype):
-        return (
-            f"your output has dtype {got.dtype} but a {_dtype_kind(want.dtype)} tensor was expected "
-            f"(e.g. {want.dtype})."
-        )
-    problem = _nonfinite_problem(got, want)
-    if problem:
-        return problem
-    if want.dtype == torch.bool or not (want.is_floating_point() or want.is_complex()):
-        if torch.equal(got, want):
-            return None
-        return f"{int((got != want).sum())} of {want.numel()} entries differ from the expected values."
-    got = got.to(want.dtype)
-    if torch.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
-        return None
-    return f"the values are off (max abs difference {max_abs_diff(got, want):.3g})."
-
-
-def max_abs_diff(got: torch.Tensor, want: torch.Tensor) -> float:
-    """Largest |got - want| over entries that are finite in both (0.0 when none are)."""
-    both_finite = torch.isfinite(got) & torch.isfinite(want)
-    if not both_finite.any():
-        return 0.0
-    return float((got[both_finite].double() - want[both_finite].double()).abs().max())
-
-
-def _as_number(got: Any) -> float | None:
-    """`got` as a Python float if it is a single number (int, float, numpy scalar, 1-element tensor/array)."""
-    if isinstance(got, bool):
-        return None
-    if isinstance(got, (int, float, np.number)):
-        return float(got)
-    if isinstance(got, torch.Tensor) and got.numel() == 1:
-        return float(got.item())
-    if isinstance(got, np.ndarray) and got.size == 1:
-        return float(got.item())
-    return None
-
-
-def compare_numbers(got: Any, want: float, atol: float, rtol: float) -> str | None:
-    """Compare a returned single number with an expected float; return a problem sentence or None."""
-    number = _as_number(got)
-    if number is None:
-        if isinstance(got, (torch.Tensor, np.ndarray)):
-            return f"your output has shape {tuple(got.shape)} but a single number was expected."
-        return f"your function returned {_describe(got)} but a number was expected."
-    if math.isnan(want) and math.isnan(number):
-        return None
-    if not math.isfinite(number) and math.isfinite(want):
-        return f"your output is {number}: look for a division by zero or a log of 0."
-    if math.isclose(number, want, rel_tol=rtol, abs_tol=atol):
-        return None
-    return f"the value is off (abs difference {abs(number - want):.3g})."
-
-
-def compare_sequences(got: Any, want: Sequence, atol: float, rtol: float) -> str | None:
-    """Compare a returned tuple/list element-wise with an expected one."""
-    kind = type(want).__name__
-    if not isinstance(got, (tuple, list)):
-        return f"your function returned {_describe(got)} but a {kind} of {len(want)} items was expected."
-    if len(got) != len(want):
-        return f"your function returned {len(got)} items but {len(want)} were expected."
-    for index, (got_item, want_item) in enumerate(zip(got, want)):
-        problem = compare(got_item, want_item, atol, rtol)
-        if problem:
-            return f"item {index} of the returned {kind}: {problem}"
-    return None
-
-
-def compare(got: Any, want: Any, atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL) -> str | None:
-    """Compare a student's output with the reference output; return a one-sentence problem or None."""
-    if got is None and want is not None:
-        return "your function returned None: did you forget the `return` statement?"
-    if isinstance(want, torch.Tensor):
-        if not isinstance(got, torch.Tensor):
-            return f"your function returned {_describe(got)} but a torch.Tensor was expected."
-        return compare_tensors(got, want, atol, rtol)
-    if isinstance(want, np.ndarray):
-        if not isinstance(got, np.ndarray):
-            return f"your function returned {_describe(got)} but a numpy array was expected."
-        return compare_tensors(torch.from_numpy(np.asarray(got)), torch.from_numpy(want), atol, rtol)
-    if isinstance(want, (float, int, np.number)) and not isinstance(want, bool):
-        return compare_numbers(got, float(want), atol, rtol)
-    if isinstance(want, (tuple, list)):
-        return compare_sequences(got, want, atol, rtol)
-    return compare_plain(got, want)
-
-
-def compare_plain(got: Any, want: Any) -> str | None:
-    """Compare any other values (strings, booleans, ...) with ==."""
-    try:
-        equal = bool(got == want)
-    except Exception:  # noqa: BLE001 - e.g. comparing a tensor with a string
-        equal = False
-    return None if equal else "your output differs from the expected value."
-
-
 # --------------------------------------------------------------------------- cases
 
 
 def _fresh_copy(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """Deep copies of the inputs, so a function that edits its inputs cannot spoil the next call."""
     return copy.deepcopy(args), copy.deepcopy(kwargs)
+
+
+def _same(before: Any, after: Any) -> bool:
+    """A tensor or array holds the same values (NaN equal to NaN) as its copy from before the call."""
+    if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
+        b, a = before.detach(), after.detach()
+        return b.shape == a.shape and bool(torch.equal(b, a) or torch.allclose(b, a, rtol=0, atol=0, equal_nan=True))
+    if isinstance(before, np.ndarray) and isinstance(after, np.ndarray):
+        return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=before.dtype.kind == "f"))
+    return True
+
+
+def changed_inputs(before: tuple[tuple, dict], after: tuple[tuple, dict], names: Sequence[str]) -> list[str]:
+    """Names of the tensor/array inputs whose values differ after a call (positional ones named from `names`)."""
+    changed = []
+    for index, (b, a) in enumerate(zip(before[0], after[0])):
+        if not _same(b, a):
+            changed.append(names[index] if index < len(names) else f"argument {index + 1}")
+    changed += [key for key, b in before[1].items() if not _same(b, after[1].get(key))]
+    return changed
+
+
+def _numel(value: Any) -> int:
+    """How big an input is: a tensor's or array's number of entries, 1 for anything else."""
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        return int(np.prod(value.shape)) if len(value.shape) else 1
+    return 1
 
 
 @dataclass
@@ -280,6 +212,11 @@ class Case:
     atol: float = DEFAULT_ATOL
     rtol: float = DEFAULT_RTOL
 
+    @property
+    def size(self) -> int:
+        """Total number of input entries: the smallest failing case is the one shown."""
+        return sum(_numel(v) for v in (*self.args, *self.kwargs.values()))
+
     def expected_output(self, reference: Callable | None) -> Any:
         """The correct output: from the case's own reference, else `expected`, else the exercise's reference."""
         if self.reference is None and self.expected is not None:
@@ -290,10 +227,21 @@ class Case:
         args, kwargs = _fresh_copy(self.args, self.kwargs)
         return reference(*args, **kwargs)
 
-    def student_output(self, fn: Callable) -> Any:
-        """Run the student's function on a fresh copy of the inputs (exceptions propagate)."""
+    def output_of(self, fn: Callable) -> Any:
+        """`fn`'s output on a fresh copy of the inputs (for our own functions: exceptions propagate)."""
         args, kwargs = _fresh_copy(self.args, self.kwargs)
         return fn(*args, **kwargs)
+
+    def student_output(self, fn: Callable) -> Any:
+        """Run the learner's function on a fresh copy of the inputs (exceptions propagate)."""
+        return self.output_of(fn)
+
+    def learner_run(self, fn: Callable, seconds: float | None, names: Sequence[str] = ()) -> tuple[Call, list[str]]:
+        """Run the learner's function on fresh copies under a time limit: (the Call, names of inputs it changed)."""
+        args, kwargs = _fresh_copy(self.args, self.kwargs)
+        before = _fresh_copy(args, kwargs)
+        call = call_guarded(fn, args, kwargs, seconds)
+        return call, changed_inputs(before, (args, kwargs), names)
 
     def verdict(self, got: Any, want: Any) -> tuple[str | None, str]:
         """(problem sentence or None, detail line for a passing case: 'ok | maxdiff 0.0e+00' for tensors, else 'ok'),
@@ -304,6 +252,10 @@ class Case:
         if isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor) and got.shape == want.shape:
             return None, f"ok | maxdiff {max_abs_diff(got, want):.1e}"
         return None, "ok"
+
+    def show(self, got: Any, want: Any) -> str:
+        """'expected ..., got ...' for this case."""
+        return expected_got(got, want)
 
 
 def random_group_cases(**kwargs) -> list[Case]:
@@ -385,12 +337,11 @@ class GradCase(Case):
             return value[self.output_index]
         return None
 
-    def _run_with_grad(self, fn: Callable) -> GradOutput:
+    def _differentiate(self, fn: Callable, args: list, kwargs: dict, leaves: dict) -> GradOutput:
         """Call `fn`, then backpropagate from its (scalarised) output to the `wrt` inputs."""
-        args, kwargs, leaves = self._inputs_with_grad()
         value = fn(*args, **kwargs)
         output = self._pick_output(value)
-        if not isinstance(output, torch.Tensor):
+        if not isinstance(output, torch.Tensor) or not output.is_floating_point():
             return GradOutput(value, None)
         if output.grad_fn is None and not output.requires_grad:
             return GradOutput(value, None, detached=True)
@@ -398,28 +349,38 @@ class GradCase(Case):
         zeros_if_unused = [g if g is not None else torch.zeros_like(x) for g, x in zip(grads, leaves.values())]
         return GradOutput(value, dict(zip(leaves, zeros_if_unused)))
 
+    def output_of(self, fn: Callable) -> GradOutput:
+        """`fn`'s value and gradients (for our own functions: exceptions propagate)."""
+        args, kwargs, leaves = self._inputs_with_grad()
+        return self._differentiate(fn, args, kwargs, leaves)
+
     def expected_output(self, reference: Callable | None) -> GradOutput:
         """The reference's value and gradients."""
         reference = self.reference or reference
         if reference is None:
             raise ValueError(f"GradCase {self.description!r} needs a reference function.")
-        return self._run_with_grad(reference)
+        return self.output_of(reference)
 
-    def student_output(self, fn: Callable) -> GradOutput:
-        """The student's value and gradients (exceptions propagate)."""
-        return self._run_with_grad(fn)
+    def learner_run(self, fn: Callable, seconds: float | None, names: Sequence[str] = ()) -> tuple[Call, list[str]]:
+        """The learner's value and gradients under a time limit (the backward pass included)."""
+        args, kwargs, leaves = self._inputs_with_grad()
+        before = _fresh_copy(tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args), kwargs)
+        call = call_guarded(self._differentiate, (fn, args, kwargs, leaves), None, seconds)
+        return call, changed_inputs(before, (tuple(args), kwargs), names)
 
     def verdict(self, got: GradOutput, want: GradOutput) -> tuple[str | None, str]:
         """Check the value, then that the output is attached, then each gradient."""
         problem = compare(got.value, want.value, self.atol, self.rtol)
         if problem:
             return f"value WRONG: {problem}", ""
-        if got.detached:
+        if got.detached or (got.grads is None and want.grads is not None):
             return (
                 "value ok | your output is detached from the inputs (it has no grad_fn), so no gradient "
                 "can flow: avoid .detach(), .item(), .numpy() and torch.tensor(...) on intermediate results.",
                 "",
             )
+        if want.grads is None:
+            return None, "value ok"
         return self._grad_verdict(got.grads, want.grads)
 
     def _grad_verdict(self, got: dict, want: dict) -> tuple[str | None, str]:
@@ -432,44 +393,80 @@ class GradCase(Case):
                 return f"value ok | grad WRONG with respect to `{key}`: {problem}", ""
         return None, f"value ok | grad ok | maxdiff {worst:.1e}"
 
+    def show(self, got: GradOutput, want: GradOutput) -> str:
+        """'expected ..., got ...' of the value, else of the first gradient that differs."""
+        if not isinstance(got, GradOutput):
+            return expected_got(got, want.value)
+        if compare(got.value, want.value, self.atol, self.rtol) is not None:
+            return expected_got(got.value, want.value)
+        if got.grads is None or want.grads is None:
+            return "the value is right but your output carries no gradient"
+        for key in want.grads:
+            if compare_tensors(got.grads[key], want.grads[key], self.atol, self.rtol) is not None:
+                return self._show_grad(key, got.grads[key], want.grads[key], want.value)
+        return expected_got(got.value, want.value)
+
+    def _show_grad(self, key, got: torch.Tensor, want: torch.Tensor, value: Any) -> str:
+        """The gradients side by side: entry by entry (d output_i / d input_i) when the output has the input's
+        shape, else the gradient of the fixed weighted sum of the outputs the check differentiates."""
+        if isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape == want.shape:
+            weights = _projection_weights(value.shape).to(want.dtype)
+            pair = expected_got(got / weights.to(got.dtype), want / weights)
+            return f"the value is right; the derivative of each entry with respect to its `{key}`: {pair}"
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            return (
+                f"the value is right; the gradient with respect to `{key}` (of a fixed weighted sum of the outputs): "
+                f"{expected_got(got, want)}"
+            )
+        return f"the value is right; the gradient with respect to `{key}`: {expected_got(got, want)}"
+
+
+# --------------------------------------------------------------------------- the mistake library
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong answer learners write: the function that writes it, one sentence naming it, what to change (words).
+
+    Args:
+        name: a short id (tests and the trial counts use it).
+        says: names the mistake in one sentence, e.g. "Your baseline leaves the answer itself out (RLOO)".
+        fix: what to change, in words and without code.
+        fn: the wrong answer, with the exercise's signature.
+    """
+
+    name: str
+    says: str
+    fix: str
+    fn: Callable
+
+
+@dataclass
+class CaseRun:
+    """A learner's output on one case, with the expected output and the verdict."""
+
+    index: int
+    case: Case
+    want: Any
+    call: Call
+    problem: str | None
+    detail: str
+    changed: list[str]
+
 
 # --------------------------------------------------------------------------- exercises
 
 
-def _one_line_error(error: BaseException) -> str:
-    """`TypeName: message` on one line, shortened."""
-    text = " ".join(str(error).split())
-    line = f"{type(error).__name__}: {text}" if text else type(error).__name__
-    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
-
-
-def _warning_note(caught: list) -> str:
-    """' (warning seen: ...)' for the first warning raised by the student's code, else ''."""
-    if not caught:
-        return ""
-    first = caught[0]
-    return f" (warning seen: {first.category.__name__}: {' '.join(str(first.message).split())})"
-
-
-def _run_student(case: Case, fn: Callable) -> tuple[Any, BaseException | None, str]:
-    """Run the student's function on one case; return (output, exception or None, warning note)."""
-    with warnings.catch_warnings(record=True) as caught, np.errstate(all="warn"):
-        warnings.simplefilter("always")
-        try:
-            return case.student_output(fn), None, _warning_note(caught)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as error:  # noqa: BLE001 - the student's code may raise anything
-            return None, error, _warning_note(caught)
-
-
 class Question:
-    """An exercise with a hint and a solution only (e.g. a Markdown / free-answer question)."""
+    """An exercise with hints and a solution only (e.g. a Markdown / free-answer question).
 
-    def __init__(self, name: str, hint: str = "", solution: str = ""):
-        """Args: name shown in messages; hint and solution as Markdown text."""
+    `hint` is one Markdown text or a sequence of them: `hint()` shows the first (a nudge naming the idea),
+    `hint(2)` the second (a pointer to the formula); neither gives the solution's code."""
+
+    def __init__(self, name: str, hint: str | Sequence[str] = "", solution: str = ""):
+        """Args: name shown in messages; hint (one text or several levels) and solution as Markdown text."""
         self.name = name
-        self._hint = hint
+        self.hints = (hint,) if isinstance(hint, str) else tuple(hint)
         self._solution = solution
 
     def checked(self, evaluate: Callable[[], Result]) -> Result:
@@ -478,15 +475,21 @@ class Question:
             result = evaluate()
         except KeyboardInterrupt:
             raise
-        except Exception as error:  # noqa: BLE001 - a checker bug must not crash the notebook
-            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {_one_line_error(error)}")
+        except (Exception, TimeLimitExceeded) as error:  # noqa: BLE001 - a checker bug must not crash the notebook
+            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {one_line_error(error)}")
         if strict_mode() and not result.passed:
             raise AssertionError(str(result))
         return result
 
-    def hint(self) -> Note:
-        """Show the hint."""
-        return Note(f"Hint ({self.name})", self._hint or "No hint for this one.")
+    def hint(self, level: int = 1) -> Note:
+        """Show hint number `level` (1: a nudge naming the idea; 2: a pointer to the formula)."""
+        hints = [h for h in self.hints if h]
+        if not hints:
+            return Note(f"Hint ({self.name})", "No hint for this one.")
+        level = max(1, min(int(level) if isinstance(level, (int, float)) else 1, len(hints)))
+        more = f"\n\n(One more: `hint({level + 1})`.)" if level < len(hints) else ""
+        title = f"Hint {level} of {len(hints)} ({self.name})" if len(hints) > 1 else f"Hint ({self.name})"
+        return Note(title, hints[level - 1] + more)
 
     def solution(self) -> Note:
         """Show the solution."""
@@ -496,22 +499,50 @@ class Question:
 FreeAnswer = Question
 
 
+def _parameter_names(fn: Callable | None) -> list[str]:
+    """The names of `fn`'s parameters, in order ([] if unknown)."""
+    try:
+        return list(inspect.signature(fn).parameters) if fn is not None else []
+    except (TypeError, ValueError):
+        return []
+
+
+MISSING = object()
+
+
+def call_problem(given: tuple, needed: Sequence[str], usage: str) -> str | None:
+    """One sentence if `check` was called with the wrong number of functions (or a non-function), else None."""
+    given = tuple(g for g in given if g is not MISSING)
+    if len(given) != len(needed):
+        return f"`{usage}` needs {len(needed)} function{'s' if len(needed) > 1 else ''}; it was given {len(given)}."
+    for value, name in zip(given, needed):
+        if not callable(value):
+            return f"check() needs {name} itself (its name, without brackets), but got {describe(value)}."
+    return None
+
+
 class Exercise(Question):
-    """A code exercise: run a student's function on a list of cases and report the outcome."""
+    """A code exercise: run a learner's function on a list of cases, report the outcome, name the mistake."""
 
     def __init__(
         self,
         name: str,
         cases: Sequence[Case],
-        hint: str = "",
+        hint: str | Sequence[str] = "",
         solution: str = "",
         reference: Callable | None = None,
+        mistakes: Sequence[Mistake] = (),
+        time_limit: float | None = DEFAULT_LIMIT_S,
     ):
-        """Args: name; cases to run; hint (Markdown); solution (Python code); reference used by cases
-        that have neither their own reference nor an `expected` value."""
+        """Args: name; cases to run; hint(s) (Markdown); solution (Python code); reference used by cases that have
+        neither their own reference nor an `expected` value; mistakes (the library, most specific first);
+        time_limit in seconds per call of the learner's function."""
         super().__init__(name, hint, solution)
         self.cases = list(cases)
         self.reference = reference
+        self.mistakes = list(mistakes)
+        self.time_limit = time_limit
+        self._mistake_outputs: dict[tuple[int, int], Any] = {}
 
     def solution(self) -> Note:
         """Show the solution code."""
@@ -519,35 +550,101 @@ class Exercise(Question):
             return super().solution()
         return Note(f"Solution ({self.name})", f"```python\n{self._solution.strip()}\n```")
 
-    def check(self, fn: Callable) -> Result:
+    def check(self, fn: Callable = MISSING, *more) -> Result:
         """Check `fn` on every case; return a Result (and raise AssertionError in strict mode unless correct)."""
-        return self.checked(lambda: self._evaluate(fn))
+        return self.checked(lambda: self._evaluate(fn, *more))
 
-    def _evaluate(self, fn: Callable) -> Result:
-        """Run the cases in order and stop at the first one that does not pass."""
-        if not callable(fn):
-            return Result(self.name, Outcome.UNCHECKABLE, f"check() needs your function, but got {_describe(fn)}.")
-        details = []
-        for case in self.cases:
-            failure = self._check_case(case, fn)
-            if isinstance(failure, Result):
-                return failure
-            if failure:
-                details.append(f"{case.description}: {failure}")
-        summary = f"passed {len(self.cases)} of {len(self.cases)} cases."
-        return Result(self.name, Outcome.CORRECT, "\n".join([summary, *details]))
-
-    def _check_case(self, case: Case, fn: Callable) -> Result | str:
-        """A failing Result for this case, or the detail line of a passing case."""
-        want = case.expected_output(self.reference)
-        got, error, note = _run_student(case, fn)
-        where = f"case `{case.description}`"
-        if isinstance(error, NotImplementedError):
-            return Result(self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code.")
-        if error is not None:
-            message = f"{where}: your function raised {_one_line_error(error)}{note}"
-            return Result(self.name, Outcome.UNCHECKABLE, message)
-        problem, detail = case.verdict(got, want)
+    def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
+        """Run every case; the smallest failing one is shown and the library names the mistake."""
+        problem = call_problem((fn, *more), ["your function"], "check(your_function)")
         if problem:
-            return Result(self.name, Outcome.INCORRECT, f"{where}: {problem}{note}")
-        return detail
+            return Result(self.name, Outcome.UNCHECKABLE, problem)
+        runs: list[CaseRun] = []
+        for index, case in enumerate(self.cases):
+            want = case.expected_output(self.reference)  # before the learner's call, on copies
+            call, changed = case.learner_run(fn, self.time_limit, _parameter_names(self.reference))
+            if call.not_attempted:
+                return Result(self.name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE)
+            if call.error is not None:
+                if any(run.problem for run in runs):
+                    break  # an earlier case already shows what is wrong
+                message = f"case `{case.description}`: {failure_sentence(call)}"
+                return Result(self.name, Outcome.UNCHECKABLE, message)
+            problem, detail = case.verdict(call.value, want)
+            runs.append(CaseRun(index, case, want, call, problem, detail, changed))
+        failing = [run for run in runs if run.problem]
+        if failing:
+            return self._incorrect(runs, failing)
+        edited = next((run for run in runs if run.changed), None)
+        if edited is not None:
+            return Result(self.name, Outcome.INCORRECT, _capital(in_place_message(edited)), "in_place")
+        details = [f"{run.case.description}: {run.detail}" for run in runs if run.detail]
+        summary = f"passed {len(self.cases)} of {len(self.cases)} cases."
+        printed = next((run.call for run in runs if run.call.printed.summary()), None)
+        message = "\n".join([summary, *details])
+        return Result(self.name, Outcome.CORRECT, with_printed(message, printed) if printed else message)
+
+    # ----------------------------------------------------------------------- diagnosis
+    def _incorrect(self, runs: list[CaseRun], failing: list[CaseRun]) -> Result:
+        """The message for a wrong answer: the mistake named if the library knows it, the smallest case shown."""
+        shown = min(failing, key=lambda run: (run.case.size, run.index))
+        case = shown.case
+        pair = case.show(shown.call.value, shown.want)
+        seen = f"On `{case.description}`: {pair}."
+        mistake, everywhere = self.named_mistake(runs, shown)
+        if mistake is not None and everywhere:
+            message = f"{mistake.says} {seen} {mistake.fix}"
+        elif mistake is not None:
+            message = (
+                f"{seen} On this case your output is exactly what this mistake gives: {mistake.says} {mistake.fix} "
+                "(Other cases fail for a further reason.)"
+            )
+        else:
+            message = f"On `{case.description}` (the smallest case that fails): {shown.problem} {_capital(pair)}."
+        if shown.changed or any(run.changed for run in runs):
+            edited = next(run for run in runs if run.changed)
+            message += f" Also: {in_place_message(edited)}"
+        return Result(self.name, Outcome.INCORRECT, with_printed(message, shown.call), mistake.name if mistake else "")
+
+    def mistake_output(self, m: int, c: int) -> Any:
+        """Library entry m's output on case c (cached; _UNDEFINED where it raises)."""
+        key = (m, c)
+        if key not in self._mistake_outputs:
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    self._mistake_outputs[key] = self.cases[c].output_of(self.mistakes[m].fn)
+            except Exception:  # noqa: BLE001 - an entry may not apply to every case (e.g. a mode it ignores)
+                self._mistake_outputs[key] = _UNDEFINED
+        return self._mistake_outputs[key]
+
+    def _agrees(self, m: int, run: CaseRun) -> bool:
+        """The learner's output on this case equals library entry m's."""
+        theirs = self.mistake_output(m, run.index)
+        return theirs is not _UNDEFINED and run.case.verdict(run.call.value, theirs)[0] is None
+
+    def named_mistake(self, runs: list[CaseRun], shown: CaseRun) -> tuple[Mistake | None, bool]:
+        """(the library entry the learner's outputs equal on every case, True); else (the only entry equal on the
+        shown case, False); else (None, False)."""
+        for m, mistake in enumerate(self.mistakes):
+            if all(self._agrees(m, run) for run in runs):
+                return mistake, True
+        here = [mistake for m, mistake in enumerate(self.mistakes) if self._agrees(m, shown)]
+        if len(here) == 1:
+            return here[0], False
+        return None, False
+
+
+def _capital(text: str) -> str:
+    """`text` with its first letter in upper case."""
+    return text[:1].upper() + text[1:]
+
+
+def in_place_message(run: CaseRun) -> str:
+    """The sentence for a function that changed its inputs."""
+    names = ", ".join(f"`{name}`" for name in run.changed)
+    return (
+        f"your function changes its input {names} in place (on `{run.case.description}` its values after the call "
+        "differ from before), so whatever uses it next sees changed numbers. Leave the inputs as they are and "
+        "build the result in new tensors (an ordinary subtraction or division, not the in-place kind)."
+    )

@@ -5,6 +5,7 @@ In the notebook::
     from rlvr.checks import nb01 as checks
     checks.mean_baseline.check(mean_baseline_advantages)
     checks.rloo.check(rloo_advantages)
+    checks.rloo.hint()        # a nudge; checks.rloo.hint(2): the formula
     checks.score_mean_zero.solution()
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from rlvr.checks import Case, Exercise, FreeAnswer
+from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
+from rlvr.checks import wrong_groups as w
 from rlvr.checks.core import random_group_cases
 from rlvr.objectives import mean_baseline_advantages, rloo_advantages
 
@@ -41,14 +43,113 @@ def _cases() -> list[Case]:
     ]
 
 
+def _shared_mistakes(baseline, name: str) -> list[Mistake]:
+    """Slips that both baselines share; `baseline(r)` is the exercise's centring of rows [P, G]."""
+    return [
+        Mistake(
+            "columns",
+            "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to "
+            "different prompts.",
+            "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) "
+            "and work along each row.",
+            lambda rewards, group_size: w.from_columns(baseline(w.columns(rewards, group_size).T).T),
+        ),
+        Mistake(
+            "groups_of_p",
+            "Your groups hold B/G consecutive answers (the number of prompts), not group_size: the rewards were "
+            "shaped into group_size rows and averaged along each row.",
+            "Shape the rewards into one row per prompt, with group_size entries in each row.",
+            lambda rewards, group_size: w.flat(baseline(w.rows(rewards, rewards.numel() // group_size))),
+        ),
+        Mistake(
+            "not_flattened",
+            "Your advantages are right but come back as one row per group.",
+            "Flatten them back to one advantage per answer, the shape of the rewards.",
+            lambda rewards, group_size: baseline(w.rows(rewards, group_size)),
+        ),
+        Mistake(
+            "sign",
+            "Your advantages have the wrong sign: baseline minus reward.",
+            "Subtract the baseline from the reward, not the reward from the baseline.",
+            lambda rewards, group_size: -w.flat(baseline(w.rows(rewards, group_size))),
+        ),
+        Mistake(
+            "baseline_only",
+            f"You return the baseline itself ({name}), not the advantage.",
+            "Return each reward minus its baseline.",
+            lambda rewards, group_size: w.flat(w.rows(rewards, group_size) - baseline(w.rows(rewards, group_size))),
+        ),
+    ]
+
+
+MEAN_MISTAKES = [
+    Mistake(
+        "leave_one_out",
+        "Your baseline is the mean of the OTHER answers of the group (leave-one-out, RLOO: the next exercise); "
+        "this baseline includes the answer itself.",
+        "Subtract the plain mean of all G rewards of the group, the answer's own reward included.",
+        lambda rewards, group_size: w.flat(w.loo_centred(w.rows(rewards, group_size))),
+    ),
+    Mistake(
+        "batch_mean",
+        "You subtract the mean of the whole batch, not the mean of each group.",
+        "Split the rewards into groups of group_size consecutive answers and subtract each group's own mean.",
+        lambda rewards, group_size: rewards - rewards.mean(),
+    ),
+    Mistake(
+        "divides_by_std",
+        "You also divide by the group's std: that is GRPO's advantage (notebook 03), not the plain mean baseline.",
+        "Only subtract the group mean; leave the scale of the rewards alone.",
+        lambda rewards, group_size: w.flat(w.zscore(w.rows(rewards, group_size), 1e-6)),
+    ),
+    Mistake(
+        "mean_divides_by_g_minus_1",
+        "Your group mean divides the group's sum by G - 1 instead of G.",
+        "The mean of G rewards is their sum divided by G.",
+        lambda rewards, group_size: w.flat(
+            w.rows(rewards, group_size) - w.rows(rewards, group_size).sum(dim=1, keepdim=True) / (group_size - 1)
+        ),
+    ),
+    *_shared_mistakes(w.mean_centred, "each group's mean"),
+]
+
+RLOO_MISTAKES = [
+    Mistake(
+        "group_mean",
+        "Your baseline is the plain group mean, the answer itself included (the previous exercise); leave-one-out "
+        "leaves the answer's own reward out.",
+        "For each answer, average only the other G - 1 rewards of its group.",
+        lambda rewards, group_size: w.flat(w.mean_centred(w.rows(rewards, group_size))),
+    ),
+    Mistake(
+        "divides_by_g",
+        "Your leave-one-out baseline divides the sum of the others by G; there are only G - 1 others.",
+        "Divide the sum of the other rewards by G - 1.",
+        lambda rewards, group_size: w.flat(
+            w.rows(rewards, group_size) - w.others_mean(w.rows(rewards, group_size), divisor=group_size)
+        ),
+    ),
+    Mistake(
+        "over_batch",
+        "You leave one out of the whole batch, not of the answer's own group.",
+        "Average the other G - 1 rewards of the answer's own group (its group_size consecutive neighbours).",
+        lambda rewards, group_size: rewards - (rewards.sum() - rewards) / (rewards.numel() - 1),
+    ),
+    *_shared_mistakes(w.loo_centred, "the mean of the other answers"),
+]
+
 mean_baseline = Exercise(
     name="mean baseline, the answer itself included",
     reference=mean_baseline_advantages,
     cases=_cases(),
-    hint=(
-        "View the flat rewards `[B]` as one row per prompt with `rewards.view(-1, group_size)` (shape "
-        "`[B / G, G]`), subtract each row's mean (`mean(dim=1, keepdim=True)`), and flatten back to `[B]`."
-    ),
+    mistakes=MEAN_MISTAKES,
+    hint=[
+        "A prompt's G answers sit next to each other in the flat rewards. Each answer's baseline is the average "
+        "reward of its own group, its own reward included; the advantage is its reward minus that baseline.",
+        r"Arrange the $B$ rewards as $B/G$ rows of $G$ (one row per prompt) and compute "
+        r"$A_i = r_i - \frac{1}{G}\sum_{j=1}^{G} r_j$ within each row; then return one advantage per answer, "
+        "in the order of the rewards.",
+    ],
     solution="""
 r = rewards.view(-1, group_size)                    # [B/G, G]
 return (r - r.mean(dim=1, keepdim=True)).reshape(-1)  # [B]
@@ -59,11 +160,13 @@ rloo = Exercise(
     name="leave-one-out baseline (RLOO)",
     reference=rloo_advantages,
     cases=_cases(),
-    hint=(
-        "For answer i the baseline is the mean of the OTHER G-1 rewards of its group: "
-        "(sum of the group - r_i) / (G - 1). Compute the group sums with `sum(dim=1, keepdim=True)` on the "
-        "`[B / G, G]` view, then flatten back to `[B]`."
-    ),
+    mistakes=RLOO_MISTAKES,
+    hint=[
+        "Each answer's baseline is the average of the OTHER G - 1 rewards of its group: its own reward does not "
+        "count, so the baseline cannot depend on the answer it judges.",
+        r"$A_i = r_i - \frac{1}{G-1}\sum_{j \neq i} r_j$, and the sum over the others is the group's total minus "
+        r"$r_i$: one total per group is enough.",
+    ],
     solution="""
 r = rewards.view(-1, group_size)                                  # [B/G, G]
 others = (r.sum(dim=1, keepdim=True) - r) / (group_size - 1)      # [B/G, G]
@@ -73,11 +176,12 @@ return (r - others).reshape(-1)                                   # [B]
 
 score_mean_zero = FreeAnswer(
     "E[grad log p] = 0, and the (G-1)/G factor",
-    hint=(
-        "Write the expectation as a sum over answers z weighted by p(z), and use grad log p = grad p / p. "
-        "For the factor: expand A_i = r_i - (1/G) sum_j r_j and look at the j = i term separately; the other "
-        "answers are sampled independently of z_i."
-    ),
+    hint=[
+        r"Write the expectation as a sum over answers $z$ weighted by $p(z)$, and use "
+        r"$\nabla \log p = \nabla p / p$ (grad p / p).",
+        r"For the factor: expand $A_i = r_i - \frac{1}{G}\sum_j r_j$ and look at the term $j$ equal to $i$ on its "
+        "own; the other answers are sampled independently of $z_i$.",
+    ],
     solution=r"""
 $\mathbb{E}_{z\sim p_\theta}[\nabla_\theta \log p_\theta(z)]
 = \sum_z p_\theta(z)\,\frac{\nabla_\theta p_\theta(z)}{p_\theta(z)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from rlvr.checks import Exercise, FreeAnswer, GradCase
+from rlvr.checks import Exercise, FreeAnswer, GradCase, Mistake
 
 
 def _clipped_objective(ratio: torch.Tensor, advantage, clip_eps: float = 0.2) -> torch.Tensor:
@@ -29,9 +29,99 @@ def _case(description: str, ratios, advantage, clip_eps: float) -> GradCase:
     )
 
 
+def _band(ratio, clip_eps):
+    """The ratio held inside [1 - eps, 1 + eps]."""
+    return torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+
+
+MISTAKES = [
+    Mistake(
+        "max_for_min",
+        "You keep the LARGER of the two terms; PPO keeps the smaller one (the pessimistic choice).",
+        "For each entry, keep the smaller of the unclipped and the clipped term.",
+        lambda ratio, advantage, clip_eps=0.2: torch.maximum(ratio * advantage, _band(ratio, clip_eps) * advantage),
+    ),
+    Mistake(
+        "clipped_only",
+        "You return the clipped term alone; PPO takes the smaller of it and the unclipped term.",
+        "Compute both terms, ratio times advantage and clipped ratio times advantage, and keep the smaller of each "
+        "pair.",
+        lambda ratio, advantage, clip_eps=0.2: _band(ratio, clip_eps) * advantage,
+    ),
+    Mistake(
+        "unclipped_only",
+        "You return the unclipped term (ratio times advantage): nothing is clipped.",
+        "Also compute the term with the ratio held inside [1 - clip_eps, 1 + clip_eps], and keep the smaller of "
+        "the two.",
+        lambda ratio, advantage, clip_eps=0.2: ratio * advantage,
+    ),
+    Mistake(
+        "upper_cap_only",
+        "You only cap the ratio from above (at 1 + clip_eps): right for positive advantages, wrong for negative ones.",
+        "Hold the ratio inside both ends of the band, then keep the smaller of the clipped and the unclipped term: "
+        "the min takes care of the sign.",
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(ratio, torch.full_like(ratio, 1 + clip_eps)) * advantage,
+    ),
+    Mistake(
+        "loss_sign",
+        "You return the loss, minus the objective; this exercise asks for the objective itself (to maximise).",
+        "Drop the minus sign: the minus belongs to the loss the optimizer minimises, later.",
+        lambda ratio, advantage, clip_eps=0.2: -torch.minimum(ratio * advantage, _band(ratio, clip_eps) * advantage),
+    ),
+    Mistake(
+        "fixed_eps",
+        "Your band ignores the clip_eps argument: it is fixed at 0.2.",
+        "Use clip_eps for both ends of the band.",
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(ratio * advantage, _band(ratio, 0.2) * advantage),
+    ),
+    Mistake(
+        "clip_product",
+        "You clip the product ratio times advantage to the band, instead of the ratio.",
+        "Hold the ratio inside the band first, then multiply by the advantage.",
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio * advantage, torch.clamp(ratio * advantage, 1 - clip_eps, 1 + clip_eps)
+        ),
+    ),
+    Mistake(
+        "clipped_detached",
+        "The clipped term is detached from the graph: inside the band the two terms are equal, the min splits the "
+        "gradient between them, and half of it is lost.",
+        "Keep the clipped ratio in the graph (do not detach it); the clip itself gives gradient 0 outside the band.",
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio * advantage, _band(ratio, clip_eps).detach() * advantage
+        ),
+    ),
+    Mistake(
+        "unclipped_detached",
+        "The unclipped term is detached from the graph, so the gradient is lost wherever it is the smaller term "
+        "(and halved inside the band).",
+        "Keep the ratio in the graph in both terms; only the clip decides where the gradient stops.",
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio.detach() * advantage, _band(ratio, clip_eps) * advantage
+        ),
+    ),
+    Mistake(
+        "averaged",
+        "You return the mean over all entries; the exercise asks for the objective of each entry.",
+        "Return one value per ratio, without averaging.",
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio * advantage, _band(ratio, clip_eps) * advantage
+        ).mean(),
+    ),
+    Mistake(
+        "global_min",
+        "You take the minimum over all entries at once (one number) instead of entry by entry.",
+        "Compare the two terms entry by entry, one result per ratio.",
+        lambda ratio, advantage, clip_eps=0.2: torch.min(
+            torch.stack(torch.broadcast_tensors(ratio * advantage, _band(ratio, clip_eps) * advantage))
+        ),
+    ),
+]
+
 clipped_objective = Exercise(
     name="PPO's clipped objective (value and gradient)",
     reference=_clipped_objective,
+    mistakes=MISTAKES,
     cases=[
         _case(
             "the lecture's Exercise 2: A = +2, eps = 0.2, ratios [0.5, 1.0, 1.1, 1.5]", [0.5, 1.0, 1.1, 1.5], 2.0, 0.2
@@ -44,12 +134,14 @@ clipped_objective = Exercise(
             0.1,
         ),
     ],
-    hint=(
-        "Two candidate objectives, computed elementwise: the unclipped `ratio * advantage`, and the clipped "
-        "`torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantage`. Return the smaller one of each pair "
-        "(`torch.minimum`), so that the objective is the pessimistic choice for BOTH signs of the advantage. "
-        "Keep everything as tensor operations on `ratio` so autograd can differentiate it."
-    ),
+    hint=[
+        "PPO keeps, for each entry, the more pessimistic of two objectives: the ratio times the advantage, and the "
+        "same with the ratio held inside a band around 1. Taking the smaller of the two is what makes it "
+        "pessimistic for BOTH signs of the advantage.",
+        r"$L(\rho) = \min\big(\rho A,\ \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon)\,A\big)$ entry by "
+        r"entry, with $\epsilon$ the argument clip_eps. Build it from tensor operations on the ratio only, so that "
+        "autograd can differentiate it.",
+    ],
     solution="""
 unclipped = ratio * advantage                                          # [N]
 clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantage   # [N]
@@ -59,11 +151,12 @@ return torch.minimum(unclipped, clipped)                               # [N]
 
 one_update = FreeAnswer(
     "clipping when every batch is used for one update only",
-    hint=(
-        "The ratio rho = pi_theta / pi_old compares the policy with the one that sampled the batch. Before the first "
-        "update on a batch, how do the two compare? Look at the gradient of the objective at rho = 1 for either sign "
-        "of A."
-    ),
+    hint=[
+        r"The ratio $\rho = \pi_\theta / \pi_{old}$ (pi_old: the policy that sampled the batch) compares the policy "
+        "with the one that sampled the batch. Before the first update on a batch, how do the two compare?",
+        r"At $\rho = 1$, for either sign of $A$: which term does the min pick, and what is the gradient of the "
+        "objective there? Compare it with the policy gradient of notebook 01.",
+    ],
     solution=r"""
 Clipping does nothing then. The ratio is computed against the policy that sampled the batch, and before the
 first (and only) update on it the two are the same policy: $\rho_t = 1$ for every token. At $\rho = 1$ we are inside

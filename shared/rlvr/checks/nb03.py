@@ -12,10 +12,13 @@ In the notebook::
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from rlvr import objectives
-from rlvr.checks import Case, Exercise, FreeAnswer
+from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
+from rlvr.checks import wrong_groups as w
 from rlvr.checks.core import random_group_cases
 from rlvr.checks.step import StepCase, StepExercise
 
@@ -60,6 +63,11 @@ def _grpo_cases() -> list[Case]:
             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4),
             kwargs={"eps": 1e-4},
         ),
+        Case(
+            "one group [1, 0, 0, 0], group_size=4, a large eps=0.5 (shows where eps goes)",
+            args=(torch.tensor([1.0, 0, 0, 0]), 4),
+            kwargs={"eps": 0.5},
+        ),
         *random_group_cases(eps=1e-4),
     ]
 
@@ -80,15 +88,151 @@ def _dr_grpo_cases() -> list[Case]:
     ]
 
 
+def _rows_then(fn):
+    """A wrong answer that works on the rows [P, G] and flattens: fn(r, eps) -> [P, G]."""
+    return lambda rewards, group_size, eps=0.0: w.flat(fn(w.rows(rewards, group_size), eps))
+
+
+def _shared_mistakes(advantage) -> list[Mistake]:
+    """Slips of the grouping that both advantages share; `advantage(r, eps)` works on rows [P, G]."""
+    return [
+        Mistake(
+            "columns",
+            "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to "
+            "different prompts.",
+            "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) "
+            "and work along each row.",
+            lambda rewards, group_size, eps=0.0: w.from_columns(advantage(w.columns(rewards, group_size).T, eps).T),
+        ),
+        Mistake(
+            "groups_of_p",
+            "Your groups hold B/G consecutive answers (the number of prompts), not group_size.",
+            "Shape the rewards into one row per prompt, with group_size entries in each row.",
+            lambda rewards, group_size, eps=0.0: w.flat(advantage(w.rows(rewards, rewards.numel() // group_size), eps)),
+        ),
+        Mistake(
+            "not_flattened",
+            "Your advantages are right but come back as one row per group.",
+            "Flatten them back to one advantage per answer, the shape of the rewards.",
+            lambda rewards, group_size, eps=0.0: advantage(w.rows(rewards, group_size), eps),
+        ),
+        Mistake(
+            "sign",
+            "Your advantages have the wrong sign: a right answer in a mixed group gets a negative advantage.",
+            "Subtract the group mean from the reward, not the reward from the group mean.",
+            lambda rewards, group_size, eps=0.0: -w.flat(advantage(w.rows(rewards, group_size), eps)),
+        ),
+    ]
+
+
+GRPO_MISTAKES = [
+    Mistake(
+        "unbiased_std",
+        "You divide by the unbiased std (squared deviations summed over G - 1, torch's default); Exercise 3 uses the "
+        "population std (over G).",
+        "Use the population std: the square root of the MEAN squared deviation of the group.",
+        _rows_then(lambda r, eps: w.zscore(r, eps, unbiased=True)),
+    ),
+    Mistake(
+        "batch_normalised",
+        "You normalise with the mean and std of the whole batch, not of each group.",
+        "Give every group its own mean and its own std.",
+        lambda rewards, group_size, eps=0.0: (rewards - rewards.mean()) / (rewards.std(correction=0) + eps),
+    ),
+    Mistake(
+        "batch_std",
+        "You subtract each group's mean but divide by the std of the whole batch.",
+        "Divide each group by its own std (plus eps).",
+        lambda rewards, group_size, eps=0.0: (
+            w.flat(w.mean_centred(w.rows(rewards, group_size))) / (rewards.std(correction=0) + eps)
+        ),
+    ),
+    Mistake(
+        "no_std",
+        "You do not divide by the std: that is Dr. GRPO's advantage (the next function), not GRPO's.",
+        "Divide each group's centred rewards by the group's population std plus eps.",
+        _rows_then(lambda r, eps: w.mean_centred(r)),
+    ),
+    Mistake(
+        "eps_in_var",
+        "You put eps under the square root (the square root of variance plus eps); GRPO adds eps to the std itself.",
+        "Take the square root first, then add eps to the std.",
+        _rows_then(lambda r, eps: w.zscore(r, eps, where="var")),
+    ),
+    Mistake(
+        "eps_floor",
+        "You use the larger of the std and eps; GRPO adds eps to the std of every group.",
+        "Add eps to the std, for every group, instead of using it as a floor.",
+        _rows_then(lambda r, eps: w.zscore(r, eps, where="floor")),
+    ),
+    Mistake(
+        "eps_after",
+        "You add eps after dividing (to the advantage); GRPO adds it to the std in the denominator.",
+        "Add eps to the std, then divide the centred rewards by that sum.",
+        _rows_then(lambda r, eps: w.zscore(r, eps, where="after")),
+    ),
+    Mistake(
+        "eps_ignored",
+        "You leave eps out: a group whose rewards are all equal divides 0 by 0, and a large eps changes nothing.",
+        "Divide by the std PLUS eps.",
+        _rows_then(lambda r, eps: w.zscore(r, 0.0, where="none")),
+    ),
+    Mistake(
+        "eps_ignored_guarded",
+        "You leave eps out of the denominator (and patch the all-equal groups to 0 by hand), so eps changes nothing.",
+        "Divide by the std PLUS eps; the all-equal groups then come out as 0 by themselves.",
+        _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, where="none"), nan=0.0)),
+    ),
+    Mistake(
+        "leave_one_out",
+        "You subtract the mean of the OTHER answers (leave-one-out, RLOO); GRPO subtracts the group mean, the "
+        "answer itself included.",
+        "Subtract the plain mean of all G rewards of the group, then divide by its std plus eps.",
+        _rows_then(lambda r, eps: w.loo_centred(r) / (w.std(r) + eps)),
+    ),
+    *_shared_mistakes(lambda r, eps: w.zscore(r, eps)),
+]
+
+DR_GRPO_MISTAKES = [
+    Mistake(
+        "divides_by_std",
+        "You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean.",
+        "Drop the division: return each reward minus its group's mean.",
+        _rows_then(lambda r, eps: w.zscore(r, 1e-4)),
+    ),
+    Mistake(
+        "divides_by_std_no_eps",
+        "You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean.",
+        "Drop the division: return each reward minus its group's mean.",
+        _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, where="none"), nan=0.0)),
+    ),
+    Mistake(
+        "leave_one_out",
+        "You subtract the mean of the OTHER answers (leave-one-out, RLOO); Dr. GRPO subtracts the plain group mean.",
+        "Subtract the mean of all G rewards of the group, the answer's own included.",
+        _rows_then(lambda r, eps: w.loo_centred(r)),
+    ),
+    Mistake(
+        "batch_mean",
+        "You subtract the mean of the whole batch, not the mean of each group.",
+        "Give every group its own mean.",
+        lambda rewards, group_size: rewards - rewards.mean(),
+    ),
+    *_shared_mistakes(lambda r, eps: w.mean_centred(r)),
+]
+
 grpo_advantages = Exercise(
     name="GRPO advantages (population std + eps)",
     reference=_reference_grpo,
     cases=_grpo_cases(),
-    hint=(
-        "View the flat rewards `[B]` as one row per prompt: `r = rewards.view(-1, group_size)` (`[B/G, G]`). "
-        "Subtract each row's mean and divide by each row's POPULATION std plus `eps`: "
-        "`r.std(dim=1, keepdim=True, correction=0)` (plain `torch.std` divides by G-1). Flatten back to `[B]`."
-    ),
+    mistakes=GRPO_MISTAKES,
+    hint=[
+        "Within each group of G consecutive answers: centre the rewards on the group's mean, then scale them by "
+        "the group's spread, with eps keeping the scale finite when every reward of the group is the same.",
+        r"$\hat A_i = \dfrac{r_i - \operatorname{mean}(r_1..r_G)}{\operatorname{std}(r_1..r_G) + \varepsilon}$ "
+        r"with the POPULATION std, $\sqrt{\frac{1}{G}\sum_j (r_j - \bar r)^2}$ (divide by $G$, not $G - 1$); one "
+        "row of G rewards per prompt, then back to one advantage per answer.",
+    ],
     solution="""
 r = rewards.view(-1, group_size)                             # [B/G, G]
 centred = r - r.mean(dim=1, keepdim=True)                    # [B/G, G]
@@ -101,7 +245,12 @@ dr_grpo_advantages = Exercise(
     name="Dr. GRPO advantages (group mean only)",
     reference=_reference_dr_grpo,
     cases=_dr_grpo_cases(),
-    hint="Same view `[B/G, G]`; subtract each row's mean and do NOT divide by anything. Flatten back to `[B]`.",
+    mistakes=DR_GRPO_MISTAKES,
+    hint=[
+        "Dr. GRPO keeps GRPO's baseline and drops its scaling: nothing is divided.",
+        r"$\hat A_i = r_i - \operatorname{mean}(r_1..r_G)$ within each group of G consecutive answers, one "
+        "advantage per answer.",
+    ],
     solution="""
 r = rewards.view(-1, group_size)                             # [B/G, G]
 return (r - r.mean(dim=1, keepdim=True)).reshape(-1)         # [B]
@@ -110,10 +259,12 @@ return (r - r.mean(dim=1, keepdim=True)).reshape(-1)         # [B]
 
 which_is_larger = FreeAnswer(
     "Exercise 3: who rewards the lone right answer more, and what it means for hard prompts",
-    hint=(
-        "Compare 2.65 with 0.875. The std of a 0/1 group with a share p of ones is sqrt(p(1-p)): what is it for a "
-        "hard prompt (p small) compared with p = 0.5?"
-    ),
+    hint=[
+        "Compare the lone right answer's two advantages (2.65 and 0.875). What does dividing by the group's std do "
+        "when almost every reward of the group is the same?",
+        r"The std of a 0/1 group with a share $p$ of ones is $\sqrt{p(1-p)}$: compare it for a hard prompt "
+        r"($p$ small) with a balanced one ($p = 0.5$).",
+    ],
     solution=(
         "GRPO gives the lone right answer 2.65 (Dr. GRPO 0.875): dividing by the small std of a mostly-wrong group "
         "multiplies the signal by 1/0.331 ≈ 3, where a balanced group (p = 0.5, std 0.5) gets x2. Prompts that are "
@@ -137,15 +288,85 @@ def _pass_cases() -> list[Case]:
     ]
 
 
+def _unbiased(n, c, k) -> float:
+    """1 - C(n-c, k) / C(n, k)."""
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def _product(n, c, k, first) -> float:
+    """1 - prod_{i=first}^{n} (1 - k / i): the product form, starting at `first` (right: n - c + 1)."""
+    if n - c < k:
+        return 1.0
+    out = 1.0
+    for i in range(max(first, 1), n + 1):
+        out *= 1.0 - k / i
+    return 1.0 - out
+
+
+PASS_MISTAKES = [
+    Mistake(
+        "with_replacement",
+        "You use 1 - (1 - c/n)^k: it draws the k answers WITH replacement, a biased estimate of pass@k (Chen et al. "
+        "count draws without replacement).",
+        "Draw the k answers without replacement from the n samples: the chance that all k are wrong is the number "
+        "of ways to pick k wrong ones over the number of ways to pick any k, and pass@k is 1 minus that.",
+        lambda n, c, k: 1 - (1 - c / n) ** k,
+    ),
+    Mistake(
+        "all_right",
+        "You compute the chance that ALL k draws are right; pass@k asks for AT LEAST one right answer.",
+        "Take 1 minus the chance that all k draws are wrong.",
+        lambda n, c, k: math.comb(c, k) / math.comb(n, k),
+    ),
+    Mistake(
+        "all_wrong",
+        "You return the chance that all k draws are wrong; pass@k is 1 minus it.",
+        "Subtract your result from 1.",
+        lambda n, c, k: math.comb(n - c, k) / math.comb(n, k),
+    ),
+    Mistake(
+        "pass_at_1",
+        "You return c/n whatever k is: that is pass@1.",
+        "Use k: the chance that at least one of k answers drawn without replacement is right.",
+        lambda n, c, k: c / n,
+    ),
+    Mistake(
+        "percent",
+        "You return a percentage; pass@k is a probability between 0 and 1.",
+        "Do not multiply by 100.",
+        lambda n, c, k: 100 * _unbiased(n, c, k),
+    ),
+    Mistake(
+        "product_one_term_too_many",
+        "Your product runs over one term too many: it starts at n - c instead of n - c + 1.",
+        "Start the product at n - c + 1 (c terms in all, one per right answer).",
+        lambda n, c, k: _product(n, c, k, n - c),
+    ),
+    Mistake(
+        "product_one_term_too_few",
+        "Your product runs over one term too few: it starts at n - c + 2 instead of n - c + 1.",
+        "Start the product at n - c + 1 (c terms in all, one per right answer).",
+        lambda n, c, k: _product(n, c, k, n - c + 2),
+    ),
+    Mistake(
+        "union_bound",
+        "You add up k chances of c/n (capped at 1): a union bound, not the chance of at least one right answer.",
+        "Compute 1 minus the chance that all k draws are wrong.",
+        lambda n, c, k: min(1.0, k * c / n),
+    ),
+]
+
 pass_at_k = Exercise(
     name="unbiased pass@k (Chen et al. 2021)",
     reference=objectives.pass_at_k,
     cases=_pass_cases(),
-    hint=(
-        "pass@k = 1 - C(n-c, k) / C(n, k): the chance that k answers drawn WITHOUT replacement from the n "
-        "samples are all wrong, subtracted from 1. When n - c < k that chance is 0. `math.comb` computes C(a, b); "
-        "the stable product form is 1 - prod_{i=n-c+1}^{n} (1 - k / i). Do not use 1 - (1 - c/n)^k: it is biased."
-    ),
+    mistakes=PASS_MISTAKES,
+    hint=[
+        "pass@k is the chance that at least one of k answers, drawn WITHOUT replacement from the n samples, is "
+        "right: 1 minus the chance that all k are wrong. Count, do not raise c/n to a power.",
+        r"$\text{pass@}k = 1 - \binom{n-c}{k} \big/ \binom{n}{k}$ (Chen et al. 2021, section 2.1), which is 1 "
+        r"when $n - c < k$; for large $n$ the same number is $1 - \prod_{i=n-c+1}^{n} (1 - k/i)$.",
+    ],
     solution="""
 if n - c < k:
     return 1.0
@@ -155,7 +376,11 @@ return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 large_k = FreeAnswer(
     "Exercise 6: why a large k hides what RL gained",
-    hint="Compute 1 - (1 - p)^16 for p = 0.1 and p = 0.9. What does 'at least one of 16 right' ask of the model?",
+    hint=[
+        "pass@16 asks whether at least one of 16 answers is right. How good must a model be to pass that, and how "
+        "much does it gain from being right more often?",
+        r"Compute $1 - (1 - p)^{16}$ for $p = 0.1$ and $p = 0.9$ and compare the change with the change of pass@1.",
+    ],
     solution=(
         "p = 0.1: pass@16 = 1 - 0.9^16 ≈ 0.81; p = 0.9: pass@16 = 1 - 0.1^16 ≈ 1.0. pass@1 goes from 10% to 90% "
         "(9x) while pass@16 goes from 81% to 100%. With many tries a model that is right only now and then "
@@ -168,11 +393,12 @@ large_k = FreeAnswer(
 # ----------------------------------------------------------------------------------------------- Exercise 7
 perfect_teacher = FreeAnswer(
     "Exercise 7(a): a perfect teacher",
-    hint=(
+    hint=[
+        "What is left for RL to learn when every chain of thought of the warm-up is already right?",
         "Set the teacher error rate to 0 in the warm-up panel and in the 'start from' GRPO panel. Compare the "
-        "warm-up's think-first accuracy at T = 1 with 0.1's, then how many RL steps the think-first share needs "
-        "to pass 90%. What is left for RL to learn when every chain is already right?"
-    ),
+        "warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then how many RL "
+        "steps the think-first share needs to pass 90%.",
+    ],
     solution=(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
         "learn: to choose the think-first format. Accuracy rises much sooner and ends higher because the chains need "
@@ -182,10 +408,11 @@ perfect_teacher = FreeAnswer(
 
 kl_penalty = FreeAnswer(
     "Exercise 7(b): a KL penalty, beta = 0.04",
-    hint=(
-        "Compare the two runs of section 5 (your step at beta = 0 and 0.04): the curves, the held-out think-first "
-        "share and the KL to the warm-up. How large is beta x KL next to the reward that thinking earns?"
-    ),
+    hint=[
+        "How large is the penalty, beta times the KL to the warm-up, next to the reward that thinking earns?",
+        "Compare the two runs of section 5 (beta 0 and 0.04): the curves, the held-out think-first share and the "
+        "KL to the warm-up printed under them; multiply that KL by 0.04.",
+    ],
     solution=(
         "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
         "is large compared with beta times the KL printed above (a few hundredths). A larger beta (0.2) costs more "
@@ -198,11 +425,13 @@ kl_penalty = FreeAnswer(
 
 group_size_runs = FreeAnswer(
     "Exercise 7(c): group size G = 2 and G = 32",
-    hint=(
-        "Run the G panel at 2 and 32 (32 prompts per step, so 64 or 1024 answers per step). Watch the share of "
-        "groups with all-equal rewards and the steps until the think-first share passes 90%. A group of 2 is "
-        "all-equal whenever both answers agree."
-    ),
+    hint=[
+        "A group carries a signal only when its answers disagree. How often do all G answers of a group agree, "
+        "for G of 2 and of 32?",
+        r"With a share $p$ of right answers a group is all-equal with chance $p^G + (1-p)^G$. Run the G panel at 2 "
+        "and 32 (32 prompts per step, so 64 or 1024 answers per step); watch the all-equal share and the steps "
+        "until the think-first share passes 90%.",
+    ],
     solution=(
         "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal and learning "
         "is slower per step. G = 32: almost no group is all-equal and learning is faster per step, at 4x the "
@@ -212,17 +441,25 @@ group_size_runs = FreeAnswer(
 
 
 # ----------------------------------------------------------------------------------------------- your GRPO step
-STEP_HINT = (
-    "Five stages, each one or two lines:\n"
-    "1. `rollout = sample(policy, task.prompt_tokens(prompts), 1.0, generator=generator, "
-    "samples_per_prompt=group_size)`: rows i*G ... i*G+G-1 answer prompt i.\n"
-    "2. `task.score_batch(torch.as_tensor(np.repeat(prompts, group_size, axis=0)), rollout.responses)['reward']`.\n"
-    "3. `r = rewards.view(-1, group_size)`; (r - row mean) / (row population std + eps), flattened to [B].\n"
-    "4. `logps = update_logps(policy, rollout, advantages, group_size, every_row=beta > 0)` (given in the cell); "
-    "ratio = exp(logps - logps.detach()); per-token loss -min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A); "
-    "each answer's mean over its real tokens (`rollout.response_mask`), then the mean over answers.\n"
-    "5. `optimizer.zero_grad()`, `loss.backward()`, `optimizer.step()`; return the dict."
-)
+STEP_HINT = [
+    "Five stages, in order: sample G answers per prompt from the policy at temperature 1 with the generator you "
+    "are given; score each answer against its own prompt; turn the rewards into group advantages (Exercise 3); "
+    "the loss, PPO's clipped objective with each answer's advantage on all of its tokens, averaged over each "
+    "answer's own tokens and then over the answers, with a minus sign; then one optimizer update.",
+    r"The loss is $-\frac{1}{B}\sum_i \frac{1}{|o_i|}\sum_{t} \min\big(\rho_{i,t}\hat A_i,\ "
+    r"\operatorname{clip}(\rho_{i,t}, 1-\epsilon, 1+\epsilon)\,\hat A_i\big)$ over the real tokens (the response "
+    r"mask), with $\rho_{i,t} = \exp(\log\pi_\theta - \log\pi_{old})$ and the old log-probs a copy of the "
+    r"policy's log-probs without a graph: in value $\rho$ is 1, its gradient that of $\log\pi_\theta$. The tools "
+    "are in the table of section 5. Then clear the optimizer's gradients, run the backward pass of the loss, and "
+    "take one optimizer step.",
+]
+
+KL_HINT = [
+    "The penalty is beta times Schulman's k3 estimate of the KL between the policy and the frozen warm-up model "
+    "(the ref argument), added to every token's loss before the per-answer mean.",
+    r"$k_3 = (e^{\ell} - 1) - \ell$ with $\ell = \log\pi_{ref}(o_t) - \log\pi_\theta(o_t)$; the reference "
+    "log-probs come from ref, without a graph (it is frozen); the policy's keep theirs.",
+]
 
 grpo_step = StepExercise(
     name="your GRPO step, end to end",
@@ -246,10 +483,7 @@ grpo_step_kl = StepExercise(
             seed=2,
         )
     ],
-    hint=(
-        "With `ref_logps = response_logps(ref, ...)` under `torch.no_grad()` and log r = ref_logps - logps, "
-        "add `beta * (torch.expm1(log_r) - log_r)` (k3) to each token's loss before the per-answer mean."
-    ),
+    hint=KL_HINT,
     solution="`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`.",
     kl=True,
 )

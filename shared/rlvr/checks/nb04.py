@@ -3,7 +3,7 @@ prediction about GRPO-8 without clipping."""
 
 import torch
 
-from rlvr.checks import Case, Exercise, FreeAnswer
+from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
 from rlvr.checks.ppo_step import PPOCase, PPOPiecesExercise
 from rlvr.objectives import masked_mean, ppo_clip_loss
 
@@ -71,17 +71,155 @@ def _cases():
     ]
 
 
+def _ratio(logps, old_logps):
+    """rho = pi / pi_old per token. [B, T]."""
+    return torch.exp(logps - old_logps)
+
+
+def _share(counted, response_mask):
+    """Share of the real tokens that are counted (one mean over the whole batch)."""
+    mask = response_mask.float()  # [B, T]
+    return float((counted.float() * mask).sum() / mask.sum())
+
+
+def _active(ratio, advantages, clip_eps):
+    """Where the clip is the active term: above the band with A > 0, below it with A < 0. [B, T] bool."""
+    return ((advantages > 0) & (ratio > 1 + clip_eps)) | ((advantages < 0) & (ratio < 1 - clip_eps))
+
+
+def _outside(ratio, clip_eps):
+    """Ratio outside [1 - eps, 1 + eps]. [B, T] bool."""
+    return (ratio - 1).abs() > clip_eps
+
+
+CLIP_FRACTION_MISTAKES = [
+    Mistake(
+        "two_sided",
+        "You count every ratio outside the band whatever the advantage's sign (CleanRL's two-sided clipfrac); "
+        "here a token counts only where the clip is the term the min keeps, so its gradient is 0.",
+        "Count a token when its ratio is above 1 + clip_eps with a positive advantage, or below 1 - clip_eps with "
+        "a negative one.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            _outside(_ratio(logps, old_logps), clip_eps), response_mask
+        ),
+    ),
+    Mistake(
+        "two_sided_nonzero",
+        "You count every ratio outside the band on tokens with a nonzero advantage, whatever its sign; a token "
+        "counts only on the side where the clip is the term the min keeps.",
+        "Above the band counts only with a positive advantage, below the band only with a negative one.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            _outside(_ratio(logps, old_logps), clip_eps) & (advantages != 0), response_mask
+        ),
+    ),
+    Mistake(
+        "upper_only",
+        "You count only ratios above the band (with positive advantages); with a negative advantage the clip acts "
+        "below the band.",
+        "Also count the tokens whose ratio is below 1 - clip_eps while their advantage is negative.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            (advantages > 0) & (_ratio(logps, old_logps) > 1 + clip_eps), response_mask
+        ),
+    ),
+    Mistake(
+        "lower_only",
+        "You count only ratios below the band (with negative advantages); with a positive advantage the clip acts "
+        "above the band.",
+        "Also count the tokens whose ratio is above 1 + clip_eps while their advantage is positive.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            (advantages < 0) & (_ratio(logps, old_logps) < 1 - clip_eps), response_mask
+        ),
+    ),
+    Mistake(
+        "sides_swapped",
+        "You pair the sides the wrong way round: a ratio above the band with a NEGATIVE advantage is not clipped "
+        "(there the unclipped term is the smaller one, and its gradient flows).",
+        "Above the band counts with a positive advantage, below the band with a negative one.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            ((advantages < 0) & (_ratio(logps, old_logps) > 1 + clip_eps))
+            | ((advantages > 0) & (_ratio(logps, old_logps) < 1 - clip_eps)),
+            response_mask,
+        ),
+    ),
+    Mistake(
+        "zero_advantage_counted",
+        "You count tokens with advantage 0 as if it were positive; with A = 0 both terms are 0 and nothing is clipped.",
+        "Use a strict comparison: only a positive advantage counts above the band.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            ((advantages >= 0) & (_ratio(logps, old_logps) > 1 + clip_eps))
+            | ((advantages < 0) & (_ratio(logps, old_logps) < 1 - clip_eps)),
+            response_mask,
+        ),
+    ),
+    Mistake(
+        "no_mask",
+        "You average over the padding too; only an answer's real tokens count.",
+        "Count and divide over the tokens where the response mask is True.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
+            _active(_ratio(logps, old_logps), advantages, clip_eps).float().mean()
+        ),
+    ),
+    Mistake(
+        "padding_in_denominator",
+        "You count the clipped real tokens but divide by every position, padding included.",
+        "Divide by the number of real tokens (where the response mask is True).",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
+            (_active(_ratio(logps, old_logps), advantages, clip_eps) & response_mask).sum() / response_mask.numel()
+        ),
+    ),
+    Mistake(
+        "per_answer_mean",
+        "You average within each answer first, then over answers; the clip fraction is one mean over all the real "
+        "tokens of the batch.",
+        "Count the clipped real tokens of the whole batch and divide by the number of real tokens of the batch.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
+            (
+                (_active(_ratio(logps, old_logps), advantages, clip_eps).float() * response_mask).sum(dim=1)
+                / response_mask.float().sum(dim=1)
+            ).mean()
+        ),
+    ),
+    Mistake(
+        "log_ratio_band",
+        "You compare the LOG ratio with plus or minus clip_eps; the band is on the ratio itself, [1 - clip_eps, "
+        "1 + clip_eps].",
+        "Exponentiate the log-prob difference first, then compare the ratio with 1 - clip_eps and 1 + clip_eps.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            _active(logps - old_logps + 1, advantages, clip_eps),  # log ratio > eps  <=>  log ratio + 1 > 1 + eps
+            response_mask,
+        ),
+    ),
+    Mistake(
+        "inverted_ratio",
+        "Your ratio is upside down: old over new. The ratio is the new policy's probability over the old one's.",
+        "Exponentiate the new log-probs minus the old ones.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
+            _active(_ratio(old_logps, logps), advantages, clip_eps), response_mask
+        ),
+    ),
+    Mistake(
+        "count",
+        "You return the NUMBER of clipped tokens; the exercise asks for their share of the real tokens.",
+        "Divide the count by the number of real tokens.",
+        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
+            (_active(_ratio(logps, old_logps), advantages, clip_eps) & response_mask).sum()
+        ),
+    ),
+]
+
 clip_fraction = Exercise(
     name="clip fraction",
     reference=_clip_fraction,
     cases=_cases(),
-    hint=(
-        "The ratio is `exp(logps - old_logps)`. A token counts when the clipped term is the one `min` picks AND it "
-        "differs from the unclipped one: ratio above `1 + clip_eps` with a positive advantage, or below "
-        "`1 - clip_eps` with a negative one (its gradient is then 0). A ratio outside the band on the other side "
-        "does NOT count: there the unclipped term is smaller and the gradient flows. Average over the tokens where "
-        "`response_mask` is True (padding does not count), over the whole batch at once."
-    ),
+    mistakes=CLIP_FRACTION_MISTAKES,
+    hint=[
+        "A token counts as clipped when the clipped term is the one PPO's min keeps AND it differs from the "
+        "unclipped one, so that its gradient is 0. That happens on one side of the band only, and the side depends "
+        "on the sign of the advantage. Padding does not count.",
+        r"Clipped: $\rho_t > 1+\epsilon$ with $A_t > 0$, or $\rho_t < 1-\epsilon$ with $A_t < 0$, where "
+        r"$\rho_t = \exp(\log\pi_\theta - \log\pi_{old})$. The fraction is the number of such real tokens over "
+        "the number of real tokens of the whole batch (one mean, not one per answer).",
+    ],
     solution="""
 ratio = torch.exp(logps - old_logps)  # [B, T]
 clipped = ((advantages > 0) & (ratio > 1 + clip_eps)) | ((advantages < 0) & (ratio < 1 - clip_eps))  # [B, T]
@@ -93,11 +231,12 @@ return float((clipped.float() * mask).sum() / mask.sum())
 
 no_clip_prediction = FreeAnswer(
     "GRPO-8 without clipping",
-    hint=(
+    hint=[
         "Clipping only acts from the second update on a batch, and only on tokens whose ratio has already moved "
-        "more than eps. How far do the ratios move in 8 updates at this learning rate (see the clip-fraction "
-        "figure)? What could a policy do with 8 unclipped steps on the same 256 answers?"
-    ),
+        "out of the band. How far do the ratios move in 8 updates at this learning rate?",
+        "Read the clip-fraction figure of section 4: what share of the tokens is clipped by the 8th update? What "
+        "could 8 unclipped steps on the same 256 answers do if that share were large?",
+    ],
     solution=(
         "Without clipping, every update pushes every token with its full advantage however far its ratio has "
         "already moved, so the 8 updates on one batch can drift as far as they like in the direction that batch "
@@ -119,13 +258,15 @@ ppo_pieces = PPOPiecesExercise(
             "gamma = 0.9, lam = 0.8, beta = 0.1 (a KL reward on every token)", gamma=0.9, lam=0.8, beta=0.1, seed=1
         ),
     ],
-    hint=(
-        "GAE, backwards over each answer's tokens: `delta = rewards[:, t] + gamma * next_value - values[:, t]`, "
-        "`running = (delta + gamma * lam * running) * mask[:, t]`, `advantages[:, t] = running`, "
-        "`next_value = values[:, t]`, starting from zeros after the last position (multiply values by the mask "
-        "first, so padding has value 0). returns = (advantages + values) * mask. Value loss: the mean of "
-        "(values - returns)^2 over the tokens where response_mask is True."
-    ),
+    hint=[
+        "GAE runs backwards over each answer's tokens: a token's advantage is its one-step surprise (its reward "
+        "plus the discounted next value, minus its own value) plus the discounted advantage of the next token. "
+        "Padding has value 0 and advantage 0, and nothing comes after the last real token. The value loss is a "
+        "mean squared error over the real tokens.",
+        r"$\delta_t = r_t + \gamma V_{t+1} - V_t$ (with $V$ 0 after the last real token), "
+        r"$A_t = \delta_t + \gamma\lambda A_{t+1}$ from the last token back, returns $R_t = A_t + V_t$, all 0 on "
+        r"padding; value loss $\frac{1}{N}\sum_{\text{real } t} (V_t - R_t)^2$ with $N$ the number of real tokens.",
+    ],
     solution="See the solution notebook: the backward loop of the hint, and `((values - returns) ** 2 * m).sum() / "
     "m.sum()` with `m = response_mask.float()`.",
 )

@@ -2,7 +2,7 @@
 
 import torch
 
-from rlvr.checks import Case, Exercise, FreeAnswer, GradCase
+from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Mistake
 from rlvr.objectives import aggregate_loss, kimi_length_reward
 
 AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm"}
@@ -27,6 +27,105 @@ def _losses(lengths, width, seed):
 
 _LOSS_A, _MASK_A = _losses([3, 1], 4, 0)
 _LOSS_B, _MASK_B = _losses([2, 5, 4], 6, 1)
+
+
+def _sums(per_token_loss, response_mask):
+    """Each answer's loss summed over its real tokens. [B, T] -> [B]."""
+    return (per_token_loss * response_mask).sum(dim=1)
+
+
+def _lengths(response_mask):
+    """Each answer's number of real tokens. [B, T] -> [B]."""
+    return response_mask.sum(dim=1)
+
+
+def _modes(grpo, dr_grpo):
+    """A wrong sequence_loss: `grpo(loss, mask)` in mode 'grpo', `dr_grpo(loss, mask, max_len)` otherwise."""
+
+    def wrong(per_token_loss, response_mask, mode="grpo", max_len=None):
+        if mode == "grpo":
+            return grpo(per_token_loss, response_mask)
+        return dr_grpo(per_token_loss, response_mask, max_len)
+
+    return wrong
+
+
+def _right_grpo(x, m):
+    return (_sums(x, m) / _lengths(m)).mean()
+
+
+def _right_dr_grpo(x, m, max_len):
+    return (_sums(x, m) / max_len).mean()
+
+
+SEQUENCE_LOSS_MISTAKES = [
+    Mistake(
+        "batch_token_mean",
+        "In mode 'grpo' you take ONE token mean over the whole batch (DAPO's token-level mean, TRL's 'dapo' and "
+        "'bnpo'): every token weighs the same, so long answers weigh more; GRPO averages each answer over its own "
+        "tokens first.",
+        "Divide each answer's token sum by that answer's own number of real tokens, then average the answers.",
+        _modes(lambda x, m: _sums(x, m).sum() / _lengths(m).sum(), _right_dr_grpo),
+    ),
+    Mistake(
+        "no_mask",
+        "You add up the padding's losses too; only an answer's real tokens count.",
+        "Multiply by the response mask (or select the real tokens) before summing.",
+        _modes(
+            lambda x, m: (x.sum(dim=1) / _lengths(m)).mean(),
+            lambda x, m, max_len: (x.sum(dim=1) / max_len).mean(),
+        ),
+    ),
+    Mistake(
+        "padded_mean",
+        "You average over all T positions of each answer (padding included in the count) instead of over its real "
+        "tokens.",
+        "Divide each answer's masked token sum by its own number of real tokens.",
+        _modes(lambda x, m: (x * m).mean(dim=1).mean(), _right_dr_grpo),
+    ),
+    Mistake(
+        "unmasked_mean",
+        "You average every position of the tensor, padding's losses included.",
+        "Sum over the real tokens only and divide by each answer's number of real tokens.",
+        _modes(lambda x, m: x.mean(dim=1).mean(), _right_dr_grpo),
+    ),
+    Mistake(
+        "grpo_token_sum",
+        "In mode 'grpo' you sum each answer's tokens without dividing by its length.",
+        "Divide each answer's token sum by its own number of real tokens.",
+        _modes(lambda x, m: _sums(x, m).mean(), _right_dr_grpo),
+    ),
+    Mistake(
+        "dr_grpo_by_length",
+        "In mode 'dr_grpo' you still divide each answer by its own length; Dr. GRPO divides every answer by the "
+        "same constant, max_len.",
+        "In Dr. GRPO's mode divide each answer's token sum by max_len.",
+        _modes(_right_grpo, lambda x, m, max_len: _right_grpo(x, m)),
+    ),
+    Mistake(
+        "dr_grpo_by_width",
+        "In mode 'dr_grpo' you divide by the padded width T of the tensor; Dr. GRPO divides by max_len, the "
+        "generation budget, which can be larger than T.",
+        "Divide by the max_len argument.",
+        _modes(_right_grpo, lambda x, m, max_len: (_sums(x, m) / x.shape[1]).mean()),
+    ),
+    Mistake(
+        "dr_grpo_batch_token_mean",
+        "In mode 'dr_grpo' you take one token mean over the whole batch; Dr. GRPO divides each answer's token sum "
+        "by max_len.",
+        "Divide each answer's token sum by max_len, then average the answers.",
+        _modes(_right_grpo, lambda x, m, max_len: _sums(x, m).sum() / _lengths(m).sum()),
+    ),
+    Mistake(
+        "summed_over_answers",
+        "You add up the answers' losses instead of averaging them.",
+        "Take the mean over the answers (divide the total by the number of answers).",
+        _modes(
+            lambda x, m: (_sums(x, m) / _lengths(m)).sum(),
+            lambda x, m, max_len: (_sums(x, m) / max_len).sum(),
+        ),
+    ),
+]
 
 sequence_loss = Exercise(
     name="GRPO's and Dr. GRPO's loss aggregation",
@@ -53,11 +152,14 @@ sequence_loss = Exercise(
             wrt=["per_token_loss"],
         ),
     ],
-    hint=(
-        "Multiply by the mask before summing over tokens (dim=1). GRPO divides each answer's sum by its own "
-        "number of real tokens `response_mask.sum(dim=1)`; Dr. GRPO divides every answer by the same `max_len` "
-        "(not by the padded width T). Then take the mean over answers."
-    ),
+    mistakes=SEQUENCE_LOSS_MISTAKES,
+    hint=[
+        "Both modes add up each answer's per-token losses over its real tokens only (padding contributes nothing), "
+        "then average over the answers. They differ in what each answer's sum is divided by.",
+        r"GRPO: $\frac{1}{B}\sum_i \frac{1}{|o_i|}\sum_{t \le |o_i|} \ell_{i,t}$, with $|o_i|$ the answer's own "
+        r"number of real tokens; Dr. GRPO: $\frac{1}{B}\sum_i \frac{1}{L_{max}}\sum_{t \le |o_i|} \ell_{i,t}$, with "
+        "the constant max_len (not the padded width of the tensor).",
+    ],
     solution="""
 token_sums = (per_token_loss * response_mask).sum(dim=1)  # [B]
 if mode == "grpo":
@@ -70,6 +172,11 @@ return per_answer.mean()
 
 
 # ----------------------------------------------------------------------------------------------- toy log-prob (code)
+def _logsig(x):
+    """log sigmoid(x)."""
+    return torch.nn.functional.logsigmoid(x)
+
+
 def _length_logprob(k, logit, cap):
     """Reference: k "continue" tokens, then the answer token (free at the cap)."""
     k = torch.as_tensor(k)
@@ -97,11 +204,48 @@ length_logprob = Exercise(
             wrt=["logit"],
         ),
     ],
-    hint=(
-        "Each thinking token is a 'continue' decision with log-prob `logsigmoid(logit)`; the answer token after "
-        "them is a 'stop' decision with log-prob `logsigmoid(-logit)`, except at k = cap where stopping is "
-        "forced (log-prob 0). Use `torch.where(k < cap, ...)`."
-    ),
+    mistakes=[
+        Mistake(
+            "stop_charged_at_cap",
+            "You charge the 'stop' decision at the cap too; there stopping is forced and costs nothing (log-prob 0).",
+            "Add the stop's log-prob only for answers below the cap.",
+            lambda k, logit, cap: k * _logsig(logit) + _logsig(-logit),
+        ),
+        Mistake(
+            "no_stop",
+            "You leave out the 'stop' decision that ends the thinking (the answer token's choice).",
+            "Add the log-prob of stopping, for answers below the cap.",
+            lambda k, logit, cap: k * _logsig(logit),
+        ),
+        Mistake(
+            "decisions_swapped",
+            "Your 'continue' and 'stop' log-probs are swapped: continuing has probability sigmoid(logit).",
+            "Use the log-sigmoid of the logit for each thinking token and of minus the logit for the stop.",
+            lambda k, logit, cap: k * _logsig(-logit) + torch.where(k < cap, _logsig(logit), torch.zeros_like(logit)),
+        ),
+        Mistake(
+            "probability",
+            "You return the probability of the answer, not its log-probability.",
+            "Add the log-probs of the decisions instead of multiplying their probabilities.",
+            lambda k, logit, cap: (
+                torch.sigmoid(logit) ** k * torch.where(k < cap, torch.sigmoid(-logit), torch.ones_like(logit))
+            ),
+        ),
+        Mistake(
+            "one_continue_too_many",
+            "You count k + 1 'continue' decisions; an answer with k thinking tokens makes k of them.",
+            "Multiply the continue log-prob by k.",
+            lambda k, logit, cap: (
+                (k + 1) * _logsig(logit) + torch.where(k < cap, _logsig(-logit), torch.zeros_like(logit))
+            ),
+        ),
+    ],
+    hint=[
+        "An answer with k thinking tokens is k 'continue' decisions followed by one 'stop' decision; at the cap "
+        "the stop is forced and costs nothing. The log-probabilities of successive decisions add up.",
+        r"$\log p(k) = k \log\sigma(z) + \log\sigma(-z)$ below the cap and $k \log\sigma(z)$ at the cap, with "
+        r"$z$ the continue logit and $\sigma$ the logistic function.",
+    ],
     solution="""
 log_continue = torch.nn.functional.logsigmoid(logit)
 log_stop = torch.nn.functional.logsigmoid(-logit)
@@ -115,6 +259,91 @@ def _length_reward(lengths, correct):
     """Reference: rlvr.objectives.kimi_length_reward."""
     return kimi_length_reward(lengths, correct)
 
+
+def _lam(lengths):
+    """Kimi's lambda: +0.5 for the shortest answer to -0.5 for the longest (NaN when all are equal)."""
+    lengths = lengths.float()
+    return 0.5 - (lengths - lengths.min()) / (lengths.max() - lengths.min())
+
+
+def _kimi(value):
+    """A wrong length reward from `value(lengths, correct)`, with the right 0 for equal lengths."""
+
+    def wrong(lengths, correct):
+        if lengths.max() == lengths.min():
+            return torch.zeros_like(lengths.float())
+        return value(lengths, correct)
+
+    return wrong
+
+
+LENGTH_REWARD_MISTAKES = [
+    Mistake(
+        "wrong_answers_get_lambda",
+        "Your wrong answers get lambda itself, so a short WRONG answer is rewarded; Kimi gives a wrong answer only "
+        "min(0, lambda).",
+        "For a wrong answer keep lambda only where it is negative, else give 0.",
+        _kimi(lambda lengths, correct: _lam(lengths)),
+    ),
+    Mistake(
+        "wrong_answers_get_zero",
+        "Your wrong answers always get 0; Kimi gives them min(0, lambda), so a LONG wrong answer is penalised.",
+        "For a wrong answer keep lambda where it is negative.",
+        _kimi(lambda lengths, correct: torch.where(correct, _lam(lengths), torch.zeros_like(_lam(lengths)))),
+    ),
+    Mistake(
+        "wrong_answers_get_positive_part",
+        "Your wrong answers get max(0, lambda), the positive part; Kimi gives them the negative part, min(0, lambda).",
+        "For a wrong answer keep lambda where it is negative and give 0 where it is positive.",
+        _kimi(lambda lengths, correct: torch.where(correct, _lam(lengths), _lam(lengths).clamp(min=0))),
+    ),
+    Mistake(
+        "right_and_wrong_swapped",
+        "You give the right answers min(0, lambda) and the wrong ones lambda: the two cases are swapped.",
+        "A right answer gets lambda; a wrong one min(0, lambda).",
+        _kimi(lambda lengths, correct: torch.where(correct, _lam(lengths).clamp(max=0), _lam(lengths))),
+    ),
+    Mistake(
+        "lambda_reversed",
+        "Your lambda runs the wrong way: the LONGEST answer gets +0.5.",
+        "Start at 0.5 and subtract the answer's position between the shortest and the longest length.",
+        _kimi(lambda lengths, correct: torch.where(correct, -_lam(lengths), (-_lam(lengths)).clamp(max=0))),
+    ),
+    Mistake(
+        "lambda_zero_to_one",
+        "Your lambda runs from 1 (shortest) to 0 (longest); Kimi's runs from +0.5 to -0.5.",
+        "Start from 0.5, not 1.",
+        _kimi(lambda lengths, correct: torch.where(correct, _lam(lengths) + 0.5, (_lam(lengths) + 0.5).clamp(max=0))),
+    ),
+    Mistake(
+        "scaled_by_max",
+        "You divide by the longest length; Kimi divides by the spread, longest minus shortest.",
+        "Divide the length above the minimum by (longest - shortest).",
+        _kimi(
+            lambda lengths, correct: torch.where(
+                correct,
+                0.5 - (lengths - lengths.min()) / lengths.max(),
+                (0.5 - (lengths - lengths.min()) / lengths.max()).clamp(max=0),
+            )
+        ),
+    ),
+    Mistake(
+        "equal_lengths_divide_by_zero",
+        "When all lengths are equal you divide 0 by 0 (NaN); Kimi gives every answer 0 then.",
+        "Treat a group whose lengths are all equal on its own: every answer gets 0.",
+        lambda lengths, correct: torch.where(correct, _lam(lengths), _lam(lengths).clamp(max=0)),
+    ),
+    Mistake(
+        "equal_lengths_half",
+        "When all lengths are equal you give every answer lambda of 0.5; Kimi gives 0 (no length signal).",
+        "Return 0 for every answer when the longest and the shortest length are the same.",
+        lambda lengths, correct: torch.where(
+            correct,
+            0.5 - (lengths - lengths.min()) / (lengths.max() - lengths.min()).clamp(min=1e-9),
+            (0.5 - (lengths - lengths.min()) / (lengths.max() - lengths.min()).clamp(min=1e-9)).clamp(max=0),
+        ),
+    ),
+]
 
 length_reward = Exercise(
     name="Kimi k1.5's length reward",
@@ -137,11 +366,15 @@ length_reward = Exercise(
             args=(torch.tensor([3.0, 15, 15, 16]), torch.tensor([True, True, False, False])),
         ),
     ],
-    hint=(
-        "lam_i = 0.5 - (len_i - min_len) / (max_len - min_len). Correct answers get lam_i, wrong ones "
-        "min(0, lam_i) (`torch.where` and `clamp(max=0)`). When every length is the same, return zeros "
-        "(do not divide by 0)."
-    ),
+    mistakes=LENGTH_REWARD_MISTAKES,
+    hint=[
+        "Within a group the shortest answer gets +0.5 and the longest -0.5, linearly in between. A right answer "
+        "gets that value, a wrong one only its negative part (a wrong answer is never paid for being short). "
+        "Equal lengths: no length signal at all.",
+        r"$\lambda_i = 0.5 - \frac{\mathrm{len}_i - \min \mathrm{len}}{\max \mathrm{len} - \min \mathrm{len}}$; "
+        r"a right answer gets $\lambda_i$, a wrong one $\min(0, \lambda_i)$, and every answer 0 when all lengths "
+        "are the same (Kimi k1.5, section 2.3.3).",
+    ],
     solution="""
 lengths = lengths.float()
 lo, hi = lengths.min(), lengths.max()
@@ -156,10 +389,10 @@ return torch.where(correct, lam, lam.clamp(max=0))
 # ----------------------------------------------------------------------------------------------- free answers
 exercise_7d = FreeAnswer(
     "Exercise 7(d): does the direction of the length bias change at p = 0.7?",
-    hint=(
-        "Which sign does the advantage of a correct answer have, whatever p is? Then compare "
-        "E[A_i * 1{correct}] at p and at 1 - p (swap the words 'correct' and 'wrong')."
-    ),
+    hint=[
+        "Which sign does the advantage of a correct answer have, whatever p is?",
+        r"Compare $E[A_i \, 1\{\text{correct}\}]$ at $p$ and at $1 - p$: swap the words 'correct' and 'wrong'.",
+    ],
     solution=(
         "No. The direction is set by the sign of the advantage: a correct answer always has A > 0 in a mixed group "
         "(its reward is above the group mean) and a wrong one A < 0, whatever p is. GRPO's 1/|o_i| turns A > 0 into "
@@ -173,11 +406,12 @@ exercise_7d = FreeAnswer(
 
 arithmetic_prediction = FreeAnswer(
     "On the arithmetic task, what can Kimi's length reward do?",
-    hint=(
+    hint=[
         "List the lengths a group can contain: a well-formed think-first answer has 15 tokens, a direct one 3 "
-        "(run-on answers 16). What are min_len and max_len of a group, and which answers get +0.5 and -0.5? "
-        "What happens in a group where every answer thinks?"
-    ),
+        "(run-on answers 16). Which answers get +0.5, and which -0.5?",
+        "What are the shortest and the longest length of a group that mixes formats, and of a group where every "
+        "answer thinks? What does the reward pay for in each?",
+    ],
     solution=(
         "It cannot make a chain of thought shorter: every think-first answer has exactly 15 tokens. Lengths differ "
         "only between formats, so the reward is a format reward. In a group that mixes formats, min_len = 3 and "

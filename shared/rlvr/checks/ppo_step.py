@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import Outcome, Question, Result, _one_line_error
+from rlvr.checks.core import Outcome, Question, Result, one_line_error
 from rlvr.train import Batch, RLConfig, StepHooks, Trainer, value_loss, warm_start
 
 
@@ -255,7 +255,7 @@ class PPOPiecesExercise(Question):
                 return Result(
                     self.name,
                     Outcome.UNCHECKABLE,
-                    f"case `{case.description}`: your function raised {_one_line_error(error)}",
+                    f"case `{case.description}`: your function raised {one_line_error(error)}",
                 )
             if problem:
                 return Result(self.name, Outcome.INCORRECT, f"case `{case.description}`: {problem}")

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import Outcome, Question, Result, _one_line_error, strict_mode
+from rlvr.checks.core import Outcome, Question, Result, one_line_error, strict_mode
 from rlvr.grpo_step import STEP_KEYS, group_prompts, grpo_step
 from rlvr.model import TinyTransformer, response_logps, response_mask
 from rlvr.task import decode, prompt_text, prompt_tokens, sample_prompts, score_batch
@@ -409,7 +409,7 @@ class StepExercise(Question):
             if isinstance(error, NotImplementedError):
                 return Result(self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code.")
             if error is not None:
-                return Result(self.name, Outcome.UNCHECKABLE, f"{where}: your step raised {_one_line_error(error)}")
+                return Result(self.name, Outcome.UNCHECKABLE, f"{where}: your step raised {one_line_error(error)}")
             problem = diagnose(run, case)
             if problem and self.kl and problem.startswith("KL term: your step ignores beta"):
                 return Result(self.name, Outcome.NOT_ATTEMPTED, problem)
@@ -447,5 +447,5 @@ class StepExercise(Question):
         except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
             if step_fn is grpo_step:
                 raise
-            print(f"your step failed during training ({_one_line_error(error)}): showing the reference run", flush=True)
+            print(f"your step failed during training ({one_line_error(error)}): showing the reference run", flush=True)
             return train_with_step(grpo_step, cfg, on_step=on_step)
