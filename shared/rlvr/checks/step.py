@@ -3,15 +3,24 @@
 (what was sampled, the rewards, the advantages, the loss, the parameter update) and names the first stage that
 differs, on its first differing example, and, where it can, the usual mistake that explains it.
 
-The update is compared through plain SGD with learning rate 1 (the parameter change is then minus the gradient), so
-a loss with the right value but the wrong gradient (padding in the mean, old log-probs not detached) is caught too.
+- The learner writes the step in plain PyTorch (`response_logps` over every answer); the package's step keeps its
+  speed trick (`update_logps` skips groups whose advantages are all 0). The two agree up to float rounding: the loss
+  exactly, the update within ~1e-5 relative, so the update is compared within UPDATE_RTOL.
+- Each case makes TWO consecutive calls on the same model and optimizer, so gradients left over from the first call
+  (a missing `zero_grad`) show in the second. Before the second call the parameters are put back to where the first
+  started (the gradients and the optimizer are left alone), so both calls are compared with the package's step from
+  the same, sane model.
+- The update goes through plain SGD with learning rate 1 (the parameter change is then minus the gradient), so a loss
+  with the right value but the wrong gradient (padding in the mean, old log-probs not detached) is caught too.
+- The update stage is checked in an order that keeps each diagnosis right: did the loss have a backward pass, did
+  the optimizer step, were old gradients cleared, and only then which loss (aggregation, sign, detach, KL) it was.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Callable
 
@@ -19,37 +28,60 @@ import numpy as np
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import Outcome, Question, Result, one_line_error, strict_mode
-from rlvr.grpo_step import STEP_KEYS, group_prompts, grpo_step
+from rlvr.checks.core import MISSING, Outcome, Question, Result, call_problem
+from rlvr.checks.guard import (
+    Call,
+    OutputTail,
+    call_guarded,
+    describe,
+    failure_sentence,
+    one_line_error,
+    with_printed,
+)
+from rlvr.grpo_step import STEP_KEYS, StepError, group_prompts, grpo_step
 from rlvr.model import TinyTransformer, response_logps, response_mask
 from rlvr.task import decode, prompt_text, prompt_tokens, sample_prompts, score_batch
+from rlvr.train import RunResult
 
-UPDATE_RTOL = 1e-3  # relative size of |your update - the package's| allowed (float noise is ~1e-6)
+UPDATE_RTOL = 1e-3  # relative size of |your update - the package's| allowed (float noise is ~1e-5)
 LOSS_ATOL = 1e-5
 PERTURB_STD = 0.01  # the checked policy is the warm-up plus this noise, so its KL to the warm-up is not 0
 EPS = 1e-4
 CLIP_EPS = 0.2
+STEP_LIMIT_S = 20.0  # per call of the learner's step in the check (a right one takes well under a second)
+TRAIN_STEP_LIMIT_S = 60.0  # per call while training with it (32 x 8 answers; ~0.1 s on a quiet machine)
+CALLS = 2  # consecutive calls per case
 
 
 @dataclass(frozen=True)
 class StepCase:
-    """One call of the step function: P prompts (seeded), G answers each, KL weight beta."""
+    """Consecutive calls of the step function: P prompts (seeded), G answers each, KL weight beta."""
 
     description: str
     prompts: int
     group_size: int
     beta: float = 0.0
     seed: int = 0
+    calls: int = CALLS
 
 
 @dataclass
 class StepRun:
-    """What one call of a step function did: its output, the parameter change, the gradients it left."""
+    """What one call of a step function did: its output, the parameter change, what the probes saw."""
 
-    out: object
-    delta: torch.Tensor | None  # [n_params] parameters after - before
-    grads_seen: bool  # any parameter's .grad set after the call
-    grad_norm: float  # norm of the gradients left on the parameters
+    call: Call
+    delta: torch.Tensor  # [n_params] parameters after - before
+    grads_left: torch.Tensor | None  # [n_params] the .grad left on the parameters (None: none left)
+    backward_passes: int = 0  # gradients that reached the parameters during the call
+    backward_norm: float = 0.0  # norm of the gradients of those backward passes (before accumulation)
+    ref_passes: int = 0  # forward passes of the frozen reference model
+    graphless_policy_passes: int = 0  # forward passes of the policy without a graph, outside sampling
+    ref_changed: bool = False
+
+    @property
+    def out(self):
+        """The step's return value."""
+        return self.call.value
 
 
 @dataclass
@@ -82,31 +114,95 @@ def flat_params(model: TinyTransformer) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
+def flat_grads(model: TinyTransformer) -> torch.Tensor | None:
+    """All parameters' .grad as one vector (0 where a parameter has none), or None when none has one. [n_params]."""
+    params = list(model.parameters())
+    if all(p.grad is None for p in params):
+        return None
+    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).detach().reshape(-1) for p in params])
+
+
+def call_prompts(case: StepCase, call: int) -> np.ndarray:
+    """The prompts of one call of a case (seeded). [P, 10]."""
+    return sample_prompts(case.prompts, np.random.default_rng(case.seed + 1000 * call))
+
+
 def case_prompts(case: StepCase) -> np.ndarray:
-    """The case's seeded prompts. [P, 10]."""
-    return sample_prompts(case.prompts, np.random.default_rng(case.seed))
+    """The prompts of a case's first call. [P, 10]."""
+    return call_prompts(case, 0)
 
 
-def run_step(fn: Callable, case: StepCase) -> StepRun:
-    """Call a step function on fresh copies of the checked models with SGD(lr=1) (exceptions propagate)."""
-    policy, ref = (copy.deepcopy(m) for m in checked_models())
-    policy.train()
-    before = flat_params(policy)
-    optimizer = torch.optim.SGD(policy.parameters(), lr=1.0)
-    out = fn(
-        policy,
-        ref,
-        optimizer,
-        case_prompts(case),
-        torch.Generator().manual_seed(case.seed),
-        group_size=case.group_size,
-        beta=case.beta,
-        eps=EPS,
-        clip_eps=CLIP_EPS,
+def call_generator(case: StepCase, call: int) -> torch.Generator:
+    """The sampling generator of one call of a case."""
+    return torch.Generator().manual_seed(case.seed + 1000 * call)
+
+
+class Probe:
+    """Watches one call of a step: forward passes of the policy and of the reference model, the backward pass."""
+
+    def __init__(self, policy: TinyTransformer, ref: TinyTransformer):
+        self.ref_passes = self.graphless_policy_passes = self.backward_passes = 0
+        self.grad_sq = 0.0
+        self.handles = [
+            ref.tok_emb.register_forward_pre_hook(self._ref_pass),
+            policy.tok_emb.register_forward_pre_hook(self._policy_pass),
+            *(p.register_hook(self._gradient) for p in policy.parameters() if p.requires_grad),
+        ]
+
+    def _ref_pass(self, module, inputs) -> None:
+        """The reference model ran."""
+        self.ref_passes += 1
+
+    def _policy_pass(self, module, inputs) -> None:
+        """The policy ran; count it if it ran without a graph outside sampling (sampling runs in inference mode)."""
+        if not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+            self.graphless_policy_passes += 1
+
+    def _gradient(self, grad: torch.Tensor) -> None:
+        """A backward pass reached a parameter."""
+        self.backward_passes += 1
+        self.grad_sq += float((grad.detach().double() ** 2).sum())
+
+    def remove(self) -> None:
+        """Take the hooks off."""
+        for handle in self.handles:
+            handle.remove()
+
+
+def run_step(fn: Callable, case: StepCase, call: int = 0, policy=None, ref=None, optimizer=None, limit=None):
+    """One call of a step function, guarded and watched: on fresh copies of the checked models with SGD(lr=1)
+    unless `policy`, `ref` and `optimizer` are given (the learner's, kept between calls). A StepRun."""
+    if policy is None:
+        start, frozen = checked_models()
+        policy, ref = copy.deepcopy(start).train(), copy.deepcopy(frozen)
+        optimizer = torch.optim.SGD(policy.parameters(), lr=1.0)
+    before, ref_before = flat_params(policy), flat_params(ref)
+    probe = Probe(policy, ref)
+    kwargs = dict(group_size=case.group_size, beta=case.beta, eps=EPS, clip_eps=CLIP_EPS)
+    args = (policy, ref, optimizer, call_prompts(case, call), call_generator(case, call))
+    try:
+        result = call_guarded(fn, args, kwargs, limit)
+    finally:
+        probe.remove()
+    return StepRun(
+        result,
+        flat_params(policy) - before,
+        flat_grads(policy),
+        probe.backward_passes,
+        math.sqrt(probe.grad_sq),
+        probe.ref_passes,
+        probe.graphless_policy_passes,
+        not torch.equal(flat_params(ref), ref_before),
     )
-    grads = [p.grad for p in policy.parameters() if p.grad is not None]
-    grad_norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads))) if grads else 0.0
-    return StepRun(out, flat_params(policy) - before, bool(grads), grad_norm)
+
+
+@lru_cache(maxsize=16)
+def reference_run(case: StepCase, call: int) -> StepRun:
+    """The package's step on a case's call (cached: it is deterministic)."""
+    run = run_step(grpo_step, case, call)
+    if run.call.error is not None:
+        raise RuntimeError(f"the package's step failed: {one_line_error(run.call.error)}")
+    return run
 
 
 # ----------------------------------------------------------------------------------------------- variants
@@ -119,26 +215,33 @@ def _aggregations(per_token: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
         "batch_mean": (per_token * m).sum() / m.sum(),
         "token_sum": (per_token * m).sum(dim=1).mean(),
         "flat_mean": (per_token * m).mean(),
+        "batch_sum": (per_token * m).sum(),
     }
 
 
 AGGREGATION_ADVICE = {
-    "padding": "loss: padding is counted. Average each answer's per-token loss over its own tokens only: "
-    "(per_token * response_mask).sum(dim=1) / response_mask.sum(dim=1), then the mean over answers.",
-    "batch_mean": "loss: you take one token mean over the whole batch (every token weighs the same, TRL's 'bnpo'); "
-    "GRPO averages each answer's tokens first, then averages over answers.",
-    "token_sum": "loss: you sum each answer's tokens instead of averaging them (divide by the answer's length).",
-    "flat_mean": "loss: you average over all B x T entries of the masked loss; divide each answer's token sum by "
-    "its own length instead.",
+    "padding": "loss: padding is counted. Average each answer's per-token loss over its own real tokens only (the "
+    "response mask), then take the mean over answers.",
+    "batch_mean": "loss: you take one token mean over the whole batch (DAPO's token-level mean, TRL's 'bnpo': every "
+    "token weighs the same); GRPO averages each answer's tokens first, then averages over answers.",
+    "token_sum": "loss: you sum each answer's tokens instead of averaging them; divide each answer's sum by its "
+    "number of real tokens.",
+    "flat_mean": "loss: you average over all B x T entries of the masked loss (Dr. GRPO's constant normaliser); "
+    "GRPO divides each answer's token sum by its own number of real tokens.",
+    "batch_sum": "loss: you add up every token of the batch; GRPO averages each answer over its own tokens, then "
+    "averages over answers.",
 }
+
+
+def _clipped(ratio: torch.Tensor, adv: torch.Tensor) -> torch.Tensor:
+    """-min(ratio * A, clip(ratio) * A) per token. [B, T]."""
+    return -torch.minimum(ratio * adv, ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * adv)
 
 
 def _variant_losses(logps, ref_logps, advantages, mask, beta) -> dict[str, tuple[torch.Tensor, str]]:
     """Loss tensors (with graph) of the right step and of the mistakes the checker can name."""
-    old = logps.detach()
     adv = advantages[:, None]  # [B, 1]
-    ratio = torch.exp(logps - old)  # [B, T], 1 in value
-    pg = -torch.minimum(ratio * adv, ratio.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * adv)  # [B, T]
+    pg = _clipped(torch.exp(logps - logps.detach()), adv)  # [B, T]
     kl = objectives.kl_k3(logps, ref_logps)  # [B, T]
     right_kl = beta * kl if beta > 0 else torch.zeros_like(pg)
     variants = {
@@ -147,70 +250,94 @@ def _variant_losses(logps, ref_logps, advantages, mask, beta) -> dict[str, tuple
     right = variants["right"][0]
     variants["sign"] = (
         -right,
-        "loss: the sign is flipped. The loss to MINIMISE is minus the objective: "
-        "-min(ratio * A, clip(ratio) * A) per token (plus beta * k3).",
+        "loss: your gradient points the wrong way (the update climbs the loss): the loss's sign is flipped (the "
+        "loss to MINIMISE is minus the clipped objective per token, plus beta times k3), or the ratio's numerator is "
+        "detached instead of its old log-probs (with one update per batch the two look the same).",
     )
     same = torch.exp(logps - logps)  # ratio without a detached denominator: 1, and no gradient
-    pg_attached = -torch.minimum(same * adv, same.clamp(1 - CLIP_EPS, 1 + CLIP_EPS) * adv)
     variants["not_detached"] = (
-        _aggregations(pg_attached + right_kl, mask)["right"],
-        "update: no gradient flows through the ratio. Its old log-probs must be "
-        "`logps.detach()`: exp(logps - logps) is 1 for every parameter value, so its "
-        "gradient is 0.",
+        _aggregations(_clipped(same, adv) + right_kl, mask)["right"],
+        "update: no gradient flows through the ratio. Its old log-probs must be a copy of the log-probs without "
+        "a graph (detached): exp(logps - logps) is 1 for every parameter value, so its gradient is 0.",
+    )
+    swapped = torch.exp(logps.detach() - logps)  # the numerator detached instead: gradient of minus log pi
+    variants["wrong_detached"] = (
+        _aggregations(_clipped(swapped, adv) + right_kl, mask)["right"],
+        "update: your gradient is the right one with the opposite sign: the ratio's numerator is detached and its "
+        "denominator keeps the graph. Detach the OLD log-probs (the denominator), keep the new ones' graph.",
     )
     if beta > 0:
         log_r = logps - ref_logps  # the wrong way round
         kl_variants = {
             "kl_reversed": (
                 torch.expm1(log_r) - log_r,
-                "KL term: the log-ratio is the wrong way round. k3 uses "
-                "log r = ref_logps - logps: (exp(log r) - 1) - log r.",
+                "KL term: the log-ratio is the wrong way round. k3 uses the reference's log-probs minus the "
+                "policy's: (exp(l) - 1) - l.",
             ),
             "kl_k1": (
                 logps - ref_logps,
-                "KL term: you add k1 = logps - ref_logps; the lecture's (and TRL's) "
-                "penalty is k3 = (exp(log r) - 1) - log r with log r = ref_logps - logps.",
+                "KL term: you add k1, the policy's log-probs minus the reference's; the lecture's (and TRL's) "
+                "penalty is k3 = (exp(l) - 1) - l with l the reference's log-probs minus the policy's.",
             ),
-            "kl_missing": (
-                torch.zeros_like(pg),
-                "KL term: your step ignores beta. Add beta * k3 to each token's loss when beta > 0 (Exercise 7(b)).",
+            "kl_sign": (
+                -kl,
+                "KL term: you subtract the penalty; beta times k3 is ADDED to each token's loss.",
             ),
+            "kl_missing": (torch.zeros_like(pg), "KL term: your step ignores beta."),
         }
         for name, (term, advice) in kl_variants.items():
             variants[name] = (_aggregations(pg + beta * term, mask)["right"], advice)
+        variants["kl_batch_mean"] = (
+            _aggregations(pg, mask)["right"] + beta * _aggregations(kl, mask)["batch_mean"],
+            "KL term: you average the penalty over all tokens of the batch at once; add beta times k3 to each "
+            "token's loss, so it is averaged like the rest (per answer, then over answers).",
+        )
     return variants
 
 
-def loss_variants(
-    policy: TinyTransformer, ref: TinyTransformer, responses, prompt_ids, mask, advantages, case: StepCase
-) -> list[Variant]:
-    """Each variant's loss value and parameter change under SGD(lr=1) (= minus its gradient); the right one first."""
+@lru_cache(maxsize=16)
+def loss_variants(case: StepCase, call: int) -> tuple[Variant, ...]:
+    """Each variant's loss value and parameter change under SGD(lr=1) (= minus its gradient); the right one first.
+    Computed on the package's answers and advantages of this call (cached)."""
+    want = reference_run(case, call).out
+    policy, ref = checked_models()
+    prompt_ids = prompt_tokens(call_prompts(case, call)).repeat_interleave(case.group_size, dim=0)  # [B, 11]
+    responses = want["responses"]  # [B, T]
     with torch.no_grad():
         ref_logps = response_logps(ref, prompt_ids, responses, samples_per_prompt=case.group_size)  # [B, T]
     model = copy.deepcopy(policy).train()
     params = list(model.parameters())
     logps = response_logps(model, prompt_ids, responses, samples_per_prompt=case.group_size)  # [B, T]
+    mask = response_mask(responses)  # [B, T]
     variants = []
-    for name, (loss, advice) in _variant_losses(logps, ref_logps, advantages, mask, case.beta).items():
+    for name, (loss, advice) in _variant_losses(logps, ref_logps, want["advantages"], mask, case.beta).items():
         grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
         delta = -torch.cat([(g if g is not None else torch.zeros_like(p)).reshape(-1) for g, p in zip(grads, params)])
         variants.append(Variant(name, advice, float(loss.detach()), delta))
-    return variants
+    return tuple(variants)
 
 
-def _relative_gap(got: torch.Tensor, want: torch.Tensor) -> float:
+def relative_gap(got: torch.Tensor, want: torch.Tensor) -> float:
     """|got - want| / |want| (inf when want is 0 and got is not)."""
     scale = float(want.norm())
     gap = float((got - want).norm())
     return gap / scale if scale > 0 else (0.0 if gap == 0 else math.inf)
 
 
+def loss_value(out) -> float:
+    """The returned loss as a float (NaN if it is not one number)."""
+    try:
+        loss = out["loss"]
+        return float(loss.detach()) if isinstance(loss, torch.Tensor) and loss.numel() == 1 else float(loss)
+    except (TypeError, ValueError, KeyError, RuntimeError):
+        return float("nan")
+
+
 def matches(run: StepRun, variant: Variant) -> bool:
     """The learner's loss value and update agree with this variant's."""
-    loss = float(run.out["loss"])
     return (
-        math.isclose(loss, variant.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL)
-        and _relative_gap(run.delta, variant.delta) < UPDATE_RTOL
+        math.isclose(loss_value(run.out), variant.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL)
+        and relative_gap(run.delta, variant.delta) < UPDATE_RTOL
     )
 
 
@@ -224,11 +351,11 @@ def _answer(responses: torch.Tensor, i: int) -> str:
 def sampling_problem(got, want: torch.Tensor, prompts: np.ndarray, group_size: int) -> str | None:
     """First difference between the sampled answers, as one sentence, or None."""
     advice = (
-        "call `sample(policy, task.prompt_tokens(prompts), 1.0, generator=generator, "
-        "samples_per_prompt=group_size)` once, with the generator you are given"
+        "sample once from the policy, at temperature 1, with the generator you are given and group_size samples "
+        "per prompt (one call of `sample` on the prompts' tokens)"
     )
     if not isinstance(got, torch.Tensor) or got.dim() != 2:
-        return f"sampling: 'responses' must be the [B, T] tensor `rollout.responses`; {advice}."
+        return f"sampling: 'responses' must be the [B, T] tensor of sampled token ids, got {_what(got)}; {advice}."
     if got.shape[0] != want.shape[0]:
         return (
             f"sampling: {got.shape[0]} answers, but {len(prompts)} prompts x {group_size} = {want.shape[0]} "
@@ -239,25 +366,31 @@ def sampling_problem(got, want: torch.Tensor, prompts: np.ndarray, group_size: i
         i = rows[0]
         return (
             f"sampling: answer {i} (to prompt {prompt_text(prompts[i // group_size])}) is {_answer(got, i)!r}, "
-            f"the package sampled {_answer(want, i)!r}; {advice} (temperature 1)."
+            f"the package sampled {_answer(want, i)!r}; {advice}."
         )
     return None
+
+
+def _what(value) -> str:
+    """A value's shape if it is a tensor, else its type."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return describe(value)
 
 
 def scoring_problem(got, responses: torch.Tensor, prompts: np.ndarray, group_size: int) -> str | None:
     """First answer whose reward differs from the verifier's, as one sentence, or None."""
     want = score_batch(group_prompts(prompts, group_size), responses)["reward"]  # [B]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        return f"scoring: 'rewards' must be a tensor of shape {tuple(want.shape)} (one per answer), got {shape}."
-    wrong = (got.float() != want).nonzero().flatten()
+        return f"scoring: 'rewards' must be a tensor of shape {tuple(want.shape)} (one per answer), got {_what(got)}."
+    wrong = (got.detach().float() != want).nonzero().flatten()
     if len(wrong):
         i = int(wrong[0])
         return (
             f"scoring: answer {i} ({_answer(responses, i)!r} to prompt {prompt_text(prompts[i // group_size])}) "
             f"has your reward {float(got[i]):g}, the verifier gives {float(want[i]):g}. Score each answer "
-            "against its own prompt: `task.score_batch(prompts repeated group_size times each (np.repeat), "
-            "responses)['reward']`."
+            "against its own prompt: each prompt repeated group_size times in a row (the order `sample` answers "
+            "them in), then the verifier on those prompts and the answers."
         )
     return None
 
@@ -268,15 +401,26 @@ def _columns(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return ((r - r.mean(0, keepdim=True)) / (r.std(0, keepdim=True, correction=0) + EPS)).reshape(-1)
 
 
+def _leave_one_out(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """(r - mean of the others) / (population std + eps). [B] -> [B]."""
+    r = rewards.view(-1, group_size)  # [P, G]
+    others = (r.sum(1, keepdim=True) - r) / (group_size - 1)
+    return ((r - others) / (r.std(1, keepdim=True, correction=0) + EPS)).reshape(-1)
+
+
 ADVANTAGE_MISTAKES: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {  # [B], G -> [B]
-    "the unbiased std (divides by G - 1): use `correction=0`": lambda rewards, g: objectives.grpo_advantages(
-        rewards, g, EPS, "unbiased"
+    "the unbiased std (divides by G - 1); GRPO here uses the population std (over G)": lambda rewards, g: (
+        objectives.grpo_advantages(rewards, g, EPS, "unbiased")
     ),
     "the mean and std of the whole batch instead of each group": lambda rewards, g: (
         (rewards - rewards.mean()) / (rewards.std(correction=0) + EPS)
     ),
     "no division by the std (that is Dr. GRPO)": lambda rewards, g: objectives.dr_grpo_advantages(rewards, g),
-    "groups taken as columns (`view(group_size, -1)`): a prompt's G answers are consecutive": _columns,
+    "groups taken as columns: a prompt's G answers are consecutive": _columns,
+    "the leave-one-out mean (RLOO) as the baseline; GRPO subtracts the group mean": _leave_one_out,
+    "advantages with the wrong sign (group mean minus reward)": lambda rewards, g: (
+        -objectives.grpo_advantages(rewards, g, EPS, "population")
+    ),
 }
 
 
@@ -284,13 +428,17 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
     """First group whose advantages differ from GRPO's (population std + eps), as one sentence, or None."""
     want = objectives.grpo_advantages(rewards, group_size, EPS, "population")  # [B]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        return f"advantages: must be a tensor of shape {tuple(want.shape)} (one per answer), got {shape}."
+        return (
+            f"advantages: must be a tensor of shape {tuple(want.shape)} (one per answer, flattened), got {_what(got)}."
+        )
+    if got.dtype in (torch.float16, torch.bfloat16):
+        return (
+            f"advantages: they are {got.dtype}, which keeps only 2 to 3 significant digits; keep them in float32, "
+            "the rewards' dtype."
+        )
     got = got.detach().float()
     if not torch.isfinite(got).all():
-        return (
-            "advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std before dividing."
-        )
+        return "advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std."
     close = torch.isclose(got, want, rtol=1e-4, atol=1e-5).view(-1, group_size).all(dim=1)  # [P]
     if bool(close.all()):
         return None
@@ -305,84 +453,214 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
         None,
     )
     yours = ", ".join(f"{x:.3f}" for x in got.view(-1, group_size)[k].tolist())
+    right = ", ".join(f"{x:.3f}" for x in want.view(-1, group_size)[k].tolist())
     rewards_k = ", ".join(f"{x:g}" for x in r[k].tolist())
     why = (
         f" It looks like {mistake}."
         if mistake
-        else (" GRPO's advantage is (r - mean of the group) / (population std of the group + eps).")
+        else " GRPO's advantage is (r - mean of the group) / (population std of the group + eps)."
     )
-    return f"advantages: group {k} (rewards [{rewards_k}]) gets [{yours}].{why}"
+    return f"advantages: group {k} (rewards [{rewards_k}]): expected [{right}], got [{yours}].{why}"
 
 
-def update_problem(run: StepRun, variants: list[Variant]) -> str | None:
-    """Compare the loss value and the parameter change with the right step's; name the mistake, or None."""
+def _zero(x: torch.Tensor | None) -> bool:
+    """No entry different from 0 (None counts as zero)."""
+    return x is None or not bool(x.any())
+
+
+def update_problem(run: StepRun, variants: tuple[Variant, ...], leftover: torch.Tensor | None) -> str | None:
+    """Compare the loss value and the parameter change with the right step's; name the mistake, or None.
+
+    The order matters: a step without a backward pass or an optimizer step also changes nothing, like a ratio
+    whose gradient is 0, so those are ruled out first."""
     right = variants[0]
-    loss = run.out["loss"]
-    loss = float(loss) if np.ndim(loss) == 0 else float("nan")
+    loss = loss_value(run.out)
     if not math.isfinite(loss):
-        return f"loss: your loss is {run.out['loss']!r}, not one finite number (return `loss.item()`)."
+        return f"loss: your loss is {run.out['loss']!r}, not one finite number (return the loss as a Python float)."
     if matches(run, right):
         return None
+    if run.backward_passes == 0:
+        if _zero(run.delta):
+            return (
+                "update: no gradient reached the parameters: the backward pass of the loss is missing (run it "
+                "on the loss before the optimizer's step)."
+            )
+        return "update: the parameters changed, but no backward pass of a loss reached them."
+    if _zero(run.delta):
+        if not _zero(run.grads_left):
+            return (
+                "update: the backward pass left a gradient but the parameters did not change: the optimizer's step "
+                "is missing, or it runs before the backward pass."
+            )
+        if run.backward_norm == 0:
+            not_detached = variant_named(variants, "not_detached")
+            if math.isclose(loss, not_detached.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
+                return not_detached.advice
+            return "update: your loss has a gradient of 0 with respect to every parameter."
+        return (
+            "update: the gradients were cleared between the backward pass and the optimizer's step, so the step "
+            "moved nothing: clear them at the START of the step, before the backward pass."
+        )
+    if not _zero(leftover) and relative_gap(run.delta, right.delta - leftover) < UPDATE_RTOL:
+        return (
+            "update: on the second call your parameters moved by this step's gradient PLUS the previous step's: "
+            "the gradients are never cleared. Clear the optimizer's gradients at the start of each step, before "
+            "the backward pass."
+        )
     for variant in variants[1:]:
         if matches(run, variant):
             return variant.advice
-    if float(run.delta.norm()) == 0:
-        if not run.grads_seen:
-            return "update: no gradient reached the parameters: call `loss.backward()` before `optimizer.step()`."
-        if run.grad_norm > 0:
-            return "update: the parameters did not change: call `optimizer.step()` after `loss.backward()`."
-        return variants_named(variants, "not_detached").advice
+    return optimizer_problem(run, right) or generic_update_problem(run, right, loss)
+
+
+def optimizer_problem(run: StepRun, right: Variant) -> str | None:
+    """The gradient is right but the parameters moved differently: the optimizer's doing. A sentence or None."""
+    gradient_right = run.grads_left is not None and relative_gap(-run.grads_left, right.delta) < UPDATE_RTOL
+    if gradient_right and relative_gap(run.delta, 2 * right.delta) < UPDATE_RTOL:
+        return "update: your parameters moved twice as far as one step: the optimizer steps twice."
+    if run.grads_left is not None and relative_gap(-run.grads_left, 2 * right.delta) < UPDATE_RTOL:
+        return "update: your gradient is twice the right one: the backward pass runs twice on the loss."
+    if gradient_right or _looks_like_fresh_adam(run.delta, right.delta):
+        return (
+            "update: your gradient is right but the parameters did not move the way the optimizer you are given "
+            "moves them: it looks like you make your own optimizer inside the step. Use the `optimizer` argument "
+            "(the training loop chose it, with its learning rate and its state across steps)."
+        )
+    return None
+
+
+def _looks_like_fresh_adam(delta: torch.Tensor, right: torch.Tensor) -> bool:
+    """Adam's first step moves every parameter with a gradient by about the same amount, against its sign."""
+    moving = right.abs() > 1e-6 * float(right.abs().max())
+    if not bool(moving.any()) or _zero(delta):
+        return False
+    sizes = delta[moving].abs()
+    same_sign = float((torch.sign(delta[moving]) == torch.sign(right[moving])).float().mean())
+    return same_sign > 0.95 and float(sizes.min()) > 0.5 * float(sizes.max())
+
+
+def generic_update_problem(run: StepRun, right: Variant, loss: float) -> str:
+    """The sentence when no named mistake fits."""
     if not math.isclose(loss, right.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
         return (
-            "loss: its value differs from the package's (the clipped ratio times the advantage, minus, "
-            "averaged over each answer's tokens, then over answers; plus beta * k3 per token when beta > 0)."
+            f"loss: expected {right.loss:.6g}, got {loss:.6g}. The loss is minus the clipped ratio times the "
+            "advantage, averaged over each answer's real tokens, then over answers (plus beta times k3 per token "
+            "when beta > 0)."
         )
     return (
         f"update: the loss value is right but its gradient is not (your parameter change differs by "
-        f"{_relative_gap(run.delta, right.delta):.1%}): check that the loss is computed from the policy's "
+        f"{relative_gap(run.delta, right.delta):.1%}): check that the loss is computed from the policy's "
         "log-probs with their graph, and which tokens each mean runs over."
     )
 
 
-def variants_named(variants: list[Variant], name: str) -> Variant:
+def variant_named(variants: tuple[Variant, ...], name: str) -> Variant:
     """The variant called `name`."""
     return next(v for v in variants if v.name == name)
 
 
-def diagnose(run: StepRun, case: StepCase) -> str | None:
-    """The first stage where the learner's step differs from the package's, as one sentence, or None."""
-    out = run.out
+def kl_missing_problem(run: StepRun) -> tuple[str, bool]:
+    """(the sentence for a step whose KL term adds nothing at beta > 0, True if it looks not attempted)."""
+    if run.ref_passes > 0:
+        return (
+            "KL term: your step runs the frozen `ref` model, but the penalty adds nothing to the loss or its "
+            "gradient: the log-ratio must be the reference's log-probs minus the POLICY's (with their graph), and "
+            "beta times k3 must be added to each token's loss.",
+            False,
+        )
+    if run.graphless_policy_passes > 0:
+        return (
+            "KL term: your step adds no KL penalty and never runs the frozen `ref` model: a KL computed from the "
+            "policy's own log-probs (against itself) is 0. Take the reference log-probs from `ref`.",
+            False,
+        )
+    return (
+        "KL term: your step ignores beta. Add beta times k3 to each token's loss when beta > 0 (Exercise 7(b)), with "
+        "the reference log-probs from the frozen `ref` model.",
+        True,
+    )
+
+
+def structure_problem(out) -> str | None:
+    """The step's return value is not a dict with the contract's keys: a sentence, else None."""
     if not isinstance(out, dict):
         return f"your step returned {type(out).__name__}: return a dict with the keys {', '.join(STEP_KEYS)}."
     missing = [key for key in STEP_KEYS if key not in out]
     if missing:
         return f"your step's dict has no {', '.join(map(repr, missing))} (needed: {', '.join(STEP_KEYS)})."
-    reference = run_step(grpo_step, case)
-    prompts = case_prompts(case)
-    want = reference.out
+    return None
+
+
+def diagnose(run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor | None = None) -> tuple[str, bool]:
+    """(the first stage where the learner's call differs from the package's, as a sentence, or '';
+    True if the difference means 'not attempted' (a step that ignores beta))."""
+    out = run.out
+    problem = structure_problem(out)
+    if problem:
+        return problem, False
+    want = reference_run(case, call).out
+    prompts = call_prompts(case, call)
     problem = (
         sampling_problem(out["responses"], want["responses"], prompts, case.group_size)
         or scoring_problem(out["rewards"], want["responses"], prompts, case.group_size)
         or advantages_problem(out["advantages"], want["rewards"], case.group_size)
     )
     if problem:
-        return problem
-    prompt_ids = prompt_tokens(prompts).repeat_interleave(case.group_size, dim=0)  # [B, 11]
-    variants = loss_variants(
-        *checked_models(), want["responses"], prompt_ids, response_mask(want["responses"]), want["advantages"], case
-    )
-    return update_problem(run, variants)
+        return problem, False
+    if run.ref_changed:
+        return (
+            "your step changed the frozen reference model `ref`: it must stay the warm-up model (only the policy "
+            "is trained; compute the reference log-probs without a graph).",
+            False,
+        )
+    variants = loss_variants(case, call)
+    problem = update_problem(run, variants, leftover)
+    if case.beta > 0 and problem == variant_named(variants, "kl_missing").advice:
+        return kl_missing_problem(run)
+    return problem or "", False
 
 
 # ----------------------------------------------------------------------------------------------- the exercise
-def _student_run(fn: Callable, case: StepCase) -> tuple[StepRun | None, BaseException | None]:
-    """Run the learner's step on one case; (run, None) or (None, the exception it raised)."""
-    try:
-        return run_step(fn, case), None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # noqa: BLE001 - the learner's code may raise anything
-        return None, error
+@dataclass
+class StepTraining(RunResult):
+    """What `StepExercise.train` returns: a run, and whose step made it.
+
+    yours: True only when the learner's step passed the check and trained this run; otherwise this is the package's
+    run (loaded from the cache), to be shown under the package's name. label: 'your step' or "the package's step".
+    """
+
+    yours: bool = False
+    outcome: Outcome = Outcome.NOT_ATTEMPTED
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """Whose step made this run, for a legend."""
+        return "your step" if self.yours else "the package's step"
+
+    @property
+    def attempted(self) -> bool:
+        """False when the learner's step is still the stub."""
+        return self.outcome is not Outcome.NOT_ATTEMPTED
+
+    @classmethod
+    def of(cls, run: RunResult, yours: bool, outcome: Outcome, note: str) -> StepTraining:
+        """`run` with who made it."""
+        return cls(**{f.name: getattr(run, f.name) for f in fields(RunResult)}, yours=yours, outcome=outcome, note=note)
+
+
+class LearnerStepFailed(Exception):
+    """The learner's step raised, ran out of time, or returned something unusable while training."""
+
+    def __init__(self, sentence: str):
+        super().__init__(sentence)
+
+
+def package_run(cfg) -> RunResult:
+    """The package's run of `cfg` through the checkpoint cache (loaded if cached, else trained once and cached)."""
+    from rlvr.train import run
+
+    return run(cfg, progress=False)
 
 
 class StepExercise(Question):
@@ -391,61 +669,110 @@ class StepExercise(Question):
     kl=True: the cases use beta > 0 and a step that ignores beta counts as not attempted (Exercise 7(b)).
     """
 
-    def __init__(self, name: str, cases: list[StepCase], hint: str = "", solution: str = "", kl: bool = False):
+    def __init__(self, name: str, cases: list[StepCase], hint="", solution: str = "", kl: bool = False):
         super().__init__(name, hint, solution)
         self.cases, self.kl = list(cases), kl
 
-    def check(self, fn: Callable) -> Result:
+    def check(self, fn: Callable = MISSING, *more) -> Result:
         """Check `fn` on every case; a Result (and AssertionError in strict mode unless correct)."""
-        return self.checked(lambda: self._evaluate(fn))
+        return self.checked(lambda: self._evaluate(fn, *more))
 
-    def _evaluate(self, fn: Callable) -> Result:
-        """The first case whose run differs from the package's decides; all agree: correct."""
-        if not callable(fn):
-            return Result(self.name, Outcome.UNCHECKABLE, "check() needs your step function.")
+    def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
+        """The first call whose run differs from the package's decides; all agree: correct."""
+        problem = call_problem((fn, *more), ["your step function"], "check(my_grpo_step)")
+        if problem:
+            return Result(self.name, Outcome.UNCHECKABLE, problem)
+        printed = None
         for case in self.cases:
-            run, error = _student_run(fn, case)
-            where = f"case `{case.description}`"
-            if isinstance(error, NotImplementedError):
-                return Result(self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code.")
-            if error is not None:
-                return Result(self.name, Outcome.UNCHECKABLE, f"{where}: your step raised {one_line_error(error)}")
-            problem = diagnose(run, case)
-            if problem and self.kl and problem.startswith("KL term: your step ignores beta"):
-                return Result(self.name, Outcome.NOT_ATTEMPTED, problem)
-            if problem:
-                return Result(self.name, Outcome.INCORRECT, f"{where}: {problem}")
-        return Result(
-            self.name,
-            Outcome.CORRECT,
-            f"passed {len(self.cases)} of {len(self.cases)} cases: the same answers, rewards, advantages, "
-            "loss and parameter update as the package's step.",
+            result, seen = self._check_case(fn, case)
+            printed = printed or seen
+            if result is not None:
+                return result
+        message = (
+            f"passed {len(self.cases)} of {len(self.cases)} cases ({CALLS} consecutive calls each): the same "
+            "answers, rewards, advantages, loss and parameter update as the package's step."
         )
+        return Result(self.name, Outcome.CORRECT, with_printed(message, printed) if printed else message)
 
-    def step_to_train(self, fn: Callable) -> tuple[Callable, str]:
-        """(the learner's step if it passes the check, else the package's; one line saying which)."""
-        result = self.check(fn) if not strict_mode() else self._evaluate(fn)
-        if result.passed:
-            return fn, "your step passed the check: training with YOUR step"
-        if result.outcome is Outcome.NOT_ATTEMPTED:
-            return grpo_step, "not attempted: showing the reference run (the package's step)"
-        return grpo_step, f"your step did not pass the check ({result.outcome.value}): showing the reference run"
+    def _check_case(self, fn: Callable, case: StepCase) -> tuple[Result | None, Call | None]:
+        """(a failing Result or None, a call that printed something or None) for a case's consecutive calls."""
+        start, frozen = checked_models()
+        policy, ref = copy.deepcopy(start).train(), copy.deepcopy(frozen)
+        optimizer = torch.optim.SGD(policy.parameters(), lr=1.0)
+        printed = None
+        for call in range(case.calls):
+            if call > 0:
+                with (
+                    torch.no_grad()
+                ):  # back to the start; the gradients and the optimizer stay as the learner left them
+                    for p, q in zip(policy.parameters(), start.parameters()):
+                        p.copy_(q)
+            reference_run(case, call)  # first, so the learner's call does not pay torch's first-call costs
+            leftover = flat_grads(policy)
+            run = run_step(fn, case, call, policy, ref, optimizer, STEP_LIMIT_S)
+            where = f"case `{case.description}`, call {call + 1} of {case.calls}"
+            printed = printed or (run.call if run.call.printed.summary() else None)
+            if run.call.not_attempted:
+                return Result(
+                    self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code."
+                ), None
+            if run.call.error is not None:
+                message = f"{where}: {failure_sentence(run.call, 'your step')}"
+                return Result(self.name, Outcome.UNCHECKABLE, message), None
+            problem, not_attempted = diagnose(run, case, call, leftover)
+            if problem and not_attempted and self.kl:
+                return Result(self.name, Outcome.NOT_ATTEMPTED, problem), None
+            if problem:
+                return Result(self.name, Outcome.INCORRECT, with_printed(f"{where}: {problem}", run.call)), None
+        return None, printed
 
-    def train(self, fn: Callable, cfg, on_step=None):
-        """Train with the learner's step (or the package's, see step_to_train); print one line; a RunResult.
+    def train(self, fn: Callable, cfg, on_step=None, reference: RunResult | None = None) -> StepTraining:
+        """Train with the learner's step if it passes the check; else train nothing and return the package's run
+        (`reference` if given, else loaded from the cache) labelled as the package's. Prints one line saying which.
 
-        An exception in a later step of the learner's run is reported in one line and the package's step takes over
-        from the start, so the cells below always have a run to show."""
-        from rlvr.grpo_step import train_with_step
-
-        step_fn, line = self.step_to_train(fn)
-        print(line, flush=True)
+        The learner's run follows the package's in distribution, not bit for bit (float rounding differs)."""
+        result = self._evaluate(fn)
+        if not result.passed:
+            return self._package_run(cfg, reference, result.outcome, self._refusal(result))
+        print("Your step passed the check: training with YOUR step.", flush=True)
+        printed = OutputTail()
         try:
-            return train_with_step(step_fn, cfg, on_step=on_step)
-        except KeyboardInterrupt:
-            raise
-        except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
-            if step_fn is grpo_step:
-                raise
-            print(f"your step failed during training ({one_line_error(error)}): showing the reference run", flush=True)
-            return train_with_step(grpo_step, cfg, on_step=on_step)
+            run = _train_with_learner_step(fn, cfg, on_step, printed)
+        except LearnerStepFailed as failure:
+            line = f"Your step failed while training ({failure}); nothing is shown in its name."
+            return self._package_run(cfg, reference, Outcome.INCORRECT, line)
+        if printed.summary():
+            print(printed.summary().replace("Your function", "During training your step"), flush=True)
+        return StepTraining.of(run, True, Outcome.CORRECT, "trained with your step")
+
+    def _refusal(self, result: Result) -> str:
+        """The line printed when the learner's step is not used."""
+        if result.outcome is Outcome.NOT_ATTEMPTED:
+            return "Not attempted: your step was not run, so nothing is trained in its name."
+        return f"Your step did not pass the check ({result.outcome.value}), so nothing is trained in its name."
+
+    def _package_run(self, cfg, reference, outcome: Outcome, line: str) -> StepTraining:
+        """The package's run, labelled as the package's, with the line that says why."""
+        print(f"{line} Showing the package's run (rlvr.grpo_step.grpo_step), labelled as the package's.", flush=True)
+        run = reference if reference is not None else package_run(cfg)
+        return StepTraining.of(run, False, outcome, line)
+
+
+def _train_with_learner_step(fn: Callable, cfg, on_step, printed: OutputTail) -> RunResult:
+    """train_with_step with each call of the learner's step guarded (time limit, output kept short); raises
+    LearnerStepFailed with one sentence if a call fails."""
+    from rlvr.grpo_step import train_with_step
+
+    steps = {"n": 0}
+
+    def guarded(*args, **kwargs):
+        call = call_guarded(fn, args, kwargs, TRAIN_STEP_LIMIT_S, printed)
+        steps["n"] += 1
+        if call.error is not None:
+            raise LearnerStepFailed(f"step {steps['n']}: " + failure_sentence(call, "it").split("\n")[0])
+        return call.value
+
+    try:
+        return train_with_step(guarded, cfg, on_step=on_step)
+    except StepError as error:
+        raise LearnerStepFailed(f"step {steps['n']}: {error}") from None
