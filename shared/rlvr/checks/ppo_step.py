@@ -1,10 +1,15 @@
-"""Checker of a learner's PPO pieces (notebook 04): their GAE and value loss plugged into one PPO step of the
-package's `rlvr.train.Trainer`, compared with the package's own step stage by stage (advantages, returns, value loss,
+"""Checker of a learner's PPO pieces (notebook 04): their GAE and value loss plugged into one PPO step of the package's
+`rlvr.train.Trainer`, compared with the package's own step stage by stage (advantages, returns, value loss,
 the value model's update, the policy's update), naming the first stage that differs and the usual mistake behind it.
 
-Each case first runs one PPO step with the package's pieces on both trainers, so the value model predicts non-zero
-values (at step 0 its zero-initialised head predicts exactly 0, and every GAE would look alike); the step after it
-uses the learner's pieces on one trainer and the package's on the other.
+Each case first runs one PPO step with the package's pieces, so the value model predicts non-zero values (at step 0
+its zero-initialised head predicts exactly 0, and every GAE would look alike); the step after it uses the learner's
+pieces on one trainer and the package's on the other.
+
+The learner's functions are first called on their own, on copies of the inputs the package's step gave its pieces,
+with the expected outputs computed BEFORE the call: a function that edits its inputs in place is told so, and it
+cannot change what it is compared with. Every call is guarded (time limit, output kept short, any exception caught);
+an error in the checker's own code is reported as the checker's ("Could not check: internal checker error").
 """
 
 from __future__ import annotations
@@ -15,11 +20,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+import numpy as np
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import Outcome, Question, Result, one_line_error
+from rlvr.checks.core import MISSING, Outcome, Question, Result, call_problem, changed_inputs
+from rlvr.checks.guard import Call, call_guarded, describe, failure_sentence, with_printed
 from rlvr.train import Batch, RLConfig, StepHooks, Trainer, value_loss, warm_start
+
+PIECE_LIMIT_S = 10.0  # per call of a learner's GAE or value loss (milliseconds when right)
+TOL = dict(rtol=1e-4, atol=1e-5)
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ class Recorder(StepHooks):
     """Keeps the last step's batch (advantages, returns, values) and metrics."""
 
     def after_advantages(self, batch: Batch) -> None:
-        """Copy what the step computed before its updates."""
+        """Keep what the step computed before its updates."""
         self.batch = batch
 
     def after_step(self, metrics: dict) -> None:
@@ -67,6 +77,26 @@ class PPOStep:
     value_loss: float
     value_params: torch.Tensor  # [n] after the step
     policy_params: torch.Tensor  # [n] after the step
+
+
+class LearnerFailure(BaseException):
+    """A learner's piece raised or ran out of time inside the package's step (carries the guarded Call)."""
+
+    def __init__(self, call: Call, what: str):
+        super().__init__(what)
+        self.call, self.what = call, what
+
+
+def guarded(fn: Callable, what: str) -> Callable:
+    """`fn` run under the time limit with its output captured; a failure raises LearnerFailure."""
+
+    def wrapper(*args, **kwargs):
+        call = call_guarded(fn, args, kwargs, PIECE_LIMIT_S)
+        if call.error is not None:
+            raise LearnerFailure(call, what)
+        return call.value
+
+    return wrapper
 
 
 @lru_cache(maxsize=1)
@@ -91,82 +121,128 @@ def run_case(case: PPOCase, gae_fn: Callable = objectives.gae, value_loss_fn: Ca
     return PPOStep(recorder.batch, recorder.metrics["value_loss"], _flat(trainer.value), _flat(trainer.policy))
 
 
-# ----------------------------------------------------------------------------------------------- diagnosis
-def _gae_unmasked(rewards, values, response_mask, gamma=1.0, lam=1.0):
-    """GAE run over padding as if it were answer tokens."""
-    return objectives.gae(rewards, values, torch.ones_like(response_mask), gamma, lam)
+@lru_cache(maxsize=4)
+def reference_step(case: PPOCase) -> PPOStep:
+    """The package's step of a case (cached: deterministic)."""
+    return run_case(case)
 
 
-def _gae_returns_are_advantages(rewards, values, response_mask, gamma=1.0, lam=1.0):
-    """Right advantages, but returns = advantages (values not added back)."""
-    adv, _ = objectives.gae(rewards, values, response_mask, gamma, lam)
-    return adv, adv
+# ----------------------------------------------------------------------------------------------- GAE's mistakes
+def _gae_loop(rewards, values, mask, gamma, lam, next_from="masked", recursion=None, forwards=False):
+    """GAE with knobs for the usual slips (the defaults are right): `next_from` 'masked' (V after the last real token
+    is 0) or 'raw' (values not masked), or 'current' (V_t used for V_(t+1)); `recursion` the factor of A_(t+1)."""
+    mask = mask.to(rewards.dtype)  # [B, T]
+    masked = values * mask
+    bootstrap = values if next_from == "raw" else masked
+    factor = gamma * lam if recursion is None else recursion
+    advantages = torch.zeros_like(rewards)  # [B, T]
+    running = torch.zeros_like(rewards[:, 0])  # [B]
+    T = rewards.shape[1]
+    for t in range(T) if forwards else reversed(range(T)):
+        if next_from == "current":
+            next_value = masked[:, t]
+        elif forwards:
+            next_value = bootstrap[:, t - 1] if t > 0 else torch.zeros_like(running)
+        else:
+            next_value = bootstrap[:, t + 1] if t + 1 < T else torch.zeros_like(running)
+        delta = rewards[:, t] + gamma * next_value - masked[:, t]
+        running = (delta + factor * running) * mask[:, t]
+        advantages[:, t] = running
+    return advantages, (advantages + masked) * mask
 
 
-GAE_MISTAKES = {
-    "padding is treated as answer tokens: multiply by `response_mask` (values, deltas and the running sum)": (
-        _gae_unmasked
+def _returns_with(fn):
+    """A GAE whose advantages are right and whose returns are fn(advantages, values, mask)."""
+
+    def gae(rewards, values, mask, gamma=1.0, lam=1.0):
+        advantages, _ = objectives.gae(rewards, values, mask, gamma, lam)
+        return advantages, fn(advantages, values, mask.to(values.dtype))
+
+    return gae
+
+
+GAE_MISTAKES = {  # name: (sentence naming it and what to change, the wrong GAE)
+    "unmasked": (
+        "padding is treated as answer tokens: the recursion runs through the padding after each answer. Set "
+        "values, deltas and advantages to 0 on padding, so each answer's recursion starts at its last real token.",
+        lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, torch.ones_like(m), gamma, lam),
     ),
-    "returns must be advantages + values (the value model's target), not the advantages": _gae_returns_are_advantages,
-}
-VALUE_LOSS_MISTAKES = {
-    "padding is counted: average the squared error over real tokens only (`response_mask`)": lambda v, r, m: (
-        (v - r) ** 2
-    ).mean(),
-    "the package's value loss is the plain mean squared error (no factor 1/2)": lambda v, r, m: (
-        0.5 * objectives.masked_mean((v - r) ** 2, m)
+    "returns_are_advantages": (
+        "your returns are the advantages; the value model's target is the advantages PLUS the values.",
+        _returns_with(lambda a, v, m: a),
     ),
-    "a token sum instead of the mean over real tokens": lambda v, r, m: ((v - r) ** 2 * m).sum(),
+    "returns_unmasked": (
+        "your returns are not 0 on padding: the values there were added back. Mask the returns (or the values) so "
+        "that padding gets 0.",
+        _returns_with(lambda a, v, m: a + v),
+    ),
+    "forwards": (
+        "you run the recursion forwards, from the first token; GAE runs backwards, from the last token, so that each "
+        "advantage includes what comes AFTER its token.",
+        lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, forwards=True),
+    ),
+    "no_gamma": (
+        "gamma is missing (you discount by 1). Multiply the next value by gamma in the one-step error, and the next "
+        "advantage by gamma times lambda.",
+        lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, m, 1.0, lam),
+    ),
+    "no_lambda": (
+        "lambda is missing (you use 1: Monte-Carlo advantages). The next token's advantage is weighed by gamma "
+        "TIMES lambda.",
+        lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, m, gamma, 1.0),
+    ),
+    "recursion_lambda_only": (
+        "the recursion weighs the next advantage by lambda alone; it is gamma times lambda.",
+        lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, recursion=lam),
+    ),
+    "bootstrap_from_padding": (
+        "off by one at the end of each answer: after its last real token you bootstrap from the value the model "
+        "predicts on the padding; the value after the last real token is 0.",
+        lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, next_from="raw"),
+    ),
+    "next_value_is_current": (
+        "off by one: the one-step error uses this token's value where the NEXT token's value belongs (V at t + 1).",
+        lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, next_from="current"),
+    ),
 }
 
-
-def _first_token(got: torch.Tensor, want: torch.Tensor) -> tuple[int, int]:
-    """(answer, token) of the first entry that differs."""
-    bad = ~torch.isclose(got, want, rtol=1e-4, atol=1e-5)
-    i, t = (int(x) for x in bad.nonzero()[0])
-    return i, t
-
-
-def _tensor_problem(name: str, got, want: torch.Tensor) -> str | None:
-    """Shape, finiteness and values of one returned tensor, as one sentence, or None."""
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        return f"{name} must be a tensor of shape {tuple(want.shape)} ([B, T]), got {shape}."
-    if not torch.isfinite(got).all():
-        return f"{name} contain NaN or inf."
-    if torch.allclose(got.detach().float(), want, rtol=1e-4, atol=1e-5):
-        return None
-    i, t = _first_token(got.detach().float(), want)
-    return f"{name} differ first at answer {i}, token {t} (yours {float(got[i, t]):.4f})"
+VALUE_LOSS_MISTAKES = {  # name: (sentence, the wrong value loss)
+    "padding": (
+        "padding is counted: average the squared error over the real tokens only (the response mask).",
+        lambda v, r, m: ((v - r) ** 2).mean(),
+    ),
+    "half": (
+        "the package's value loss is the plain mean squared error (no factor 1/2).",
+        lambda v, r, m: 0.5 * objectives.masked_mean((v - r) ** 2, m),
+    ),
+    "token_sum": (
+        "you sum the squared errors instead of averaging them over the real tokens.",
+        lambda v, r, m: ((v - r) ** 2 * m).sum(),
+    ),
+    "per_answer_mean": (
+        "you average each answer's tokens first, then the answers; the value loss is one mean over all the real "
+        "tokens of the batch.",
+        lambda v, r, m: (((v - r) ** 2 * m).sum(dim=1) / m.float().sum(dim=1)).mean(),
+    ),
+    "all_positions": (
+        "you divide the sum over the real tokens by every position, padding included; divide by the number of real "
+        "tokens.",
+        lambda v, r, m: ((v - r) ** 2 * m).sum() / m.numel(),
+    ),
+    "absolute_error": (
+        "you average the ABSOLUTE error; the value loss is the mean SQUARED error.",
+        lambda v, r, m: objectives.masked_mean((v - r).abs(), m),
+    ),
+    "root_mean_square": (
+        "you return the root of the mean squared error; the loss is the mean squared error itself.",
+        lambda v, r, m: objectives.masked_mean((v - r) ** 2, m).sqrt(),
+    ),
+}
 
 
 def token_rewards(batch: Batch, case: PPOCase) -> torch.Tensor:
     """The per-token rewards GAE received in the package's step (score on the last token, -beta * KL). [B, T]"""
     return objectives.shaped_rewards(batch.rewards, _kl_of(batch), batch.rollout.response_mask, case.beta)
-
-
-def gae_problem(gae_fn: Callable, reference: PPOStep, case: PPOCase) -> str | None:
-    """The learner's GAE on the inputs the package's step gave GAE, against its outputs; names a known mistake."""
-    batch = reference.batch
-    inputs = (token_rewards(batch, case), batch.values, batch.rollout.response_mask, case.gamma, case.lam)
-    out = gae_fn(*inputs)
-    if not (isinstance(out, tuple) and len(out) == 2):
-        return "GAE: return a tuple (advantages, returns)."
-    for name, got, want in (
-        ("GAE: the advantages", out[0], batch.advantages),
-        ("GAE: the returns", out[1], batch.returns),
-    ):
-        problem = _tensor_problem(name, got, want)
-        if problem:
-            for mistake, fn in GAE_MISTAKES.items():
-                if all(torch.allclose(x.detach().float(), y, rtol=1e-4, atol=1e-5) for x, y in zip(out, fn(*inputs))):
-                    return f"{problem}: {mistake}."
-            return (
-                f"{problem}. delta_t = r_t + gamma * V_(t+1) - V_t (V = 0 after the last real token), "
-                "A_t = delta_t + gamma * lam * A_(t+1) from the last token backwards, returns = A + V, all "
-                "0 on padding."
-            )
-    return None
 
 
 def _kl_of(batch: Batch) -> torch.Tensor:
@@ -176,32 +252,142 @@ def _kl_of(batch: Batch) -> torch.Tensor:
     return batch.rollout.logps - batch.ref_logps
 
 
-def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> str | None:
-    """The learner's value loss on the package's values and returns: a scalar with a graph, of the right value."""
-    batch = reference.batch
-    values = batch.values.clone().requires_grad_(True)  # [B, T]
-    returns, mask = batch.returns, batch.rollout.response_mask
-    got = value_loss_fn(values, returns, mask)
-    if not isinstance(got, torch.Tensor) or got.numel() != 1:
-        return "value loss: return one scalar tensor (the loss), not " + type(got).__name__ + "."
-    if not torch.isfinite(got).all():
-        return f"value loss: {got.item()} (not a finite number)."
-    if got.grad_fn is None:
-        return (
-            "value loss: it is detached from the values (no gradient can reach the value model): avoid .item(), "
-            ".detach() and torch.tensor(...) inside it."
-        )
-    got_value = got.item()  # the graph was checked above; the value alone is compared below
-    want = float(value_loss(values.detach(), returns, mask))
-    if math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7):
-        return None
-    for mistake, fn in VALUE_LOSS_MISTAKES.items():
-        if math.isclose(got_value, float(fn(values.detach(), returns, mask)), rel_tol=1e-4, abs_tol=1e-7):
-            return f"value loss: {mistake}."
+def _close(got, want: torch.Tensor) -> bool:
+    """`got` is a tensor of want's shape with the same values."""
     return (
-        f"value loss: yours is {got_value:.4g} on these values and returns; the mean of (values - returns)^2 "
-        "over the real tokens differs."
+        isinstance(got, torch.Tensor)
+        and tuple(got.shape) == tuple(want.shape)
+        and bool(torch.allclose(got.detach().double(), want.double(), **TOL))
     )
+
+
+def _first_token(got: torch.Tensor, want: torch.Tensor) -> tuple[int, int]:
+    """(answer, token) of the first entry that differs."""
+    bad = ~torch.isclose(got.detach().double(), want.double(), **TOL)
+    i, t = (int(x) for x in bad.nonzero()[0])
+    return i, t
+
+
+def _output_problem(name: str, got, want: torch.Tensor) -> str | None:
+    """Type, shape, dtype and finiteness of one returned tensor, as a sentence, or None (values compared later)."""
+    if isinstance(got, np.ndarray):
+        same = got.shape == tuple(want.shape) and np.allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)
+        return f"{name} are a numpy array{' (with the right values)' if same else ''}: return torch tensors."
+    if not isinstance(got, torch.Tensor):
+        return f"{name} must be a torch tensor of shape {tuple(want.shape)} ([B, T]), got {describe(got)}."
+    if tuple(got.shape) == tuple(want.T.shape) and tuple(got.shape) != tuple(want.shape):
+        return (
+            f"{name} have shape {tuple(got.shape)}, [T, B]: the answers must be the first axis, [B, T] "
+            f"{tuple(want.shape)}."
+        )
+    if tuple(got.shape) != tuple(want.shape):
+        return f"{name} must have shape {tuple(want.shape)} ([B, T]), got {tuple(got.shape)}."
+    if not got.is_floating_point():
+        return f"{name} have dtype {got.dtype}: return floating-point tensors."
+    if not torch.isfinite(got).all():
+        return f"{name} contain NaN or inf."
+    return None
+
+
+def _values_problem(name: str, got: torch.Tensor, want: torch.Tensor) -> str | None:
+    """Where two [B, T] tensors first differ, with expected against got, or None."""
+    if _close(got, want):
+        return None
+    if want.dim() == 2 and want.shape[0] == want.shape[1] and _close(got.T, want):
+        return f"{name} are transposed ([T, B]): the answers must be the first axis."
+    i, t = _first_token(got, want)
+    return f"{name} differ first at answer {i}, token {t}: expected {float(want[i, t]):.4f}, got {float(got[i, t]):.4f}"
+
+
+def gae_problem(gae_fn: Callable, reference: PPOStep, case: PPOCase) -> tuple[str | None, Call | None]:
+    """(the learner's GAE on the inputs the package's step gave GAE, against its outputs, as a sentence or None;
+    the Call if the function failed)."""
+    batch = reference.batch
+    inputs = (token_rewards(batch, case), batch.values, batch.rollout.response_mask, case.gamma, case.lam)
+    want = (batch.advantages.clone(), batch.returns.clone())  # before the call
+    given = copy.deepcopy(inputs)
+    call = call_guarded(gae_fn, given, None, PIECE_LIMIT_S)
+    if call.error is not None:
+        return None, call
+    out = call.value
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        return with_printed(f"GAE: return a tuple (advantages, returns), got {describe(out)}.", call), None
+    for name, got, expected in (("GAE: the advantages", out[0], want[0]), ("GAE: the returns", out[1], want[1])):
+        problem = _output_problem(name, got, expected)
+        if problem:
+            return with_printed(problem, call), None
+    changed = changed_inputs((inputs, {}), (given, {}), ["rewards", "values", "response_mask"])
+    for name, got, expected in (("GAE: the advantages", out[0], want[0]), ("GAE: the returns", out[1], want[1])):
+        problem = _values_problem(name, got, expected)
+        if problem:
+            return with_printed(_name_gae_mistake(problem, out, inputs), call), None
+    if changed:
+        return with_printed(_in_place("your GAE", changed), call), None
+    return None, None
+
+
+def _name_gae_mistake(problem: str, out, inputs) -> str:
+    """`problem` followed by the library's sentence if the learner's outputs equal one wrong GAE's."""
+    for sentence, fn in GAE_MISTAKES.values():
+        theirs = fn(*copy.deepcopy(inputs))
+        if all(_close(x, y) for x, y in zip(out, theirs)):
+            return f"{problem}: {sentence}"
+    return (
+        f"{problem}. delta_t = r_t + gamma * V_(t+1) - V_t (V = 0 after the last real token), "
+        "A_t = delta_t + gamma * lam * A_(t+1) from the last token backwards, returns = A + V, all 0 on padding."
+    )
+
+
+def _in_place(what: str, names: list[str]) -> str:
+    """The sentence for a piece that changed its inputs."""
+    listed = ", ".join(f"`{n}`" for n in names)
+    return (
+        f"{what} changes its input {listed} in place: the PPO step uses those tensors again afterwards (the next "
+        "update reads them), so the run changes. Build new tensors instead of writing into the inputs."
+    )
+
+
+def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> tuple[str | None, Call | None]:
+    """The learner's value loss on the package's values and returns: a scalar with a graph, of the right value
+    (computed BEFORE the call, on copies), inputs left as they were. (sentence or None, the Call if it failed)."""
+    batch = reference.batch
+    values, returns, mask = batch.values.detach().clone(), batch.returns.clone(), batch.rollout.response_mask.clone()
+    want = float(value_loss(values, returns, mask))  # before the call
+    given_values = values.clone().requires_grad_(True)  # [B, T]
+    given = (given_values, returns.clone(), mask.clone())
+    call = call_guarded(value_loss_fn, given, None, PIECE_LIMIT_S)
+    if call.error is not None:
+        return None, call
+    got = call.value
+    if not isinstance(got, torch.Tensor) or got.numel() != 1:
+        shape = f"a tensor of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else describe(got)
+        return with_printed(f"value loss: return one scalar tensor (the loss), not {shape}.", call), None
+    if not torch.isfinite(got).all():
+        return with_printed(f"value loss: {got.item()} (not a finite number).", call), None
+    if got.grad_fn is None:
+        return with_printed(
+            "value loss: it is detached from the values (no gradient can reach the value model): avoid .item(), "
+            ".detach() and torch.tensor(...) inside it.",
+            call,
+        ), None
+    got_value = float(got.detach())
+    changed = changed_inputs(((values, returns, mask), {}), (given, {}), ["values", "returns", "response_mask"])
+    if changed:
+        right = math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7)
+        return with_printed(
+            _in_place("your value loss", changed) + (" (Its value is right.)" if right else ""), call
+        ), None
+    if math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7):
+        return None, None
+    shown = f"expected {want:.4g}, got {got_value:.4g}"
+    for sentence, fn in VALUE_LOSS_MISTAKES.values():
+        if math.isclose(got_value, float(fn(values, returns, mask)), rel_tol=1e-4, abs_tol=1e-7):
+            return with_printed(f"value loss: {sentence} On these values and returns: {shown}.", call), None
+    return with_printed(
+        f"value loss: on these values and returns, {shown}; the mean of (values - returns)^2 over the real tokens "
+        "differs.",
+        call,
+    ), None
 
 
 def update_problem(mine: PPOStep, reference: PPOStep) -> str | None:
@@ -214,51 +400,56 @@ def update_problem(mine: PPOStep, reference: PPOStep) -> str | None:
         if gap > 1e-4:
             return (
                 f"update: {name}'s parameters differ after the step (relative difference {gap:.2g}) although the "
-                "advantages, returns and value loss agree: does one of your functions change its inputs in place?"
+                "advantages, returns and value loss agree: does one of your functions keep state between calls, or "
+                "change a tensor it returned or received?"
             )
     return None
 
 
-def diagnose(case: PPOCase, gae_fn: Callable, value_loss_fn: Callable) -> str | None:
-    """The first stage where the step with the learner's pieces differs from the package's, or None."""
-    reference = run_case(case)
-    return (
-        gae_problem(gae_fn, reference, case)
-        or value_loss_problem(reference, value_loss_fn)
-        or update_problem(run_case(case, gae_fn, value_loss_fn), reference)
-    )
+def diagnose(case: PPOCase, gae_fn: Callable, value_loss_fn: Callable) -> tuple[str | None, Call | None, str]:
+    """(the first stage where the step with the learner's pieces differs from the package's, or None; the Call of a
+    learner's function that failed, or None; which function that was)."""
+    reference = reference_step(case)
+    problem, failed = gae_problem(gae_fn, reference, case)
+    if problem or failed:
+        return problem, failed, "your GAE"
+    problem, failed = value_loss_problem(reference, value_loss_fn)
+    if problem or failed:
+        return problem, failed, "your value loss"
+    try:
+        mine = run_case(case, guarded(gae_fn, "your GAE"), guarded(value_loss_fn, "your value loss"))
+    except LearnerFailure as failure:
+        return None, failure.call, failure.what
+    return update_problem(mine, reference), None, ""
 
 
 class PPOPiecesExercise(Question):
     """`check(my_gae, my_value_loss)`: both plugged into one PPO step of the package, on a few cases."""
 
-    def __init__(self, name: str, cases: list[PPOCase], hint: str = "", solution: str = ""):
+    def __init__(self, name: str, cases: list[PPOCase], hint="", solution: str = ""):
         super().__init__(name, hint, solution)
         self.cases = list(cases)
 
-    def check(self, gae_fn: Callable, value_loss_fn: Callable) -> Result:
+    def check(self, gae_fn: Callable = MISSING, value_loss_fn: Callable = MISSING, *more) -> Result:
         """A Result (and AssertionError in strict mode unless correct)."""
-        return self.checked(lambda: self._evaluate(gae_fn, value_loss_fn))
+        return self.checked(lambda: self._evaluate(gae_fn, value_loss_fn, *more))
 
-    def _evaluate(self, gae_fn: Callable, value_loss_fn: Callable) -> Result:
+    def _evaluate(self, gae_fn: Callable = MISSING, value_loss_fn: Callable = MISSING, *more) -> Result:
         """The first case whose step differs decides; all agree: correct."""
-        if not (callable(gae_fn) and callable(value_loss_fn)):
-            return Result(self.name, Outcome.UNCHECKABLE, "check() needs your two functions: (my_gae, my_value_loss).")
+        problem = call_problem(
+            (gae_fn, value_loss_fn, *more), ["your GAE", "your value loss"], "check(my_gae, my_value_loss)"
+        )
+        if problem:
+            return Result(self.name, Outcome.UNCHECKABLE, problem)
         for case in self.cases:
-            try:
-                problem = diagnose(case, gae_fn, value_loss_fn)
-            except NotImplementedError:
+            problem, failed, what = diagnose(case, gae_fn, value_loss_fn)
+            where = f"case `{case.description}`"
+            if failed is not None and failed.not_attempted:
                 return Result(self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code.")
-            except KeyboardInterrupt:
-                raise
-            except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
-                return Result(
-                    self.name,
-                    Outcome.UNCHECKABLE,
-                    f"case `{case.description}`: your function raised {one_line_error(error)}",
-                )
+            if failed is not None:
+                return Result(self.name, Outcome.UNCHECKABLE, f"{where}: {failure_sentence(failed, what)}")
             if problem:
-                return Result(self.name, Outcome.INCORRECT, f"case `{case.description}`: {problem}")
+                return Result(self.name, Outcome.INCORRECT, f"{where}: {problem}")
         return Result(
             self.name,
             Outcome.CORRECT,
