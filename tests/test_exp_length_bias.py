@@ -14,7 +14,7 @@ from rlvr.widgets import exercise_panel_edges
 
 
 # ----------------------------------------------------------------------------------------------- per-token weights
-@pytest.mark.parametrize("mode", ["grpo", "dr_grpo"])
+@pytest.mark.parametrize("mode", ["grpo", "dr_grpo", "token_mean"])
 def test_per_token_weight_matches_autograd_of_the_package_loss(mode):
     advantages, lengths = [1.5, -0.5, 0.25, -2.0], [3, 17, 40, 9]
     closed = lb.per_token_weight(advantages, lengths, mode, max_len=40)
@@ -95,7 +95,7 @@ def test_numpy_twins_match_the_package():
     np.testing.assert_allclose(lb.kimi_reward_np(lengths, correct), want, atol=1e-6)
 
 
-@pytest.mark.parametrize("loss", ["grpo", "dr_grpo"])
+@pytest.mark.parametrize("loss", ["grpo", "dr_grpo", "token_mean"])
 def test_one_training_step_is_sgd_on_the_package_loss(loss):
     """Replay the first step's random numbers, build the token log-probs and differentiate the package loss."""
     p, G, n_runs, per_step, cap, lr, seed = 0.4, 4, 3, 8, 6, 0.7, 5
@@ -314,9 +314,9 @@ def test_toy_panel_picks_the_optimizer_with_buttons():
     assert panel.png() != before and "adam" in panel.figure.texts[0].get_text()
 
 
-def test_kimi_runs_are_drawn_in_colours_no_algorithm_uses_and_the_late_run_dashed():
+def test_kimi_runs_are_drawn_as_the_default_run_and_two_knob_colours_the_late_one_from_its_switch():
     from rlvr.experiments.race import RaceRun
-    from rlvr.figures.palette import ALGO_COLORS
+    from rlvr.figures.palette import COLORS, knob_color
     from rlvr.train import RLConfig
     from rlvr.widgets import new_figure
 
@@ -325,6 +325,91 @@ def test_kimi_runs_are_drawn_in_colours_no_algorithm_uses_and_the_late_run_dashe
     fig = new_figure((10, 3.3))
     flb.plot_kimi_arithmetic(fig, runs, switch_on=5)
     lines = [line for line in fig.axes[0].lines if not line.get_label().startswith("_")]
-    colours = [line.get_color() for line in lines]
-    assert len(set(colours)) == 3 and not set(colours[1:]) & set(ALGO_COLORS.values())
-    assert lines[2].get_linestyle() == "--"
+    assert [line.get_color() for line in lines] == [COLORS["exact"], knob_color(0), knob_color(1)]
+    assert all(line.get_linestyle() == "-" for line in lines)  # dashes mean 'wrong answers' in this notebook
+    assert lines[2].get_xdata()[0] == 5 and lines[0].get_xdata()[0] == 0
+
+
+def test_right_and_wrong_are_told_apart_by_line_style_and_losses_by_their_algorithm_colour():
+    from rlvr.figures.palette import ALGO_COLORS
+    from rlvr.widgets import new_figure
+
+    fig = new_figure((9, 3.8))
+    flb.draw_token_weights(fig)
+    lines = {line.get_label(): line for line in fig.axes[0].lines if not line.get_label().startswith("_")}
+    for loss, key in (("GRPO", "grpo"), ("Dr. GRPO", "dr_grpo")):
+        correct, wrong = lines[f"{loss}, correct (A = +1)"], lines[f"{loss}, wrong (A = -1)"]
+        assert correct.get_linestyle() == "-" and wrong.get_linestyle() == "--"
+        assert correct.get_color() == wrong.get_color() == ALGO_COLORS[key]
+    fig = new_figure((9, 3.8))
+    flb.plot_toy_lengths(fig, lb.train_toy_pair(steps=3))
+    styles = {line.get_label().split(":")[0]: line.get_linestyle() for line in fig.axes[0].lines}
+    assert styles["correct path"] == "-" and styles["wrong path"] == "--"
+
+
+def test_exercise4_text_prints_the_three_aggregations_next_to_the_lecture():
+    lines = lb.exercise4_text().splitlines()
+    assert len(lines) == 4
+    assert lines[1].split()[2:4] == ["+0.0100", "-0.0010"] and lines[1].endswith("+0.01, -0.001")
+    assert lines[2].split()[3:5] == ["+0.0010", "-0.0010"]
+    assert "+0.0018" in lines[3] and "-0.0018" in lines[3] and "not in the lecture" in lines[3]
+
+
+def test_token_mean_keeps_only_a_small_bias_that_shrinks_with_the_batch():
+    small = lb.train_toy("token_mean", answers_per_step=128).mean_length()[-1].mean(axis=0)
+    large = lb.train_toy("token_mean", answers_per_step=2048).mean_length()[-1].mean(axis=0)
+    grpo = lb.train_toy("grpo").mean_length()[-1].mean(axis=0)
+    assert small[1] - small[0] > large[1] - large[0] > 0  # the wrong path a little longer, less so in big batches
+    assert small[1] - small[0] < 0.25 * (grpo[1] - grpo[0])
+    text = lb.token_mean_text(batches=(128,))
+    assert f"{small[1]:.1f}" in text and f"{grpo[1]:.1f}" in text
+
+
+def synthetic_kimi_runs():
+    """Three RaceRuns: the early one dips in think-first share and comes back; the late one equals the base."""
+    from rlvr.experiments.race import RaceRun
+    from rlvr.train import RLConfig
+
+    steps = 40
+    base = [
+        {"cot_fraction": min(1.0, 0.5 + t / 40), "accuracy": 0.2 + t / 60, "cot_accuracy": 0.3 + t / 60}
+        for t in range(steps)
+    ]
+    early = [
+        {
+            "cot_fraction": 0.5 - t / 50 if t < 10 else min(1.0, 0.3 + (t - 10) / 20),
+            "accuracy": 0.2 + t / 70,
+            "cot_accuracy": 0.3 + t / 40,
+        }
+        for t in range(steps)
+    ]
+    return {
+        "no length reward": RaceRun(RLConfig(), base),
+        "length reward from step 0": RaceRun(RLConfig(), early),
+        "length reward from step 20": RaceRun(RLConfig(), base[:20] + early[20:]),
+    }
+
+
+def test_kimi_story_text_reads_the_dip_the_crossing_and_the_catch_up_off_the_runs():
+    text = lb.kimi_story_text(synthetic_kimi_runs(), switch_on=20).splitlines()
+    assert text[0].startswith("length reward from step 0: think-first share 50% at step 0, lowest")
+    assert "first right 65% of the time or more at step" in text[1]
+    assert "back within 5 points" in text[2]
+    assert "up to step 20: True" in text[3]
+
+
+def test_lecture_and_us_text_has_every_lecture_figure_and_no_verdict():
+    text = lb.lecture_and_us_text(synthetic_kimi_runs())
+    for lecture in ("+0.01, -0.001", "+0.001, -0.001", "wrong to the cap, correct to 0", "0.5, 0.25, 0, -0.5"):
+        assert lecture in text
+    assert "+0.0100, -0.0010" in text and "+0.50, +0.25, 0, -0.50" in text
+    assert not any(word in text for word in ("band", "agrees", " NO", "e-1"))
+
+
+def test_outcome_lengths_text_prints_the_first_and_the_last_step():
+    from rlvr.experiments.race import RaceRun
+    from rlvr.train import RLConfig
+
+    step = {key: 0.5 for key in lb.OUTCOME_ROWS} | {"mean_length": 9.0}
+    text = lb.outcome_lengths_text(RaceRun(RLConfig(), [step, step])).splitlines()
+    assert text[0].split() == ["step", "0", "step", "1"] and "9.0" in text[3] and "50.0%" in text[4]

@@ -20,6 +20,7 @@ Path index 0 is the correct path, 1 the wrong path.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,23 +41,32 @@ OPTIMIZER = "sgd"  # plain SGD follows the expected gradient; "adam" also works 
 LEARNING_RATES = {"sgd": 3.0, "adam": 0.05}  # per optimizer (SGD steps scale with the loss, Adam steps do not)
 N_RUNS = 8  # runs per seed, trained side by side (vectorised)
 ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
-LOSSES = ("grpo", "dr_grpo")
-LOSS_LABELS = {"grpo": "GRPO loss (1/|o_i|, z-score)", "dr_grpo": "Dr. GRPO loss (1/L_max, mean only)"}
-ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo"}
-AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm"}
+LOSSES = ("grpo", "dr_grpo")  # the lecture's two losses (the toy figure's panels)
+ALL_LOSSES = (*LOSSES, "token_mean")  # and DAPO's token mean (TRL's default loss_type), the third aggregation
+LOSS_LABELS = {
+    "grpo": "GRPO loss (1/|o_i|, z-score)",
+    "dr_grpo": "Dr. GRPO loss (1/L_max, mean only)",
+    "token_mean": "token-mean loss (DAPO, TRL's default; z-score)",
+}
+ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo", "token_mean": "grpo"}  # DAPO keeps GRPO's z-score
+AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm", "token_mean": "token_mean"}
+AGGREGATION_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "token_mean": "token mean, DAPO"}
 PATH_NAMES = ("correct path", "wrong path")
 KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
 
 
 # ----------------------------------------------------------------------------------------------- per-token weights
 def per_token_weight(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> np.ndarray:
-    """Weight on each token's log-prob of answer i (before the 1/G mean over answers): A_i/|o_i| or A_i/L_max."""
+    """Weight on each token's log-prob of answer i (before the 1/G mean over answers): A_i/|o_i| (GRPO),
+    A_i/L_max (Dr. GRPO) or A_i/mean_j |o_j| (the token mean: every token of the batch weighs the same)."""
     advantages, lengths = np.asarray(advantages, dtype=float), np.asarray(lengths, dtype=float)
     if mode == "grpo":
         return advantages / lengths
     if mode == "dr_grpo":
         return advantages / float(max_len)
-    raise ValueError(f"mode must be 'grpo' or 'dr_grpo', got {mode!r}")
+    if mode == "token_mean":
+        return advantages / lengths.mean()
+    raise ValueError(f"mode must be one of {ALL_LOSSES}, got {mode!r}")
 
 
 def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> torch.Tensor:
@@ -161,6 +171,14 @@ class ToyRun:
         return self.p_correct * lengths[..., 0] + (1 - self.p_correct) * lengths[..., 1]
 
 
+def token_weights(aggregation: np.ndarray, lengths: np.ndarray, max_len: int) -> np.ndarray:
+    """Each answer's weight per token, times the number of answers of its run's batch: 1/|o_i| (GRPO), 1/L_max
+    (Dr. GRPO) or 1/mean |o| over the run's batch (token mean). aggregation [L, 1, 1, 1], lengths [L, N, P, G]."""
+    batch_mean = lengths.mean(axis=(2, 3), keepdims=True)  # [L, N, 1, 1]
+    sequence = np.where(aggregation == "seq_mean_token_mean", 1.0 / lengths, 1.0 / max_len)
+    return np.where(aggregation == "token_mean", 1.0 / batch_mean, sequence)
+
+
 def train_toy(loss: str = "grpo", **settings) -> ToyRun:
     """`train_toys` for one loss (`settings`: its keyword arguments): the logits after every step."""
     return train_toys((loss,), **settings)[loss]
@@ -192,15 +210,16 @@ def train_toys(
     losses, runs, groups, answers.
     """
     for loss in losses:
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if loss not in ALL_LOSSES:
+            raise ValueError(f"loss must be one of {ALL_LOSSES}, got {loss!r}")
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     lr = LEARNING_RATES[optimizer] if lr is None else lr
     rng = np.random.default_rng(seed)
     n_groups = max(1, answers_per_step // group_size)
     shape = (n_runs, n_groups, group_size)
-    is_grpo = np.array([loss == "grpo" for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
+    z_score = np.array([ADVANTAGE_KIND[loss] == "grpo" for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
+    aggregation = np.array([AGGREGATION[loss] for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
     logits = np.full((len(losses), n_runs, 2), float(init_logit))  # [L, N, 2]
     m, v = np.zeros_like(logits), np.zeros_like(logits)
     beta1, beta2, adam_eps = 0.9, 0.999, 1e-8
@@ -216,8 +235,8 @@ def train_toys(
         rewards = np.broadcast_to(correct.astype(float), k.shape)
         if length_reward_weight and step >= length_reward_start:
             rewards = rewards + length_reward_weight * kimi_reward_np(k + 1, correct)
-        adv = np.where(is_grpo, group_advantages(rewards, "grpo"), group_advantages(rewards, "dr_grpo"))  # [L, N, P, G]
-        weight = np.where(is_grpo, 1.0 / (k + 1), 1.0 / (cap + 1))  # 1/|o_i| (GRPO) or 1/L_max (Dr. GRPO)
+        adv = np.where(z_score, group_advantages(rewards, "grpo"), group_advantages(rewards, "dr_grpo"))  # [L, N, P, G]
+        weight = token_weights(aggregation, k + 1, cap + 1)  # [L, N, P, G]
         score = k * (1 - s) - (k < cap) * s  # d log q(k) / d logit
         per_answer = -adv * weight * score / (n_groups * group_size)  # [L, N, P, G]
         on_correct = (per_answer * correct).sum(axis=(2, 3))  # [L, N]
@@ -323,10 +342,14 @@ SUMMARY_COLUMNS = {
 }  # metric -> header
 
 
+def last_mean(result, key: str, last: int = 20) -> float:
+    """Mean of a run's metric over its last `last` steps (NaN steps skipped)."""
+    return finite_mean(result.curve(key)[-min(last, len(result.history)) :])
+
+
 def run_summary(result, last: int = 20) -> dict:
     """Means over the last `last` steps of a run of every SUMMARY_COLUMNS metric."""
-    tail = slice(-min(last, len(result.history)), None)
-    return {key: finite_mean(result.curve(key)[tail]) for key in SUMMARY_COLUMNS}
+    return {key: last_mean(result, key, last) for key in SUMMARY_COLUMNS}
 
 
 def summary_text(runs: dict, last: int = 20) -> str:
@@ -606,3 +629,173 @@ def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last:
 def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
     """Every quantitative statement of notebook 05 next to our measurement (the toy is cheap: full size always)."""
     return exercise4_rows() + exercise5_rows() + gradient_rows() + toy_rows(seeds) + kimi_arithmetic_rows(fast=fast)
+
+
+# ----------------------------------------------------------------------------------------------- for the learner
+def columns_text(rows: list[tuple[str, ...]]) -> str:
+    """Rows of strings as left-aligned columns (the first row is the header)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+
+
+def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
+    """The setup cell's line on the toy model: its settings, and how long one training of both losses takes here."""
+    start = time.perf_counter()
+    train_toy_pair(p_correct, group_size)
+    seconds = time.perf_counter() - start
+    return (
+        f"toy model (§2): p(correct) = {p_correct}, G = {group_size}, at most {L_CAP} thinking tokens, {N_RUNS} runs "
+        f"of {STEPS} steps of {ANSWERS_PER_STEP} answers, {OPTIMIZER.upper()}; both losses trained in "
+        f"{seconds:.2f} s just now"
+    )
+
+
+def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len: int = 1000) -> str:
+    """Exercise 4's per-token weights under the three aggregations, by autograd through
+    rlvr.objectives.aggregate_loss, next to the lecture's (it states GRPO's and Dr. GRPO's)."""
+    lecture = {"grpo": "+0.01, -0.001", "dr_grpo": "+0.001, -0.001", "token_mean": "(not in the lecture)"}
+    rows = [
+        (
+            "aggregation (aggregate_loss mode)",
+            f"correct ({correct_length} tokens, A = +1)",
+            f"wrong ({wrong_length} tokens, A = -1)",
+            "lecture",
+        )
+    ]
+    for loss in ALL_LOSSES:
+        weights = token_weights_by_autograd([1.0, -1.0], [correct_length, wrong_length], loss, max_len).tolist()
+        name = f"{AGGREGATION_NAMES[loss]} ({AGGREGATION[loss]})"
+        rows.append((name, *(signed(w, 4) for w in weights), lecture[loss]))
+    return columns_text(rows)
+
+
+def token_mean_text(p_correct: float = P_CORRECT, batches=(ANSWERS_PER_STEP, 16 * ANSWERS_PER_STEP)) -> str:
+    """The token mean in the toy: final thinking tokens per path for a small and a large batch, next to GRPO's."""
+    start = float(mean_thinking_tokens(INIT_LOGIT))
+    rows = [("loss, answers per step", "correct path", "wrong path")]
+    grpo = train_toy("grpo", p_correct=p_correct).mean_length()[-1].mean(axis=0)  # [2]
+    rows.append((f"{AGGREGATION_NAMES['grpo']}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
+    for batch in batches:
+        final = train_toy("token_mean", p_correct=p_correct, answers_per_step=batch).mean_length()[-1].mean(axis=0)
+        rows.append((f"{AGGREGATION_NAMES['token_mean']}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
+    head = (
+        f"thinking tokens after {STEPS} steps (mean of {N_RUNS} runs, p = {p_correct}, start {start:.1f} on both paths)"
+    )
+    return head + "\n" + columns_text(rows)
+
+
+OUTCOME_ROWS = {
+    "mean_length_correct": "mean length of the correct answers (tokens)",
+    "mean_length_wrong": "mean length of the wrong answers (tokens)",
+    "mean_length": "mean length of all answers (tokens)",
+    "cot_fraction": "think-first share",
+    "cot_accuracy": "accuracy of the think-first answers",
+}  # history key -> what the learner reads
+
+
+def outcome_lengths_text(result) -> str:
+    """A run's lengths by outcome, its think-first share and its think-first accuracy at its first and last step."""
+    first, last = result.history[0], result.history[-1]
+
+    def cell(key: str, value: float) -> str:
+        return f"{value:.1%}" if key in ("cot_fraction", "cot_accuracy") else f"{value:.1f}"
+
+    rows = [("", "step 0", f"step {len(result.history) - 1}")]
+    rows += [(label, cell(key, first[key]), cell(key, last[key])) for key, label in OUTCOME_ROWS.items()]
+    return columns_text(rows)
+
+
+def first_step_within(curve: np.ndarray, reference: np.ndarray, within: float, start: int = 0) -> int | None:
+    """First step at or after `start` where `curve` is at most `within` below `reference`; None if never."""
+    gap = np.asarray(reference, dtype=float) - np.asarray(curve, dtype=float)
+    hits = np.nonzero(gap[start:] <= within)[0]
+    return start + int(hits[0]) if len(hits) else None
+
+
+def kimi_story_text(runs: dict, switch_on: int, within: float = 0.05, pays: float = 0.65) -> str:
+    """What §4 reads off the three Kimi runs (trailing 5-step averages): how far the early reward pulls the think-first
+    share down and when; when its think-first answers first reach `pays` accuracy (where thinking pays despite the
+    reward); when it gets back within `within` of the run without the reward; where that run stands at the late
+    switch, and whether the late run matches it until then."""
+    (base_label, base), (early_label, early), (late_label, late) = runs.items()
+    share_b, share_e = smooth(base.curve("cot_fraction")), smooth(early.curve("cot_fraction"))
+    low = int(np.nanargmin(share_e))
+    pays_at = first_step_at(smooth(early.curve("cot_accuracy")), pays)
+    share_back = first_step_within(share_e, share_b, within, low)
+    accuracy_back = first_step_within(smooth(early.curve("accuracy")), smooth(base.curve("accuracy")), within, low)
+    think_b = smooth(base.curve("cot_accuracy"))
+    same = all(a == b for a, b in zip(base.curve("accuracy")[:switch_on], late.curve("accuracy")[:switch_on]))
+
+    def step(at: int | None) -> str:
+        return f"step {at}" if at is not None else f"no step of the {len(share_e) - 1}"
+
+    points = f"{100 * within:.0f} points"
+    return "\n".join(
+        [
+            f"{early_label}: think-first share {share_e[0]:.0%} at step 0, lowest {share_e[low]:.0%} at step {low} "
+            f"(the run with {base_label}: {share_b[low]:.0%} there)",
+            f"  its think-first answers are first right {pays:.0%} of the time or more at {step(pays_at)}",
+            f"  back within {points} of the run with {base_label}: think-first share at {step(share_back)}, "
+            f"accuracy at {step(accuracy_back)}",
+            f"{late_label}: the same run as the one with {base_label} up to step {switch_on}: {same}; that run "
+            f"thinks first in {share_b[switch_on]:.0%} of its answers at step {switch_on}, and its think-first answers "
+            f"are right {think_b[switch_on]:.0%} of the time",
+        ]
+    )
+
+
+def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
+    """Every figure and claim of the lecture for notebook 05 next to this run's, for the learner: no bands and no
+    verdicts (`python -m rlvr reproduce` judges the same figures)."""
+    grpo_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], "grpo", 1000).tolist()
+    dr_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], "dr_grpo", 1000).tolist()
+    grads = expected_gradients()
+    start = float(mean_thinking_tokens(INIT_LOGIT))
+    toy = {p: {loss: v.mean(axis=0) for loss, v in toy_final_lengths(p).items()} for p in (P_CORRECT, 0.7)}
+    kimi = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False])).tolist()
+    (base_label, base), (early_label, early), (late_label, late) = kimi_runs.items()
+    accuracy = {label: last_mean(result, "accuracy", last) for label, result in kimi_runs.items()}
+    lowest = float(np.nanmin(smooth(early.curve("cot_fraction"))))
+
+    def lengths(p: float, loss: str) -> str:
+        correct, wrong = toy[p][loss]
+        return f"wrong {wrong:.1f}, correct {correct:.1f} tokens (cap {L_CAP}, start {start:.1f})"
+
+    zero = max(np.abs(grads["true"]).max(), np.abs(grads["dr_grpo"]).max())
+    first_share = base.history[0]["cot_fraction"]
+    return columns_text(
+        [
+            ("", "what", "lecture", "this run"),
+            (
+                "Ex. 4",
+                "GRPO, per token: correct, wrong",
+                "+0.01, -0.001",
+                f"{signed(grpo_w[0], 4)}, {signed(grpo_w[1], 4)}",
+            ),
+            (
+                "Ex. 4",
+                "Dr. GRPO, per token: correct, wrong",
+                "+0.001, -0.001",
+                f"{signed(dr_w[0], 4)}, {signed(dr_w[1], 4)}",
+            ),
+            ("§4.2", "true gradient; Dr. GRPO's expected one", "0", f"{signed(zero, 4)} (up to float round-off)"),
+            (
+                "§4.2",
+                f"GRPO loss, p = {P_CORRECT}, {STEPS} steps",
+                "wrong to the cap, correct to 0",
+                lengths(P_CORRECT, "grpo"),
+            ),
+            ("§4.2", f"Dr. GRPO loss, p = {P_CORRECT}, {STEPS} steps", "no length bias", lengths(P_CORRECT, "dr_grpo")),
+            ("Ex. 7(d)", f"GRPO loss, p = 0.7, {STEPS} steps", "(asked)", lengths(0.7, "grpo")),
+            ("Ex. 5", "length reward of the four answers", "0.5, 0.25, 0, -0.5", ", ".join(signed(r, 2) for r in kimi)),
+            (
+                "§6.2",
+                f"{early_label}: lowest think-first share",
+                "hurts if on too early",
+                f"{lowest:.0%} (from {first_share:.0%})",
+            ),
+            ("§6.2", f"mean accuracy, last {last} steps: {base_label}", "", f"{accuracy[base_label]:.1%}"),
+            ("§6.2", f"   {early_label}", "", f"{accuracy[early_label]:.1%}"),
+            ("§6.2", f"   {late_label}", "", f"{accuracy[late_label]:.1%}"),
+        ]
+    )

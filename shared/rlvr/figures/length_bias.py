@@ -21,20 +21,26 @@ from rlvr.experiments.length_bias import (
     smooth,
     train_toy_pair,
 )
+from rlvr.figures.palette import ALGO_COLORS, COLORS, RIGHT, WRONG, knob_color
 from rlvr.objectives import kimi_length_reward
 
-PATH_COLORS = ("#2e7d32", "#c62828")  # correct, wrong
+# Colour says which loss (the module's algorithm colours); line style says right or wrong (palette.RIGHT solid,
+# palette.WRONG dashed), never colour. A curve over all answers, right and wrong together, is dotted.
+LOSS_COLORS = {"grpo": ALGO_COLORS["grpo"], "dr_grpo": ALGO_COLORS["dr_grpo"]}
+PATH_STYLES = (RIGHT, WRONG)  # correct path / answer, wrong path / answer
+ALL_ANSWERS = {"ls": ":", "lw": 2.2}  # every answer, right and wrong together
+REFERENCE = COLORS["exact"]  # the cap, the start, the switch-on step: exact values
 # Where the correct and the wrong answer's curves coincide (equal |A|, or no drift), the correct one is drawn wide and
 # light under the wrong one, so both stay visible.
 UNDER = {"lw": 4.0, "alpha": 0.55}  # the correct answer's / path's line
 OVER = {"lw": 1.6, "alpha": 1.0}  # the wrong answer's / path's line
-# The Kimi runs on the arithmetic task are all GRPO: black for the run without the reward (the reference), and two
-# colours no algorithm of the module uses (rlvr.figures.palette); the late run is dashed because it follows the
-# reference run until its switch.
+# The Kimi runs on the arithmetic task are all GRPO runs that differ in one knob (when the length reward starts): the
+# run without it is the default run (black), the others take the one-knob colours. The late run is drawn from its
+# switch on: before it, it is the default run.
 KIMI_STYLES = (
-    {"color": "black", "ls": "-", "lw": 1.8},
-    {"color": "#8c564b", "ls": "-", "lw": 1.6},
-    {"color": "#e377c2", "ls": "--", "lw": 1.6},
+    {"color": COLORS["exact"], "lw": 1.8},
+    {"color": knob_color(0), "lw": 1.6},
+    {"color": knob_color(1), "lw": 1.6},
 )
 
 
@@ -46,28 +52,32 @@ def draw_token_weights(
     wrong_length: int = 1000,
     max_len: int = 1000,
 ) -> None:
-    """|per-token weight| (log-log) and the total push on an answer against its length, GRPO vs Dr. GRPO."""
+    """|per-token weight| (log-log) and the total push on an answer against its length, GRPO vs Dr. GRPO (colour),
+    the correct and the wrong answer (solid, dashed)."""
     from rlvr.widgets import fresh_axes
 
     ax_w, ax_total = fresh_axes(fig, 1, 2)
     lengths = np.unique(np.geomspace(1, max_len, 60).round())  # [n]
-    answers = (
-        (adv_correct, correct_length, PATH_COLORS[0], "correct"),
-        (adv_wrong, wrong_length, PATH_COLORS[1], "wrong"),
-    )
+    answers = ((adv_correct, correct_length, "correct"), (adv_wrong, wrong_length, "wrong"))
     lines = []
-    for (adv, length, color, name), style in zip(answers, (UNDER, OVER)):
-        grpo = per_token_weight(adv, lengths, "grpo")  # [n]
-        dr = per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths)  # [n]
-        ax_w.plot(lengths, np.abs(grpo), color=color, label=f"GRPO, {name} (A = {adv:+.2g})", **style)
-        ax_w.plot(lengths, np.abs(dr), color=color, ls="--", label=f"Dr. GRPO, {name}", **style)
-        ax_total.plot(lengths, grpo * lengths, color=color, **style)
-        ax_total.plot(lengths, dr * lengths, color=color, ls="--", **style)
+    for (adv, length, name), path_style, width in zip(answers, PATH_STYLES, (UNDER, OVER)):
+        weights = {
+            "grpo": per_token_weight(adv, lengths, "grpo"),  # [n]
+            "dr_grpo": per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths),  # [n]
+        }
+        for loss, weight in weights.items():
+            style = {**path_style, **width, "color": LOSS_COLORS[loss]}
+            label = f"{'GRPO' if loss == 'grpo' else 'Dr. GRPO'}, {name} (A = {adv:+.2g})"
+            ax_w.plot(lengths, np.abs(weight), label=label, **style)
+            ax_total.plot(lengths, weight * lengths, **style)
         capped = length > max_len  # no answer is longer than L_max: the generation cap
         length = min(length, max_len)
         w_grpo, w_dr = adv / length, adv / max_len
-        ax_w.plot([length, length], [abs(w_grpo), abs(w_dr)], "o", color=color, ms=6)
-        ax_total.plot([length, length], [adv, w_dr * length], "o", color=color, ms=6)
+        face = "white" if name == "wrong" else None  # a hollow dot for the wrong answer, a filled one for the correct
+        for loss, w in (("grpo", w_grpo), ("dr_grpo", w_dr)):
+            dot = {"color": LOSS_COLORS[loss], "ms": 6, "mfc": face or LOSS_COLORS[loss], "zorder": 3}
+            ax_w.plot([length], [abs(w)], "o", **dot)
+            ax_total.plot([length], [w * length if loss == "dr_grpo" else adv], "o", **dot)
         lines.append(f"{name}, {length} tokens{'*' if capped else ''}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
         if capped:
             lines.append("  * set longer than L_max, capped at L_max")
@@ -90,12 +100,12 @@ def draw_token_weights(
         title="total push on the answer",
         ylim=(-top, top),
     )
-    ax_total.axhline(0, color="grey", lw=0.5)
+    ax_total.axhline(0, color=REFERENCE, lw=0.5)
     plain_log_ticks(ax_w.xaxis, ax_w.yaxis, ax_total.xaxis)
     ax_total.text(
         0.03,
         0.6,
-        "solid: GRPO (A_i whatever the length)\ndashed: Dr. GRPO (A_i |o_i| / L_max)",
+        "GRPO (blue): A_i, whatever the length\nDr. GRPO (orange): A_i |o_i| / L_max\nsolid: correct, dashed: wrong",
         transform=ax_total.transAxes,
         fontsize=7,
         va="bottom",
@@ -127,32 +137,30 @@ def token_weight_panel():
         controls,
         remember=REMEMBERED_IMAGES,
         figsize=(9, 3.8),
-        title="GRPO (solid) vs Dr. GRPO (dashed): per-token weight and total push",
+        title="GRPO (blue) vs Dr. GRPO (orange), correct answer solid, wrong dashed: per-token weight and total push",
     )
 
 
 def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | None = None) -> None:
-    """One axes per loss: expected thinking tokens of each path against steps (thin: runs, thick: mean)."""
+    """One axes per loss (its colour): expected thinking tokens of the correct path (solid) and the wrong path
+    (dashed) against steps (thin: runs, thick: mean)."""
     from rlvr.widgets import fresh_axes
 
     axes = np.atleast_1d(fresh_axes(fig, 1, len(runs), sharey=True))
     for ax, (loss, run) in zip(axes, runs.items()):
         lengths = run.mean_length()  # [S+1, N, 2]
         steps = np.arange(len(lengths))
-        for path, style in zip((0, 1), (UNDER, OVER)):
-            ax.plot(steps, lengths[:, :, path], color=PATH_COLORS[path], lw=0.5, alpha=0.35)
-            ax.plot(
-                steps,
-                lengths[:, :, path].mean(axis=1),
-                color=PATH_COLORS[path],
-                label=f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}",
-                **style,
-            )
-        ax.axhline(run.cap, color="grey", ls=":", lw=1)
-        ax.axhline(lengths[0, 0, 0], color="grey", ls="--", lw=0.8)
+        color = LOSS_COLORS[loss]
+        for path, path_style, width in zip((0, 1), PATH_STYLES, (UNDER, OVER)):
+            ax.plot(steps, lengths[:, :, path], color=color, lw=0.5, alpha=0.3, **path_style)
+            mean = lengths[:, :, path].mean(axis=1)
+            label = f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}"
+            ax.plot(steps, mean, color=color, label=label, **path_style, **width)
+        ax.axhline(run.cap, color=REFERENCE, ls=":", lw=1)
+        ax.axhline(lengths[0, 0, 0], color=REFERENCE, ls="-.", lw=0.8)
         if switch_on is not None and run.length_reward_weight:
-            ax.axvline(switch_on, color="#555555", ls="-.", lw=1)
-            ax.text(switch_on, run.cap * 0.75, "length reward on ", color="#555555", fontsize=7, ha="right")
+            ax.axvline(switch_on, color=REFERENCE, ls="-.", lw=1)
+            ax.text(switch_on, run.cap * 0.75, "length reward on ", color=REFERENCE, fontsize=7, ha="right")
         ax.set(title=LOSS_LABELS.get(loss, loss), xlabel="step", ylim=(-1, run.cap + 2))
         ax.legend(fontsize=7, loc="center right", title="final mean", title_fontsize=7)
     axes[0].set_ylabel("expected thinking tokens")
@@ -168,7 +176,7 @@ def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, op
         fig,
         runs,
         f"p(correct) = {p_correct:.2f}, G = {group_size}, {optimizer}, {N_RUNS} runs of "
-        f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dashed: the start",
+        f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dash-dot: the start",
     )
 
 
@@ -225,7 +233,8 @@ def toy_kimi_panel():
 def draw_kimi_group(
     fig, len_1=200, len_2=400, len_3=600, len_4=1000, correct_1=True, correct_2=True, correct_3=False, correct_4=False
 ) -> None:
-    """A group of four answers: Kimi's length reward against length (lines) and each answer's reward (dots, bars)."""
+    """A group of four answers: Kimi's length reward against length (correct: solid line, filled dots and bars; wrong:
+    dashed line, hollow dots, hatched bars) and each answer's reward."""
     from rlvr.widgets import fresh_axes
 
     lengths = torch.tensor([len_1, len_2, len_3, len_4], dtype=torch.float32)
@@ -236,12 +245,13 @@ def draw_kimi_group(
     if hi > lo:
         grid = np.linspace(lo, hi, 50)
         lam = 0.5 - (grid - lo) / (hi - lo)
-        ax.plot(grid, lam, color=PATH_COLORS[0], label="correct: $\\lambda$", **UNDER)
-        ax.plot(grid, np.minimum(lam, 0), color=PATH_COLORS[1], ls="--", label="wrong: min(0, $\\lambda$)", **OVER)
+        ax.plot(grid, lam, color=REFERENCE, label="correct: $\\lambda$", **RIGHT, **UNDER)
+        ax.plot(grid, np.minimum(lam, 0), color=REFERENCE, label="wrong: min(0, $\\lambda$)", **WRONG, **OVER)
     else:
         ax.text(0.5, 0.8, "all lengths equal: every reward is 0", transform=ax.transAxes, ha="center", fontsize=8)
-    colors = [PATH_COLORS[0] if c else PATH_COLORS[1] for c in correct.tolist()]
-    ax.scatter(lengths.numpy(), rewards, c=colors, s=45, zorder=3, edgecolors="black", linewidths=0.5)
+    is_right = correct.tolist()
+    faces = [REFERENCE if right else "white" for right in is_right]
+    ax.scatter(lengths.numpy(), rewards, c=faces, s=45, zorder=3, edgecolors=REFERENCE, linewidths=1.0)
     for i, (x, y) in enumerate(zip(lengths.tolist(), rewards)):
         ax.annotate(str(i + 1), (x, y), textcoords="offset points", xytext=(4, 5), fontsize=8)
     ax.set(
@@ -250,19 +260,20 @@ def draw_kimi_group(
         ylim=(-0.65, 0.65),
         title=f"group: min {lo:.0f}, max {hi:.0f} tokens",
     )
-    ax.axhline(0, color="grey", lw=0.5)
+    ax.axhline(0, color=REFERENCE, lw=0.5)
     if hi > lo:
         ax.legend(fontsize=7, loc="upper right")
     names = [
-        f"{i + 1}: {int(n)} {'right' if c else 'wrong'}"
-        for i, (n, c) in enumerate(zip(lengths.tolist(), correct.tolist()))
+        f"{i + 1}: {int(n)} {'right' if c else 'wrong'}" for i, (n, c) in enumerate(zip(lengths.tolist(), is_right))
     ]
-    ax_bar.barh(range(len(names)), rewards[::-1], color=colors[::-1])
+    bars = ax_bar.barh(range(len(names)), rewards[::-1], color=faces[::-1], edgecolor=REFERENCE)
+    for bar, right in zip(bars, is_right[::-1]):
+        bar.set_hatch("" if right else "///")
     ax_bar.set_yticks(range(len(names)), names[::-1])
     for y, r in enumerate(rewards[::-1]):
         ax_bar.text(r, y, (f" {r:+.3g} " if r else " 0 "), va="center", ha="left" if r >= 0 else "right", fontsize=8)
-    ax_bar.set(xlim=(-0.8, 0.8), title="each answer's length reward")
-    ax_bar.axvline(0, color="grey", lw=0.5)
+    ax_bar.set(xlim=(-0.8, 0.8), xlabel="length reward", title="each answer's length reward")
+    ax_bar.axvline(0, color=REFERENCE, lw=0.5)
     ax_bar.tick_params(axis="y", labelsize=7)
 
 
@@ -284,66 +295,72 @@ def kimi_group_panel():
 
 
 def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic task") -> None:
-    """Mean length of correct and wrong answers (and of all answers) against step for one RL run."""
+    """One GRPO run (its colour): mean length of the correct (solid), the wrong (dashed) and all answers (dotted)
+    against step, then the think-first share and the two accuracies."""
+    from matplotlib.ticker import PercentFormatter
+
     from rlvr.widgets import fresh_axes
 
     ax_len, ax_share = fresh_axes(fig, 1, 2)
-    for key, color, label in (
-        ("mean_length_correct", PATH_COLORS[0], "correct answers"),
-        ("mean_length_wrong", PATH_COLORS[1], "wrong answers"),
-        ("mean_length", "black", "all answers"),
+    color = LOSS_COLORS["grpo"]
+    for key, style, label in (
+        ("mean_length_correct", {**RIGHT, "lw": 1.6}, "correct answers"),
+        ("mean_length_wrong", {**WRONG, "lw": 1.6}, "wrong answers"),
+        ("mean_length", ALL_ANSWERS, "all answers"),
     ):
-        ax_len.plot(smooth(result.curve(key)), color=color, label=label, lw=1.6 if color != "black" else 1)
+        ax_len.plot(smooth(result.curve(key)), color=color, label=label, **style)
     ax_len.set(xlabel="step", ylabel="mean answer length (tokens)", title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
-    for key, color, label in (
-        ("cot_fraction", "#6a1b9a", "think-first share"),
-        ("accuracy", "black", "accuracy"),
-        ("cot_accuracy", "#2e7d32", "accuracy of think-first answers"),
+    for key, style, label in (
+        ("accuracy", {"ls": "-", "lw": 1.6}, "accuracy (all answers)"),
+        ("cot_accuracy", {"ls": "-.", "lw": 1.6}, "accuracy of think-first answers"),
+        ("cot_fraction", {"ls": ":", "lw": 2.2}, "think-first share"),
     ):
-        ax_share.plot(smooth(result.curve(key)), color=color, label=label)
-    from matplotlib.ticker import PercentFormatter
-
-    ax_share.set(xlabel="step", ylim=(0, 1.02), title="why: format and accuracy")
+        ax_share.plot(smooth(result.curve(key)), color=color, label=label, **style)
+    ax_share.set(xlabel="step", ylabel="share of answers", ylim=(0, 1.02), title="why: format and accuracy")
     ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
 
 
 def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
-    """Think-first share, accuracy and mean length against step for each run (KIMI_STYLES, in the runs' order)."""
+    """Think-first share, accuracy and mean length against step for each run (KIMI_STYLES, in the runs' order); the
+    run switched on at `switch_on` is drawn from that step on (before it, it is the first run)."""
+    from matplotlib.ticker import PercentFormatter
+
     from rlvr.widgets import fresh_axes
 
     axes = fresh_axes(fig, 1, 3)
-    for (label, result), style in zip(runs.items(), KIMI_STYLES):
+    for index, ((label, result), style) in enumerate(zip(runs.items(), KIMI_STYLES)):
+        start = switch_on if index == 2 and switch_on is not None else 0
         for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
-            ax.plot(smooth(result.curve(key)), label=label, **style)
-    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length (tokens)")):
+            curve = smooth(result.curve(key))
+            ax.plot(np.arange(start, len(curve)), curve[start:], label=label, **style)
+    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length")):
         ax.set(xlabel="step", title=title)
         ax.grid(alpha=0.3)
         if switch_on is not None:
             ax.axvline(switch_on, color=KIMI_STYLES[2]["color"], ls="-.", lw=0.8)
-    from matplotlib.ticker import PercentFormatter
-
     for ax in axes[:2]:
         ax.set_ylim(0, 1.02)
+        ax.set_ylabel("share of answers")
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    axes[2].set_ylim(0, 16.5)
+    axes[2].set(ylim=(0, 16.5), ylabel="tokens")
     axes[0].legend(fontsize=7, loc="lower right")
 
 
 def plot_length_split(fig, pairs: dict) -> None:
-    """For {p: train_toy_pair(p)}: the GRPO loss's expected thinking tokens over all answers and per path, one axes
-    per p (shared y)."""
+    """For {p: train_toy_pair(p)}: the GRPO loss's expected thinking tokens over all answers (dotted) and per path
+    (correct solid, wrong dashed), one axes per p (shared y)."""
     from rlvr.widgets import fresh_axes
 
     axes = np.atleast_1d(fresh_axes(fig, 1, len(pairs), sharey=True))
+    color = LOSS_COLORS["grpo"]
     for ax, (p_correct, runs) in zip(axes, pairs.items()):
         grpo = runs["grpo"]
-        ax.plot(grpo.mean_length_all().mean(axis=1), color="black", lw=2, label="all answers")
-        for path, style in zip((0, 1), (UNDER, OVER)):
-            ax.plot(
-                grpo.mean_length()[:, :, path].mean(axis=1), color=PATH_COLORS[path], label=PATH_NAMES[path], **style
-            )
+        ax.plot(grpo.mean_length_all().mean(axis=1), color=color, label="all answers", **ALL_ANSWERS)
+        for path, path_style, width in zip((0, 1), PATH_STYLES, (UNDER, OVER)):
+            mean = grpo.mean_length()[:, :, path].mean(axis=1)
+            ax.plot(mean, color=color, label=PATH_NAMES[path], **path_style, **width)
         ax.set(title=f"toy model, GRPO loss, p(correct) = {p_correct}", xlabel="step")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
