@@ -342,8 +342,8 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
             ax.axvline(switch_on, color=KIMI_STYLES[2]["color"], ls="-.", lw=0.8)
     for ax in axes[:2]:
         ax.set_ylim(0, 1.02)
-        ax.set_ylabel("share of answers")
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    axes[0].set_ylabel("share of answers")
     axes[2].set(ylim=(0, 16.5), ylabel="tokens")
     axes[0].legend(fontsize=7, loc="lower right")
 
