@@ -2,6 +2,7 @@
 the curve readers, the cost accounting and the panel (with a fake trainer)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -103,7 +104,7 @@ def test_configs_share_cache_keys_with_the_package_defaults():
 
 
 def test_values_from_key_inverts_config_key():
-    values = {"algo": "ppo", "lr": 3e-4, "epsilon": 0.35, "updates": 3}
+    values = {"algo": "ppo", "lr": 3e-4, "clip_eps": 0.35, "updates": 3}
     assert frace.values_from_key(config_key(values)) == values
 
 
@@ -298,7 +299,7 @@ def visible_labels(axis) -> list[str]:
 
 
 def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
-    from rlvr.figures.palette import ALGO_COLORS
+    from rlvr.figures.palette import ALGO_COLORS, knob_color
     from rlvr.widgets import new_figure
 
     n = 40
@@ -310,7 +311,12 @@ def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
     frace.plot_race(fig, runs)
     colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines if not line.get_label().startswith("_")}
     assert colours["PPO-8"] == ALGO_COLORS["ppo"] and colours["GRPO-1"] == ALGO_COLORS["grpo"]
+    assert colours["GRPO-8"] == knob_color(0)  # one knob (updates per batch) away from GRPO-1
     assert len(set(colours.values())) == 3
+    first = {
+        line.get_label(): line.get_ydata()[0] for line in fig.axes[0].lines if not line.get_label().startswith("_")
+    }
+    assert first["PPO-8"] == pytest.approx(0.25)  # trailing average: each curve starts at its run's step 0
     assert fig.axes[1].get_xscale() == "log" and fig.axes[0].get_xscale() == "linear"
     rng = np.random.default_rng(0)
     reward = np.clip(0.9 + 0.02 * rng.standard_normal(n), 0, 1)
@@ -331,6 +337,10 @@ def test_figures_use_the_module_palette_a_log_cpu_axis_and_readable_log_axes():
     assert len(visible_labels(fig.axes[2].yaxis)) >= 3
     ratio = fig.axes[3].lines[0].get_ydata()
     assert ratio[n // 2] == pytest.approx(0.08 / 0.09)
+    levels = sorted(float(line.get_ydata()[0]) for line in fig.axes[3].lines[1:])
+    assert levels == pytest.approx([(7 / 8) ** 2, 1.0])  # the group mean's level, and leave-one-out's
+    styles = {line.get_color(): line.get_linestyle() for line in fig.axes[2].lines}
+    assert styles[ALGO_COLORS["ppo"]] != styles[ALGO_COLORS["rloo"]]  # never red against green by colour alone
 
 
 def test_panel_plot_redrawn_on_its_reused_axes_looks_like_a_new_one():
@@ -362,7 +372,7 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
     panel = frace.epsilon_panel(default_result=default, steps=3)
     assert panel.error is None and len(panel.results) == 1
     assert type(panel.controls["algo"]).__name__ == "ToggleButtons" and panel.controls["algo"].label == "GRPO"
-    panel.controls["epsilon"].value = 0.5
+    panel.controls["clip_eps"].value = 0.5
     panel.controls["updates"].value = 4
     panel.controls["lr"].value = 1e-3
     assert panel.click_run() is not None and panel.error is None
@@ -379,3 +389,94 @@ def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
     assert short.timing["total_cpu_s"] == pytest.approx(30 * 1.5)
     assert short.timing["total_s"] == pytest.approx(30 * 4.5)
     assert race.steps_to_think(short) == race.steps_to_think(full) == 18  # (t - 2) / 20 >= 0.8
+
+
+# ----------------------------------------------------------------------------- what the notebook prints
+def test_summary_compares_ppo_with_grpo8_and_names_the_cheapest_run_per_cpu_second():
+    text = race.race_summary_text(race_of_fakes())
+    assert "(PPO-8 / GRPO-8 = 2.0x)" in text  # 2.0 s against 1.0 s of training per step
+    assert "CPU time to 80% think-first: PPO-8 16 s, GRPO-1 8.7 s, GRPO-8 11 s   (least: GRPO-1)" in text
+
+
+def test_value_text_reads_the_value_model_from_the_history():
+    ppo = fake_run(
+        [0.5] * 4,
+        value_mean=[0.0, 0.3, 0.4, 0.4],
+        reward=[0.2, 0.35, 0.4, 0.5],
+        adv_sq_value=[0.5, 0.1, 0.1, 0.3],
+        adv_sq_none=[0.5] * 4,
+        adv_sq_loo=[0.2, 0.2, 0.0, 0.2],  # step 2: every group's rewards all equal
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by zero
+        text = race.value_text(ppo)
+    assert "value prediction at step 0: 0   (mean reward of that batch: 0.200)" in text
+    assert "value prediction at step 1: 0.300   (mean reward of that batch: 0.350)" in text
+    assert "steps 1-3 (1 left out: every group's rewards all equal): median 1.00, below 1 at 50%" in text
+    assert "nan" not in text
+
+
+def test_the_group_mean_advantage_is_seven_eighths_of_leave_one_out():
+    from rlvr.sft import warm_up
+
+    scales = race.mean_vs_leave_one_out(warm_up(0.1, 0).model, n_prompts=8, group_size=8, seed=0)
+    assert len(scales.ratios) + scales.n_all_equal == scales.n_answers == 64 and len(scales.ratios) > 0
+    np.testing.assert_allclose(scales.ratios, 7 / 8, rtol=1e-6)
+    assert scales.mean_sq_ratio == pytest.approx((7 / 8) ** 2, rel=1e-6)
+    text = race.baseline_scales_text(scales)
+    assert "from 0.8750 to 0.8750" in text and "0.7656" in text
+
+
+def test_clip_and_no_clip_texts_compare_with_the_edge_and_between_runs():
+    run = fake_run(
+        [0.0, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+        clip_fraction=[0.01] * 10,
+        clip_fraction_per_update=[[0, 0.01]] * 10,
+        abs_log_ratio_per_update=[[0, 0.01]] * 10,
+    )
+    run.config = RLConfig(steps=10, epochs_per_batch=2)
+    text = race.clip_text({"GRPO-8": run, "GRPO-1": fake_run([0.5] * 10)})
+    assert "GRPO-1" not in text and "0  1.00%" in text and "log(1 + clip_eps) = 0.1823" in text
+    other = fake_run(
+        [0.0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
+        clip_fraction=[0.0] * 10,
+        clip_fraction_per_update=[[0, 0.0]] * 10,
+        abs_log_ratio_per_update=[[0, 0.02]] * 10,
+    )
+    text = race.no_clip_text({"with": run, "without": other})
+    assert "steps to 80% think-first: 4 with the clip, 5 without" in text
+    assert "largest gap between the two smoothed accuracy curves: 25.0 points (step 1)" in text
+    assert "(2.00x)" in text and "nan" not in text
+
+
+def test_lecture_and_us_puts_each_statement_of_section_three_next_to_the_runs():
+    runs = race_of_fakes()
+    runs["PPO-8"] = fake_run(
+        [0.0, 0, 1, 1, 1, 1, 1, 1],
+        seconds=(1.0, 2.0),
+        value_mean=[0.0] * 8,
+        adv_sq_value=[0.5, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
+        adv_sq_none=[0.5] * 8,
+        adv_sq_loo=[0.2] * 8,
+    )
+    table = race.lecture_and_us(runs, n_policy=1000, d_model=10)
+    assert "PPO-8 5, GRPO-1 7 (1.4x PPO-8's)" in table and "GRPO-8 5 (1.0x PPO-8's)" in table
+    assert "value at step 0: 0 |" in table and "from step 1" in table
+    assert "2,011 (PPO) against 1,000 (GRPO)" in table and "= 2.0x" in table
+    assert "| 252 GB and 126 GB by the same accounting (notebook 02) |" in table
+    assert "nan" not in table.lower() and "band" not in table
+
+
+def test_panel_draws_the_default_run_in_black_and_the_others_in_one_knob_colours():
+    from rlvr.figures.palette import COLORS, knob_color
+    from rlvr.widgets import new_figure
+
+    fig = new_figure((11, 3.4))
+    results = {
+        "GRPO-8, lr 0.0001, clip_eps 0.2 (default)": fake_run([0.5] * 3, clip_fraction=[0.0] * 3),
+        "GRPO-8, lr 0.001, clip_eps 0.2": fake_run([0.6] * 3, clip_fraction=[0.1] * 3),
+    }
+    frace.plot_panel(fig, results, live=fake_run([0.1] * 2).history)
+    colours = [line.get_color() for line in fig.axes[0].lines]
+    assert colours == [COLORS["exact"], knob_color(frace.PANEL_FIRST_KNOB), knob_color(frace.PANEL_FIRST_KNOB + 1)]
+    assert fig.axes[0].lines[-1].get_linestyle() == ":"  # the run in progress

@@ -22,11 +22,13 @@ import torch
 
 from rlvr.algorithms import algorithm
 from rlvr.cache import Entry, cached, load_or_create
-from rlvr.config import SIZES, size
+from rlvr.config import SIZES, one_thread, size
 from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean, seconds_text
-from rlvr.experiments.ppo_parts import memory_gb
-from rlvr.objectives import masked_mean
+from rlvr.experiments.ppo_parts import memory_gb, memory_totals
+from rlvr.model import sample
+from rlvr.objectives import compute_advantages, masked_mean
+from rlvr.task import prompt_tokens, sample_prompts, score_batch
 from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
 
 STEPS = SIZES["rl_steps"][0]  # RL steps of every run (full size; fast mode: size("rl_steps"))
@@ -394,12 +396,29 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
             + ", ".join(f"{name} / PPO-8 = {ratio(s[name], s['PPO-8'])}" for name in runs if name != "PPO-8")
             + ")"
         )
+    for key, level, what in (("cot_fraction", THINK_TARGET, "think-first"), ("accuracy", accuracy_level, "accuracy")):
+        seconds = {name: seconds_to(run, key, level) for name, run in runs.items()}
+        reached = {name: t for name, t in seconds.items() if math.isfinite(t)}
+        least = f"   (least: {min(reached, key=reached.get)})" if reached else ""
+        lines.append(
+            f"CPU time to {level:.0%} {what}: "
+            + ", ".join(
+                f"{name} {seconds_text(t) if math.isfinite(t) else 'not reached'}" for name, t in seconds.items()
+            )
+            + least
+        )
     costs = cost_ratios(runs, reference)
     others = [name for name in runs if name != reference]
     n = len(runs[reference].history)
+    pair = (
+        f"   (PPO-8 / GRPO-8 = {costs['PPO-8']['training_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}x)"
+        if {"PPO-8", "GRPO-8"} <= set(costs)
+        else ""
+    )
     lines.append(
         f"training CPU time per step (median), as a multiple of {reference}'s: "
         + ", ".join(f"{name} {costs[name]['training_x']:.1f}x" for name in others)
+        + pair
     )
     lines.append(
         f"sampling CPU time per step (median), as a multiple of {reference}'s: "
@@ -437,6 +456,132 @@ def seconds_per_step(run: RaceRun) -> dict:
     """Median CPU and wall-clock seconds per step of sampling and of training (medians resist load spikes)."""
     keys = ("sampling_cpu_s", "training_cpu_s", "sampling_s", "training_s")
     return {key: float(np.median(run.curve(key))) for key in keys}
+
+
+# ----------------------------------------------------------------------------------------------- the value model
+def value_text(run: RaceRun) -> str:
+    """What PPO's value model does early on, from a run's history: its prediction at steps 0 and 1 next to the mean
+    reward, when its baseline first beats none and the leave-one-out mean, and how it compares afterwards."""
+
+    def number(x: float) -> str:
+        return "0" if x == 0 else f"{x:.3f}"
+
+    lines = []
+    for step in range(min(2, len(run.history))):
+        h = run.history[step]
+        lines.append(
+            f"value prediction at step {step}: {number(h['value_mean'])}   (mean reward of that batch: "
+            f"{h['reward']:.3f})"
+        )
+    helps = value_helps_step(run)
+    steps = len(run.history)
+    lines.append(
+        "first step the value baseline's squared advantage is below no baseline's: "
+        f"{step_text(helps['beats_no_baseline'], steps)}; below the leave-one-out mean's: "
+        f"{step_text(helps['beats_group_mean'], steps)}"
+    )
+    value, loo = run.curve("adv_sq_value")[1:], run.curve("adv_sq_loo")[1:]  # [steps - 1] each
+    defined = np.isfinite(value) & np.isfinite(loo) & (loo > 0)  # a batch whose groups all agree has loo = 0
+    ratio = value[defined] / loo[defined]
+    if len(ratio):
+        left_out = len(value) - len(ratio)
+        which = f"steps 1-{steps - 1}" + (
+            f" ({left_out} left out: every group's rewards all equal)" if left_out else ""
+        )
+        lines.append(
+            f"squared advantage, value model / leave-one-out mean, {which}: median {np.median(ratio):.2f}, "
+            f"below 1 at {np.mean(ratio < 1):.0%} of the steps"
+        )
+    return "\n".join(lines)
+
+
+@dataclass
+class BaselineScales:
+    """GRPO's group mean (the answer itself included) against the leave-one-out mean, on one sampled batch."""
+
+    group_size: int
+    n_answers: int
+    n_all_equal: int  # answers in groups whose rewards are all equal (both advantages are 0)
+    ratios: np.ndarray  # [n] A_mean / A_loo for every answer whose leave-one-out advantage is not 0
+    mean_sq_ratio: float  # mean of A_mean^2 / mean of A_loo^2 over the batch
+
+
+@one_thread()
+def mean_vs_leave_one_out(model, n_prompts: int = 32, group_size: int = 8, seed: int = 0) -> BaselineScales:
+    """Sample n_prompts x group_size answers from `model`, score them, and compare the two baselines' advantages."""
+    rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+    prompts = sample_prompts(n_prompts, rng)  # [P, 10]
+    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator, samples_per_prompt=group_size)
+    digits = torch.as_tensor(np.repeat(prompts, group_size, axis=0))  # [B, 10]
+    rewards = score_batch(digits, rollout.responses)["reward"]  # [B]
+    a_mean = compute_advantages(rewards, group_size, "mean")  # [B] r_i - mean(r)
+    a_loo = compute_advantages(rewards, group_size, "rloo")  # [B] r_i - mean of the others
+    moving = a_loo != 0
+    return BaselineScales(
+        group_size,
+        len(rewards),
+        int((~moving).sum()),
+        (a_mean[moving] / a_loo[moving]).numpy(),
+        float((a_mean**2).mean() / (a_loo**2).mean()),
+    )
+
+
+def baseline_scales_text(scales: BaselineScales) -> str:
+    """Three lines: the batch, the per-answer ratio of the two advantages, the ratio of their mean squares."""
+    n = scales.n_answers
+    return "\n".join(
+        [
+            f"one batch of {n} answers ({n // scales.group_size} prompts x {scales.group_size}); "
+            f"{scales.n_all_equal} of them in groups whose rewards are all equal (both advantages 0)",
+            f"A_mean / A_leave-one-out on the other {len(scales.ratios)} answers: from {scales.ratios.min():.4f} "
+            f"to {scales.ratios.max():.4f}",
+            f"mean of A_mean^2 / mean of A_leave-one-out^2: {scales.mean_sq_ratio:.4f}",
+        ]
+    )
+
+
+# ----------------------------------------------------------------------------------------------- the clip
+def clip_text(runs: dict[str, RaceRun]) -> str:
+    """Per multi-update run: the clipped share by update (mean over steps), the largest step, and how far the ratios
+    move in the last update next to the band's edge (log(1 + eps))."""
+    lines = []
+    for name, run in runs.items():
+        if run.config.epochs < 2:
+            continue
+        clip = clip_summary(run)
+        shares = "  ".join("0" if x == 0 else f"{x:.2%}" for x in mean_clip_per_update(run))
+        edge = math.log(1 + run.config.clip_eps)
+        lines += [
+            f"{name}: clipped share by update (mean over steps): {shares}",
+            f"{name}: largest clipped share of one step (mean of its updates 2-{run.config.epochs}): "
+            f"{clip['peak']:.1%} at step {clip['peak_step']};  mean |log ratio| in the last update "
+            f"{clip['abs_log_ratio_last_update']:.4f}; the clip starts at log(1 + clip_eps) = {edge:.4f}",
+        ]
+    return "\n".join(lines)
+
+
+def no_clip_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
+    """Two runs that differ by the clip only (with, without): crossings, final accuracy, the largest gap between
+    their smoothed accuracy curves, and how far the ratios move in the last update."""
+    (_, a), (_, b) = runs.items()
+    crossings = []
+    for key, level, what in (("cot_fraction", THINK_TARGET, "think-first"), ("accuracy", accuracy_level, "accuracy")):
+        crossings.append(
+            f"to {level:.0%} {what}: {step_text(steps_to(a, key, level))} with the clip, "
+            f"{step_text(steps_to(b, key, level))} without"
+        )
+    gap = np.abs(smooth(a.curve("accuracy")) - smooth(b.curve("accuracy")))  # [steps]
+    worst = int(np.nanargmax(gap))
+    log_a, log_b = (clip_summary(run)["abs_log_ratio_last_update"] for run in (a, b))
+    return "\n".join(
+        [
+            "steps " + "; ".join(crossings),
+            f"accuracy over the last 10 steps: {final_value(a):.1%} with the clip, {final_value(b):.1%} without",
+            f"largest gap between the two smoothed accuracy curves: {100 * gap[worst]:.1f} points (step {worst})",
+            f"mean |log ratio| in the last update: {log_a:.4f} with the clip, {log_b:.4f} without "
+            f"({log_b / log_a:.2f}x)",
+        ]
+    )
 
 
 # ----------------------------------------------------------------------------------------------- costs
@@ -481,15 +626,73 @@ PPO_EXTRA_KNOBS = {  # what PPO adds to tune or decide, and our setting (RLConfi
 
 
 def panel_config(
-    algo: str, lr: float, epsilon: float, updates: int, steps: int | None = None, seed: int = 0
+    algo: str, lr: float, clip_eps: float, updates: int, steps: int | None = None, seed: int = 0
 ) -> RLConfig:
     """The RLConfig of one panel setting (canonical, so equivalent settings share one cached run)."""
     steps = size("rl_steps") if steps is None else steps
     return normalised(
         RLConfig.replicate(
-            seed, algo=algo, steps=steps, lr=float(lr), clip_eps=float(epsilon), epochs_per_batch=int(updates)
+            seed, algo=algo, steps=steps, lr=float(lr), clip_eps=float(clip_eps), epochs_per_batch=int(updates)
         )
     )
+
+
+# ----------------------------------------------------------------------------------------------- the lecture and us
+def lecture_and_us(runs: dict[str, RaceRun], n_policy: int, d_model: int) -> str:
+    """Markdown table: each statement of lecture section 3 next to what the race's runs (all their steps) show."""
+    steps = {name: steps_to_think(run) for name, run in runs.items()}
+    ppo = runs["PPO-8"]
+    cfg = ppo.config
+    helps = value_helps_step(ppo)
+    costs = cost_ratios(runs)
+    n = len(ppo.history)
+
+    def ratio(name: str) -> str:
+        a, b = steps[name], steps["PPO-8"]
+        return f"{a / b:.1f}x PPO-8's" if math.isfinite(a) and math.isfinite(b) and b > 0 else "no ratio"
+
+    value_0 = ppo.history[0]["value_mean"]
+    rows = [
+        (
+            "the race: 256 answers per step, 200 steps",
+            f"{cfg.prompts_per_step} prompts x {cfg.group_size} answers = {cfg.prompts_per_step * cfg.group_size} "
+            f"per step, {n} steps",
+        ),
+        (
+            "at first sight PPO (8 updates per batch) is much faster than GRPO (1 update)",
+            f"steps to {THINK_TARGET:.0%} think-first: PPO-8 {step_text(steps['PPO-8'], n)}, GRPO-1 "
+            f"{step_text(steps['GRPO-1'], n)} ({ratio('GRPO-1')})",
+        ),
+        (
+            "with 8 updates per batch, GRPO closes the gap",
+            f"GRPO-8 {step_text(steps['GRPO-8'], n)} ({ratio('GRPO-8')})",
+        ),
+        (
+            "PPO's value model predicts 0 at first: its baseline does nothing",
+            f"value at step 0: {'0' if value_0 == 0 else f'{value_0:.3f}'}",
+        ),
+        (
+            "its baseline helps only once the value loss has come down",
+            f"below no baseline from step {step_text(helps['beats_no_baseline'], n)}, below the leave-one-out mean "
+            f"from step {step_text(helps['beats_group_mean'], n)}",
+        ),
+        (
+            "the difference is mostly complexity: PPO trains a second model",
+            f"trained parameters {trained_parameters('ppo', n_policy, d_model):,} (PPO) against "
+            f"{trained_parameters('grpo', n_policy, d_model):,} (GRPO); training CPU time per step PPO-8 / GRPO-8 = "
+            f"{costs['PPO-8']['training_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}x",
+        ),
+    ]
+    totals = memory_totals()
+    rows.append(
+        (
+            "its memory bill at 7B (lecture §2.4): 252 GB for PPO, 126 GB without the value and reward models",
+            f"{totals['PPO']:.0f} GB and {totals['rule-based verifier']:.0f} GB by the same accounting (notebook 02)",
+        )
+    )
+    lines = ["| the lecture (§3) | ours |", "|---|---|"]
+    lines += [f"| {lecture} | {ours} |" for lecture, ours in rows]
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------- the lecture's rows

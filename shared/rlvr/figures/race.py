@@ -1,5 +1,5 @@
 """Notebook 04's figures and panel: the race per step and per CPU second, the value model, clipping, the run without
-a clip, and the algorithm / epsilon / updates panel (the computation is in `rlvr.experiments.race`); and the line that
+a clip, and the algorithm / clip_eps / updates panel (the computation is in `rlvr.experiments.race`); and the line that
 reports a cell's training runs while they train."""
 
 from __future__ import annotations
@@ -17,18 +17,25 @@ from rlvr.experiments.race import (
     race_run,
     smooth,
 )
-from rlvr.figures.palette import ALGO_COLORS
+from rlvr.figures.palette import ALGO_COLORS, COLORS, knob_color
 from rlvr.train import history_curve
 from rlvr import widgets
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider, toggle_buttons
 
-# One colour per algorithm (rlvr.figures.palette); GRPO-8 is GRPO's blue in a dark shade, GRPO-1 the palette's blue.
-COLORS = {"PPO-8": ALGO_COLORS["ppo"], "GRPO-1": ALGO_COLORS["grpo"], "GRPO-8": "#08306b"}
-NO_CLIP_COLOR = "#8c564b"  # GRPO-8 without the clip (a variant, not another algorithm: brown, dashed)
-BASELINE_COLORS = {
-    "adv_sq_none": ALGO_COLORS["none"],
-    "adv_sq_loo": ALGO_COLORS["rloo"],
-    "adv_sq_value": ALGO_COLORS["ppo"],
+# One colour per meaning (rlvr.figures.palette): PPO red; GRPO blue for GRPO-1 (GRPO's usual one update per batch);
+# GRPO-8 differs from it by one knob (updates per batch), GRPO-8 without the clip by one more: one-knob colours.
+COLORS_BY_RUN = {
+    "PPO-8": ALGO_COLORS["ppo"],
+    "GRPO-1": ALGO_COLORS["grpo"],
+    "GRPO-8": knob_color(0),
+    "GRPO-8 without clipping": knob_color(1),
+}
+NO_CLIP_COLOR = COLORS_BY_RUN["GRPO-8 without clipping"]
+EXACT = COLORS["exact"]  # exact values and reference levels; the default run of the panel
+BASELINE_STYLES = {  # the three baselines of the value figure: colour (palette) and line style, never colour alone
+    "adv_sq_none": (ALGO_COLORS["none"], ":"),
+    "adv_sq_loo": (ALGO_COLORS["rloo"], "-."),
+    "adv_sq_value": (ALGO_COLORS["ppo"], "-"),
 }
 
 
@@ -46,7 +53,7 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
     axes = fresh_axes(fig, 2, 2)
     for row, (key, title) in enumerate((("accuracy", "accuracy"), ("cot_fraction", "think-first share"))):
         for name, run in runs.items():
-            color = COLORS.get(name)
+            color = COLORS_BY_RUN.get(name)
             for col, x in enumerate((np.arange(len(run.history)), run.clock("cpu"))):
                 ax = axes[row, col]
                 ax.plot(x, run.curve(key), color=color, alpha=0.2, lw=0.8)
@@ -61,7 +68,7 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
         axes[row, 1].yaxis.set_major_formatter(PercentFormatter(1.0))
         axes[row, 0].yaxis.set_major_formatter(PercentFormatter(1.0))
     for ax in axes.flat:  # the level the table's "steps to" columns read (accuracy and think-first share alike)
-        ax.axhline(THINK_TARGET, color="grey", ls=":", lw=1)
+        ax.axhline(THINK_TARGET, color=EXACT, ls=":", lw=1, alpha=0.6)
     axes[0, 0].legend(loc="lower right", fontsize=8)
     axes[0, 1].legend(loc="lower right", fontsize=8)
     axes[0, 0].set_title("per RL step")
@@ -71,8 +78,10 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
 def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     """2 x 2: PPO's value prediction vs the mean reward (first steps); its loss next to p(1 - p); the squared
     advantage with three baselines (none, leave-one-out group mean, value model; log axis); and the value model's
-    squared advantage divided by the leave-one-out one (below 1: the value model is the better baseline)."""
+    squared advantage divided by the leave-one-out one (below 1: the value model is the better baseline), with the
+    level GRPO's own group mean sits at by construction, ((G - 1) / G)^2."""
     (ax1, ax2), (ax3, ax4) = fresh_axes(fig, 2, 2)
+    ppo = COLORS_BY_RUN["PPO-8"]
     steps = np.arange(len(run.history))
     early = steps[:first_steps]
     ax1.plot(
@@ -80,26 +89,21 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
         run.curve("value_mean")[:first_steps],
         "o-",
         ms=3,
-        color=COLORS["PPO-8"],
+        color=ppo,
         lw=1.8,
         label="value at the 1st answer token",
     )
-    ax1.plot(early, run.curve("reward")[:first_steps], "k--", lw=1, label="mean reward of the batch")
+    ax1.plot(early, run.curve("reward")[:first_steps], "s:", ms=3, color=EXACT, lw=1, label="mean reward of the batch")
     ax1.set_title(f"value prediction, first {len(early)} steps")
     ax1.set_ylabel("reward scale (0 wrong, 1 right)")
     ax1.set_ylim(-0.05, 1)
     ax1.legend(fontsize=7, loc="lower right")
 
     reward = run.curve("reward")
-    ax2.plot(steps, run.curve("value_loss"), color=COLORS["PPO-8"], lw=0.8, alpha=0.3)
-    ax2.plot(steps, smooth(run.curve("value_loss")), color=COLORS["PPO-8"], lw=1.6, label="value loss")
+    ax2.plot(steps, run.curve("value_loss"), color=ppo, lw=0.8, alpha=0.3)
+    ax2.plot(steps, smooth(run.curve("value_loss")), color=ppo, lw=1.6, label="value loss")
     ax2.plot(
-        steps,
-        smooth(reward * (1 - reward)),
-        color="black",
-        ls="--",
-        lw=1.2,
-        label="p(1 - p), p = the batch's mean reward",
+        steps, smooth(reward * (1 - reward)), color=EXACT, ls=":", lw=1.4, label="p(1 - p), p = the batch's mean reward"
     )
     ax2.set_yscale("log")
     plain_ticks(ax2.yaxis)
@@ -110,20 +114,26 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     ax2.set_ylabel("squared error")
     ax2.legend(fontsize=7, loc="upper right")
 
-    others = f"mean of the other {run.config.group_size - 1} answers (RLOO)"
+    g = run.config.group_size
+    others = f"mean of the other {g - 1} answers (RLOO)"
     for key, label in (("adv_sq_none", "no baseline"), ("adv_sq_loo", others), ("adv_sq_value", "value model (PPO)")):
-        ax3.plot(steps, smooth(run.curve(key)), color=BASELINE_COLORS[key], lw=1.6, label=label)
+        color, ls = BASELINE_STYLES[key]
+        ax3.plot(steps, smooth(run.curve(key)), color=color, ls=ls, lw=1.8, label=label)
     ax3.set_yscale("log")
     plain_ticks(ax3.yaxis)
     ax3.set_title("mean squared advantage, log scale")
     ax3.set_ylabel("advantage$^2$ per answer token")
     ax3.legend(fontsize=7, loc="center right")
 
-    ratio = smooth(run.curve("adv_sq_value")) / smooth(run.curve("adv_sq_loo"))  # [steps]
-    ax4.plot(steps, ratio, color=COLORS["PPO-8"], lw=1.6)
-    ax4.axhline(1.0, color=BASELINE_COLORS["adv_sq_loo"], lw=1.2, ls="--", label="as good as leave-one-out")
+    value, loo = smooth(run.curve("adv_sq_value")), smooth(run.curve("adv_sq_loo"))  # [steps] each
+    ratio = np.divide(value, loo, out=np.full_like(value, np.nan), where=loo > 0)  # [steps]; undefined where loo = 0
+    shrink = ((g - 1) / g) ** 2
+    ax4.plot(steps, ratio, color=ppo, lw=1.6, label="value model (PPO)")
+    color, ls = BASELINE_STYLES["adv_sq_loo"]
+    ax4.axhline(1.0, color=color, lw=1.4, ls=ls, label="leave-one-out mean (RLOO)")
+    ax4.axhline(shrink, color=ALGO_COLORS["mean"], lw=1.4, ls=":", label=f"group mean, answer included: ({g - 1}/{g})²")
     ax4.set_title("squared advantage: value model / leave-one-out")
-    ax4.set_ylabel("ratio (below 1: value model better)")
+    ax4.set_ylabel("ratio (below 1: smaller than leave-one-out)")
     ax4.set_ylim(0, max(1.5, float(np.nanmax(ratio[1:])) * 1.05) if len(ratio) > 1 else 1.5)
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
@@ -137,19 +147,19 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
     for name, run in runs.items():
         if run.config.epochs < 2:
             continue
-        color = COLORS.get(name)
+        color = COLORS_BY_RUN.get(name)
         updates = np.arange(1, run.config.epochs + 1)
         ax1.plot(updates, mean_clip_per_update(run), "o-", color=color, label=f"{name}: clipped (gradient 0)")
         ax1.plot(
             updates,
             mean_clip_per_update(run, "ratio_outside_per_update"),
-            "s--",
+            "s:",
             color=color,
-            alpha=0.6,
-            label=f"{name}: ratio outside the band",
+            alpha=0.7,
+            label=f"{name}: ratio outside [1 ± clip_eps]",
         )
         ax2.plot(run.curve("clip_fraction"), color=color, lw=0.8, alpha=0.25)
-        ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=f"{name} (smoothed)")
+        ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=f"{name} (trailing average)")
     ax1.set_xlabel("update on the same batch")
     ax1.set_ylabel("share of answer tokens")
     ax1.set_title("per update (mean over steps)")
@@ -166,9 +176,9 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
 
 def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
     """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not (the
-    first run in GRPO-8's colour, solid; the second dashed on top, so both show where they overlap)."""
+    first run in GRPO-8's colour, solid; the second dotted on top, so both show where they overlap)."""
     ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
-    styles = ((COLORS["GRPO-8"], "-", 2.2), (NO_CLIP_COLOR, "--", 1.4))
+    styles = ((COLORS_BY_RUN["GRPO-8"], "-", 2.4), (NO_CLIP_COLOR, ":", 2.0))
     for (name, run), (color, ls, lw) in zip(runs.items(), styles):
         ax1.plot(smooth(run.curve("cot_fraction")), color=color, ls=ls, lw=lw, label=name)
         ax2.plot(smooth(run.curve("accuracy")), color=color, ls=ls, lw=lw, label=name)
@@ -179,6 +189,9 @@ def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
     ax1.set_title("think-first share")
     ax2.set_title("accuracy")
     ax3.set_title("mean |log ratio| (mean over steps)")
+    ax1.set_ylabel("share of answers that think first")
+    ax2.set_ylabel("share of answers right")
+    ax3.set_ylabel("mean |log ρ| per answer token")
     for ax in (ax1, ax2):
         ax.set_xlabel("RL step")
         ax.set_ylim(0, 1)
@@ -190,40 +203,49 @@ def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
         ax.grid(alpha=0.3)
 
 
-PANEL_DEFAULTS = {"algo": "grpo", "lr": 1e-4, "epsilon": 0.2, "updates": 8}
+PANEL_DEFAULTS = {"algo": "grpo", "lr": 1e-4, "clip_eps": 0.2, "updates": 8}
 
 
 PANEL_LRS = (1e-4, 3e-4, 1e-3)
+PANEL_FIRST_KNOB = 2  # knob colours 0 and 1 are the race's GRPO-8 and GRPO-8 without clipping
 
 
 def values_from_key(key: str) -> dict:
-    """Inverse of rlvr.widgets.config_key for the panel's controls ('algo=grpo,epsilon=0.2,lr=0.0001,updates=8')."""
+    """Inverse of rlvr.widgets.config_key for the panel's controls ('algo=grpo,clip_eps=0.2,lr=0.0001,updates=8')."""
     values = dict(part.split("=", 1) for part in key.split(","))
     return {
         "algo": values["algo"],
         "lr": float(values["lr"]),
-        "epsilon": float(values["epsilon"]),
+        "clip_eps": float(values["clip_eps"]),
         "updates": int(values["updates"]),
     }
 
 
 def plot_panel(fig, results: dict, live=None) -> None:
-    """1 x 3 against RL step: think-first share, accuracy, clipped share (the default run, GRPO-8, in its race colour,
-    the others in their algorithm's colour, the run in progress dotted)."""
+    """1 x 3 against RL step: think-first share, accuracy, clipped share. The default run (GRPO-8) is black, the
+    palette's colour of the run others are compared with; each other run takes the next one-knob colour (after the two
+    the race's GRPO-8 runs use), the run in progress dotted."""
     axes = fresh_axes(fig, 1, 3)
     keys = (("cot_fraction", "think-first share"), ("accuracy", "accuracy"), ("clip_fraction", "clipped share"))
-    curves = [(label, run.history, "-") for label, run in results.items()]
+    curves, others = [], 0
+    for label, run in results.items():
+        if "(default)" in label:
+            curves.append((label, run.history, "-", EXACT))
+        else:
+            curves.append((label, run.history, "-", knob_color(PANEL_FIRST_KNOB + others)))
+            others += 1
     if live is not None:
-        curves.append(("running...", live, ":"))
-    for label, history, style in curves:
-        algo = label.split("-")[0].lower() if label != "running..." else None
-        color = COLORS["GRPO-8"] if "(default)" in label else ALGO_COLORS.get(algo, "black")
+        curves.append(("running...", live, ":", knob_color(PANEL_FIRST_KNOB + others)))
+    for label, history, style, color in curves:
         for ax, (key, _title) in zip(axes, keys):
             y = history_curve(history, key)
             ax.plot(smooth(y), color=color, ls=style, lw=1.6, label=label)
-    for ax, (_key, title) in zip(axes, keys):
+    for ax, (_key, title), ylabel in zip(
+        axes, keys, ("share of answers", "share of answers right", "share of answer tokens")
+    ):
         ax.set_title(title)
         ax.set_xlabel("RL step")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylim(0, 1)
     axes[1].set_ylim(0, 1)
@@ -234,16 +256,16 @@ def plot_panel(fig, results: dict, live=None) -> None:
 
 
 def panel_label(values: dict) -> str:
-    """Short legend label of a panel setting, e.g. 'GRPO-8, lr 0.0001, eps 0.2'."""
-    return f"{values['algo'].upper()}-{values['updates']}, lr {values['lr']:g}, eps {values['epsilon']:g}"
+    """Short legend label of a panel setting, e.g. 'GRPO-8, lr 0.0001, clip_eps 0.2'."""
+    return f"{values['algo'].upper()}-{values['updates']}, lr {values['lr']:g}, clip_eps {values['clip_eps']:g}"
 
 
 def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:
-    """Run-button panel: algorithm (toggle buttons), learning rate, clip epsilon (0.05-0.5) and updates per batch
-    (1-8), each run overlaid on the default (GRPO-8, lr 1e-4, eps 0.2); results cached per configuration on disk."""
+    """Run-button panel: algorithm (toggle buttons), learning rate, clip_eps (0.05-0.5) and updates per batch (1-8),
+    each run overlaid on the default (GRPO-8, lr 1e-4, clip_eps 0.2); results cached per configuration on disk."""
 
-    def run(algo, lr, epsilon, updates, on_step=None):
-        return race_run(panel_config(algo, lr, epsilon, updates, steps, seed), on_step=on_step, progress=False)
+    def run(algo, lr, clip_eps, updates, on_step=None):
+        return race_run(panel_config(algo, lr, clip_eps, updates, steps, seed), on_step=on_step, progress=False)
 
     def load(key):
         return cached_run(panel_config(**values_from_key(key), steps=steps, seed=seed))
@@ -251,7 +273,7 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
     controls = {
         "algo": toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "grpo", description="algorithm"),
         "lr": choice_slider(PANEL_LRS, 1e-4, description="learning rate", continuous_update=False),
-        "epsilon": float_slider("epsilon", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
+        "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
         "updates": int_slider("updates", 1, 8, 1, 8, description="updates per batch", continuous_update=False),
     }
     return TrainingPanel(
@@ -265,7 +287,7 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
         disk_cache=True,
         load=load,
         save=lambda _key, _result: None,
-        title="PPO / GRPO: clip epsilon and updates per batch",
+        title="PPO / GRPO: clip_eps and updates per batch",
     )
 
 
