@@ -435,34 +435,47 @@ def centred(x):
 
 
 def toy_library(*mistakes):
-    """A small case and a big one, with the given (name, function) entries."""
+    """Three cases (2, 3 and 6 entries), with the given (name, function) entries."""
     return Exercise(
         "toy",
         [
-            Case("small", args=(torch.tensor([1.0, 0.0]),)),
-            Case("big", args=(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0]),)),
+            Case("two", args=(torch.tensor([1.0, 0.0]),)),
+            Case("three", args=(torch.tensor([1.0, 0.0, 0.0]),)),
+            Case("six", args=(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0]),)),
         ],
         reference=centred,
         mistakes=[Mistake(name, f"{name} says.", f"{name} fix.", fn) for name, fn in mistakes],
     )
 
 
-def test_a_mistake_matching_the_shown_case_alone_is_named_with_a_caveat():
+def test_a_mistake_explaining_every_failing_case_is_named_with_a_caveat():
+    """Wrong on the two small cases exactly as 'plus_one' is, right on the big one (where 'plus_one' is wrong)."""
     exercise = toy_library(("plus_one", lambda x: centred(x) + 1), ("doubled", lambda x: 2 * centred(x)))
 
-    def two_slips(x):
-        return centred(x) + 1 if len(x) == 2 else 3 * centred(x)
+    def plus_one_on_short_inputs(x):
+        return centred(x) + 1 if len(x) <= 3 else centred(x)
 
-    result = exercise.check(two_slips)
-    assert result.mistake == "plus_one" and "Other cases fail for a further reason" in result.message
-    assert result.message.startswith("On `small`: expected [0.5, -0.5], got [1.5, 0.5].")
+    result = exercise.check(plus_one_on_short_inputs)
+    assert result.mistake == "plus_one" and "on a case you pass, it would differ" in result.message
+    assert result.message.startswith("plus_one says. On `two`: expected [0.5, -0.5], got [1.5, 0.5].")
 
 
-def test_no_mistake_is_named_from_a_case_two_entries_explain():
-    exercise = toy_library(("plus_one", lambda x: centred(x) + 1), ("shifted", lambda x: centred(x) + x.numel() / 2))
+def test_one_case_alone_names_no_mistake():
+    """On `two`, doubling and adding 0.5 to the first entry both give [1, -1]: a coincidence names nothing."""
+    exercise = toy_library(("doubled", lambda x: 2 * centred(x)))
 
-    def two_slips(x):
-        return centred(x) + 1 if len(x) == 2 else 3 * centred(x)
+    def doubled_on_pairs_only(x):
+        return 2 * centred(x) if len(x) == 2 else centred(x) + 1
 
-    result = exercise.check(two_slips)  # on `small` both entries give [1.5, 0.5]
+    result = exercise.check(doubled_on_pairs_only)
+    assert result.outcome is Outcome.INCORRECT and result.mistake == ""
+
+
+def test_no_mistake_is_named_when_two_entries_explain_the_failures():
+    exercise = toy_library(("plus_one", lambda x: centred(x) + 1), ("shifted", lambda x: centred(x) + 1 + 0 * x))
+
+    def plus_one_on_short_inputs(x):
+        return centred(x) + 1 if len(x) <= 3 else centred(x)
+
+    result = exercise.check(plus_one_on_short_inputs)
     assert result.outcome is Outcome.INCORRECT and result.mistake == ""

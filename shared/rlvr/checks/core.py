@@ -591,13 +591,13 @@ class Exercise(Question):
         case = shown.case
         pair = case.show(shown.call.value, shown.want)
         seen = f"On `{case.description}`: {pair}."
-        mistake, everywhere = self.named_mistake(runs, shown)
+        mistake, everywhere = self.named_mistake(runs)
         if mistake is not None and everywhere:
             message = f"{mistake.says} {seen} {mistake.fix}"
         elif mistake is not None:
             message = (
-                f"{seen} On this case your output is exactly what this mistake gives: {mistake.says} {mistake.fix} "
-                "(Other cases fail for a further reason.)"
+                f"{mistake.says} {seen} {mistake.fix} (On every case that fails your output is exactly what this "
+                "mistake gives; on a case you pass, it would differ.)"
             )
         else:
             message = f"On `{case.description}` (the smallest case that fails): {shown.problem} {_capital(pair)}."
@@ -623,15 +623,18 @@ class Exercise(Question):
         theirs = self.mistake_output(m, run.index)
         return theirs is not _UNDEFINED and run.case.verdict(run.call.value, theirs)[0] is None
 
-    def named_mistake(self, runs: list[CaseRun], shown: CaseRun) -> tuple[Mistake | None, bool]:
-        """(the library entry the learner's outputs equal on every case, True); else (the only entry equal on the
-        shown case, False); else (None, False)."""
+    def named_mistake(self, runs: list[CaseRun]) -> tuple[Mistake | None, bool]:
+        """(the library entry whose outputs equal the learner's on every case, True); else (the only entry equal to
+        the learner's on every FAILING case, when at least two fail, False); else (None, False). One case alone
+        names nothing: on a small case two different mistakes often give the same numbers."""
         for m, mistake in enumerate(self.mistakes):
             if all(self._agrees(m, run) for run in runs):
                 return mistake, True
-        here = [mistake for m, mistake in enumerate(self.mistakes) if self._agrees(m, shown)]
-        if len(here) == 1:
-            return here[0], False
+        failing = [run for run in runs if run.problem]
+        if len(failing) >= 2:
+            fitting = [mistake for m, mistake in enumerate(self.mistakes) if all(self._agrees(m, r) for r in failing)]
+            if len(fitting) == 1:
+                return fitting[0], False
         return None, False
 
 
