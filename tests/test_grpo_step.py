@@ -123,6 +123,7 @@ def make_step(
     optimizer_step=True,
     own_optimizer=None,
     kl_model="ref",
+    kl_outside="",
 ):
     """A learner's step with one knob per typical mistake (the defaults are right)."""
 
@@ -149,7 +150,8 @@ def make_step(
                 frozen = ref if kl_model == "ref" else policy  # "policy": a KL against the policy itself
                 ref_logps = response_logps(frozen, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
             log_r = ref_logps - logps if kl == "k3" else logps - ref_logps
-            per_token = per_token + beta * (torch.exp(log_r) - 1 - log_r)
+            if not kl_outside:
+                per_token = per_token + beta * (torch.exp(log_r) - 1 - log_r)
         mask = rollout.response_mask.float()
         if agg == "answer":
             loss = ((per_token * mask).sum(1) / mask.sum(1)).mean()
@@ -157,6 +159,8 @@ def make_step(
             loss = per_token.mean(1).mean()
         else:
             loss = (per_token * mask).sum() / mask.sum()
+        if beta > 0 and kl and kl_outside == "every position":  # the KL's own mean, padding included
+            loss = loss + beta * (torch.exp(log_r) - 1 - log_r).mean()
         loss = sign * loss
         opt = optimizer if own_optimizer is None else own_optimizer(policy.parameters())
         if zero_grad:
@@ -205,6 +209,7 @@ def test_stub_is_not_attempted_and_strict_mode_raises(monkeypatch):
         (dict(own_optimizer=lambda p: torch.optim.SGD(p, lr=0.5)), "grpo_step", "update:", "your own optimizer"),
         (dict(kl_model="policy"), "grpo_step_kl", "KL term:", "against itself"),
         (dict(kl="k1"), "grpo_step_kl", "KL term:", "wrong way round"),
+        (dict(kl_outside="every position"), "grpo_step_kl", "KL term:", "padding included"),
         (dict(repeat=np.tile), "grpo_step", "scoring:", "own prompt"),
         (dict(temperature=0.7), "grpo_step", "sampling:", "temperature 1"),
     ],

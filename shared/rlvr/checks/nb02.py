@@ -57,7 +57,9 @@ MISTAKES = [
     ),
     Mistake(
         "upper_cap_only",
-        "You only cap the ratio from above (at 1 + clip_eps): right for positive advantages, wrong for negative ones.",
+        "For negative advantages your objective is the optimistic one: the ratio is only capped from above (at "
+        "1 + clip_eps), as if the larger term were kept when A < 0; right for positive advantages, wrong for "
+        "negative ones.",
         "Hold the ratio inside both ends of the band, then keep the smaller of the clipped and the unclipped term: "
         "the min takes care of the sign.",
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(ratio, torch.full_like(ratio, 1 + clip_eps)) * advantage,

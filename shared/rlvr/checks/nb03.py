@@ -148,6 +148,12 @@ GRPO_MISTAKES = [
         ),
     ),
     Mistake(
+        "divides_by_variance",
+        "You divide by the group's variance, not its std (the square root of the variance).",
+        "Take the square root of the variance before adding eps and dividing.",
+        _rows_then(lambda r, eps: w.mean_centred(r) / (w.std(r) ** 2 + eps)),
+    ),
+    Mistake(
         "no_std",
         "You do not divide by the std: that is Dr. GRPO's advantage (the next function), not GRPO's.",
         "Divide each group's centred rewards by the group's population std plus eps.",

@@ -318,13 +318,12 @@ LENGTH_REWARD_MISTAKES = [
     Mistake(
         "scaled_by_max",
         "You divide by the longest length; Kimi divides by the spread, longest minus shortest.",
-        "Divide the length above the minimum by (longest - shortest).",
-        _kimi(
-            lambda lengths, correct: torch.where(
-                correct,
-                0.5 - (lengths - lengths.min()) / lengths.max(),
-                (0.5 - (lengths - lengths.min()) / lengths.max()).clamp(max=0),
-            )
+        "Divide the length above the minimum by (longest - shortest), and give every answer 0 when all lengths are "
+        "equal.",
+        lambda lengths, correct: torch.where(  # no guard needed: the longest length is never 0
+            correct,
+            0.5 - (lengths - lengths.min()) / lengths.max(),
+            (0.5 - (lengths - lengths.min()) / lengths.max()).clamp(max=0),
         ),
     ),
     Mistake(

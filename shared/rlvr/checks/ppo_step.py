@@ -151,6 +151,16 @@ def _gae_loop(rewards, values, mask, gamma, lam, next_from="masked", recursion=N
     return advantages, (advantages + masked) * mask
 
 
+def _reward_to_go(rewards, mask, gamma):
+    """Discounted sum of the rewards from each token to the end of its answer. [B, T]."""
+    mask = mask.to(rewards.dtype)
+    out, running = torch.zeros_like(rewards), torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(rewards.shape[1])):
+        running = (rewards[:, t] + gamma * running) * mask[:, t]
+        out[:, t] = running
+    return out
+
+
 def _returns_with(fn):
     """A GAE whose advantages are right and whose returns are fn(advantages, values, mask)."""
 
@@ -170,6 +180,11 @@ GAE_MISTAKES = {  # name: (sentence naming it and what to change, the wrong GAE)
     "returns_are_advantages": (
         "your returns are the advantages; the value model's target is the advantages PLUS the values.",
         _returns_with(lambda a, v, m: a),
+    ),
+    "returns_reward_to_go": (
+        "your returns are the discounted sums of the rewards to come (Monte-Carlo returns); PPO's value target here "
+        "is the GAE advantage plus the value, which equals them only when lambda is 1.",
+        lambda r, v, m, gamma=1.0, lam=1.0: (objectives.gae(r, v, m, gamma, lam)[0], _reward_to_go(r, m, gamma)),
     ),
     "returns_unmasked": (
         "your returns are not 0 on padding: the values there were added back. Mask the returns (or the values) so "

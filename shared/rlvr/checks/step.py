@@ -287,6 +287,11 @@ def _variant_losses(logps, ref_logps, advantages, mask, beta) -> dict[str, tuple
         }
         for name, (term, advice) in kl_variants.items():
             variants[name] = (_aggregations(pg + beta * term, mask)["right"], advice)
+        variants["kl_padding"] = (
+            _aggregations(pg, mask)["right"] + beta * kl.mean(),
+            "KL term: you average the penalty over every position, padding included; add beta times k3 to each real "
+            "token's loss, so it is averaged like the rest (over each answer's real tokens, then over answers).",
+        )
         variants["kl_batch_mean"] = (
             _aggregations(pg, mask)["right"] + beta * _aggregations(kl, mask)["batch_mean"],
             "KL term: you average the penalty over all tokens of the batch at once; add beta times k3 to each "
