@@ -133,35 +133,43 @@ def test_free_answer_has_hint_and_solution():
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 
 
+ANSWER_CELL = re.compile(
+    r"(### BEGIN SOLUTION|<!-- BEGIN SOLUTION -->)\n"
+    r"\*\*Your answer:\*\* \S[\s\S]*\n"
+    r"(### END SOLUTION|<!-- END SOLUTION -->)"
+)
+
+
 def scaffolding_problems(path: Path) -> list[str]:
     """What breaks the module's exercise scaffolding in a solution notebook: an answer cell that is not the template
-    (only '### BEGIN SOLUTION', '**Your answer:** ...', '### END SOLUTION'), a hint or solution that runs before an
-    attempt (a call outside a comment, or Markdown telling the learner to run one), an exercise heading without the
-    lecture's number that is not a 'Your turn', or not exactly one lecture table (show(...)) after every exercise."""
+    (the BEGIN SOLUTION marker, '**Your answer:** ...', the END SOLUTION marker), a hint or solution that runs before
+    an attempt (a call outside a comment, or Markdown telling the learner to run one), an exercise heading without
+    the lecture's number, a verification table (show(...)) in a learner notebook, or not exactly one '## The lecture
+    and us' section after every exercise (issue 32: the notebooks teach, `reproduce` verifies)."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    problems, tables, checks_at = [], [], []
+    problems, closing, checks_at = [], [], []
     for index, cell in enumerate(cells):
         text = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
-            if "### BEGIN SOLUTION" in text and not re.fullmatch(
-                r"### BEGIN SOLUTION\n\*\*Your answer:\*\* \S[\s\S]*\n### END SOLUTION", text.strip()
-            ):
+            if "BEGIN SOLUTION" in text and not ANSWER_CELL.fullmatch(text.strip()):
                 problems.append(f"cell {index}: an answer cell that is not the template")
-            if re.search(r"`checks\.\w+\.(hint|solution)\(\)`", text):
+            if re.search(r"`checks\.\w+\.(hint|solution)\(\d*\)`", text):
                 problems.append(f"cell {index}: Markdown sends the learner to a hint or solution")
             for heading in re.findall(r"(?m)^#+ .*Exercise.*$", text):
                 if not re.search(r"Exercise \d", heading):
                     problems.append(f"cell {index}: exercise heading without the lecture's number: {heading}")
+            if re.match(r"#+ The lecture and us", text.strip()):
+                closing.append(index)
             continue
         code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-        if any(re.search(r"\.(hint|solution)\(\)", line) for line in code):
+        if any(re.search(r"\.(hint|solution)\(\d*\)", line) for line in code):
             problems.append(f"cell {index}: a hint or solution that runs before an attempt")
         if any(re.search(r"(?<![.\w])show\(", line) for line in code):
-            tables.append(index)
+            problems.append(f"cell {index}: a verification table (show) in a learner notebook")
         if any(".check(" in line for line in code):
             checks_at.append(index)
-    if len(tables) != 1 or (checks_at and tables[0] < max(checks_at)):
-        problems.append(f"lecture tables (show) in cells {tables}: want one, after every exercise")
+    if len(closing) != 1 or (checks_at and closing[0] < max(checks_at)):
+        problems.append(f"'The lecture and us' in cells {closing}: want one, after every exercise")
     return problems
 
 
@@ -172,8 +180,9 @@ def test_notebook_04_follows_the_exercise_scaffolding():
 def test_the_scaffolding_check_can_fail(tmp_path):
     bad = {
         "cells": [
-            {"cell_type": "markdown", "source": ["### BEGIN SOLUTION\nNo.\n### END SOLUTION"]},
-            {"cell_type": "markdown", "source": ["### Exercise: unnumbered\nHint: `checks.x.hint()`"]},
+            {"cell_type": "markdown", "source": ["<!-- BEGIN SOLUTION -->\nNo.\n<!-- END SOLUTION -->"]},
+            {"cell_type": "markdown", "source": ["### Exercise: unnumbered\nHint: `checks.x.hint(2)`"]},
+            {"cell_type": "markdown", "source": ["## The lecture and us\nOurs and theirs."]},
             {"cell_type": "code", "source": ["checks.x.hint()\nshow(rows)"]},
             {"cell_type": "code", "source": ["checks.x.check(f)\nplt.show()"]},
         ]
@@ -185,6 +194,15 @@ def test_the_scaffolding_check_can_fail(tmp_path):
         "cell 0",
         "cell 1",
         "cell 1",
-        "cell 2",
-        "lecture tables (show) in cells [2]",
+        "cell 3",
+        "cell 3",
+        "'The lecture and us' in cells [2]",
     ], problems
+
+
+def test_the_answer_template_accepts_both_markers():
+    for begin, end in (
+        ("### BEGIN SOLUTION", "### END SOLUTION"),
+        ("<!-- BEGIN SOLUTION -->", "<!-- END SOLUTION -->"),
+    ):
+        assert ANSWER_CELL.fullmatch(f"{begin}\n**Your answer:** yes.\n{end}")
