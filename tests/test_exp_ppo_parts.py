@@ -294,13 +294,6 @@ def test_kl_run_statement_says_so_when_the_curves_do_not_do_what_the_lecture_exp
     assert "did not rise" in parts.kl_run_statement(flat) and "not the picture" in parts.kl_run_statement(flat)
 
 
-def test_run_time_says_whether_the_run_trained_now():
-    run = fake_run([0.5], [0.0])
-    assert parts.run_time(run) == "trained now in 52 s"
-    run.from_cache = True
-    assert parts.run_time(run) == "loaded from the cache (it trained in 52 s)"
-
-
 def test_kl_run_steps_are_half_the_lectures_rl_steps():
     from rlvr.config import SIZES
 

@@ -229,22 +229,12 @@ def reference_model(result):
     return warm_start(result.config).model
 
 
-def run_time(result) -> str:
-    """'trained now in 52 s' or 'loaded from the cache (it trained in 52 s)' for a RunResult."""
-    seconds = float(result.timing.get("total_s", float("nan")))
-    return (
-        f"loaded from the cache (it trained in {seconds:.0f} s)"
-        if result.from_cache
-        else f"trained now in {seconds:.0f} s"
-    )
-
-
 # ---------------------------------------------------------------------------------------------- PPO with a KL penalty
 KL_RUN_BETA = 0.1  # the KL weight of the beta > 0 run (Demo 2's default; the runs of notebooks 03-05 use 0)
 
 
 def kl_run_steps(fast: bool | None = None) -> int:
-    """Steps of the beta > 0 PPO run: half the lecture's 200 RL steps (`rl_steps`), about a minute of training."""
+    """Steps of the beta > 0 PPO run: half the lecture's 200 RL steps (`rl_steps`)."""
     return size("rl_steps", fast) // 2
 
 
@@ -255,14 +245,6 @@ def kl_run_config(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = 
 
     steps = kl_run_steps(fast) if steps is None else steps
     return RLConfig.replicate(seed, algo="ppo", beta=beta, steps=steps)
-
-
-@one_thread()
-def kl_run(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = None, progress: bool = False, on_step=None):
-    """Notebook 02's PPO run (`kl_run_config`): from the cache, or trained now."""
-    from rlvr.train import run
-
-    return run(kl_run_config(seed, beta, steps), on_step=on_step, progress=progress)
 
 
 @dataclass
