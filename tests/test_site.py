@@ -23,6 +23,7 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from html import unescape
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -198,7 +199,8 @@ def search_results(context, base: str, language: str, term: str) -> list[str]:
     finally:
         page.close()
     prefix = f"{base}/{language}/"
-    return [href.split("?")[0].split("#")[0][len(prefix) :].removesuffix(".html") for href in hrefs]
+    pages = [href.split("?")[0].split("#")[0][len(prefix) :].removesuffix(".html") for href in hrefs]
+    return list(dict.fromkeys(pages))  # a page and its sections are listed apart
 
 
 def switch_language(context, base: str, page: site.Page, target: str) -> str:
@@ -217,30 +219,49 @@ def switch_language(context, base: str, page: site.Page, target: str) -> str:
 # --------------------------------------------------------------------------- what to search for
 
 
-def page_words(page: site.Page, src: Path) -> list[str]:
-    """The words of a page's Markdown (its narrative, not its code or outputs), in order."""
+def search_language(code: str):
+    """Sphinx's own search language for an edition (how its index splits and stems words)."""
+    if code.startswith("zh"):
+        from sphinx.search.zh import SearchChinese
+
+        return SearchChinese({})
+    from sphinx.search.en import SearchEnglish
+
+    return SearchEnglish({})
+
+
+def prose_words(page: site.Page, src: Path) -> list[str]:
+    """The words of a page's Markdown (its narrative: no math, code, HTML or link targets), in order."""
     path = src / page.language / f"{page.docname}.ipynb"
     if path.exists():
         cells = nbformat.read(str(path), as_version=4).cells
         text = "\n".join(c.source for c in cells if c.cell_type == "markdown" and c.id != "rlvr-site-run-live")
     else:
         text = (src / page.language / f"{page.docname}.md").read_text(encoding="utf-8")
-    text = re.sub(r"\$[^$]*\$|`[^`]*`|\([^)]*://[^)]*\)", " ", text)  # math, code and link targets are not prose
+    text = re.sub(r"\$[^$]*\$|`[^`]*`|<[^>]*>|\]\([^)]*\)", " ", text)
+    words = search_language(page.language).split(text)
     if page.language.startswith("zh"):
-        import jieba
-
-        return [w for w in jieba.cut(text) if re.fullmatch(r"[\u4e00-\u9fff]{2,}", w)]
-    return re.findall(r"[A-Za-z]{7,}", text)
+        return [w for w in words if re.fullmatch(r"[\u4e00-\u9fff]{2,}", w)]
+    return [w for w in words if re.fullmatch(r"[A-Za-z]{7,}", w)]
 
 
-def unique_word(page: site.Page, pages: list[site.Page], src: Path) -> str:
-    """The first word of a page's prose that no other page of its language uses (what search must find there)."""
-    others = set()
-    for other in pages:
-        if other.language == page.language and other.docname != page.docname:
-            others |= {w.lower() for w in page_words(other, src)}
-    for word in page_words(page, src):
-        if word.lower() not in others:
+def article_stems(built: Path, page: site.Page) -> set[str]:
+    """The stems of every word in a built page's article (code and outputs included: search indexes them too)."""
+    html = (built / page.url).read_text(encoding="utf-8")
+    article = html[html.find("<article") : html.rfind("</article>")]
+    text = unescape(re.sub(r"<[^>]+>", " ", re.sub(r"(?s)<(script|style)\b.*?</\1>", " ", article)))
+    lang = search_language(page.language)
+    return {lang.stem(word) for word in lang.split(text)}
+
+
+def unique_word(page: site.Page, pages: list[site.Page], built: Path, src: Path) -> str:
+    """The first word of a page's prose whose stem is in no word of another page of its edition (search also lists
+    pages whose words merely contain a query's stem): search must list that page alone."""
+    lang = search_language(page.language)
+    others = set().union(*(article_stems(built, p) for p in pages if p.language == page.language and p != page))
+    haystack = "\n".join(others)
+    for word in prose_words(page, src):
+        if lang.stem(word) not in haystack:
             return word
     raise AssertionError(f"{page.url}: no word of its own to search for")
 
@@ -409,34 +430,37 @@ def test_checks_fail_on_a_planted_problem(tiny_site, tmp_path, plant, expected):
 @pytest.mark.site
 @pytest.mark.parametrize("language", REAL_LANGUAGES)
 def test_every_page_loads_offline_with_math_and_figures(real_site, language):
-    """Every page of an edition: zero failed requests, no script error, math typeset, every figure present."""
+    """Every HTML page of an edition (search and index pages too): zero failed requests, no script error, math
+    typeset; a notebook's page shows every figure its outputs hold."""
     built, _ = real_site
-    pages = [p for p in built.pages if p.language == language]
-    assert [p for p in pages if p.docname.startswith("solutions/")], "no notebook pages were built"
+    figures = {p.url: p.figures for p in built.pages if p.language == language and p.docname.startswith("solutions/")}
+    assert figures, "no notebook pages were built"
+    urls = sorted(str(path.relative_to(built.out)) for path in (built.out / language).rglob("*.html"))
+    urls = [url for url in urls if not any(part.startswith("_") for part in Path(url).parts)]
+    assert set(figures) <= set(urls)
     problems = []
     with serve(built.out) as base, offline_browser() as context:
-        for page in pages:
-            shot = SCREENSHOTS / f"{page.url.replace('/', '_')}.png"
-            report = open_page(context, f"{base}/{page.url}", shot)
-            notebook_page = page.docname.startswith("solutions/")
-            problems += [f"{page.url}: {p}" for p in report.problems(page.figures if notebook_page else None)]
-            if notebook_page and (not report.formulas or not page.figures):
-                problems.append(f"{page.url}: {report.formulas} formulas, {page.figures} figures: nothing checked")
+        for url in urls:
+            report = open_page(context, f"{base}/{url}", SCREENSHOTS / f"{url.replace('/', '_')}.png")
+            problems += [f"{url}: {p}" for p in report.problems(figures.get(url))]
+            if url in figures and (not report.formulas or not figures[url]):
+                problems.append(f"{url}: {report.formulas} formulas, {figures[url]} figures: nothing checked")
+        problems += [f"blocked: {url}" for url in context.blocked]
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.site
 @pytest.mark.parametrize("language", REAL_LANGUAGES)
 def test_search_finds_each_notebooks_own_word(real_site, language):
-    """For each notebook, a word of its prose that no other page uses: search lists that notebook first."""
+    """For each notebook, a word of its prose that no other page holds: search lists that notebook, and only it."""
     built, src = real_site
     pages = [p for p in built.pages if p.language == language]
     wrong = {}
     with serve(built.out) as base, offline_browser() as context:
         for page in (p for p in pages if p.docname.startswith("solutions/")):
-            term = unique_word(page, pages, src)
+            term = unique_word(page, pages, built.out, src)
             found = search_results(context, base, language, term)
-            if not found or found[0] != page.docname:
+            if found != [page.docname]:
                 wrong[f"{page.docname} ({term})"] = found
     assert not wrong, json.dumps(wrong, ensure_ascii=False, indent=1)
 

@@ -186,11 +186,16 @@ def doc_paths(root: Path, lang: Language) -> list[Path]:
 
 
 def quick_start(readme: str) -> str:
-    """The README's first ```bash block: the commands that install and open the course."""
+    """The README's first ```bash block (the commands that install and open the course), each command's trailing
+    comment moved to a line of its own above it, so the block fits the page's width."""
     match = re.search(r"^```bash\n(.*?)^```", readme, flags=re.M | re.S)
     if not match:
         raise ValueError("the README has no ```bash block (its Quick start) to put on each page")
-    return match.group(1).rstrip("\n")
+    lines = []
+    for line in match.group(1).rstrip("\n").split("\n"):
+        command, _, comment = line.partition("  #")
+        lines += [f"# {comment.strip()}", command.rstrip()] if comment.strip() else [line]
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- a notebook as a web page
@@ -264,15 +269,30 @@ def banner(lang: Language, solution: str, student: str, commands: str, fast: boo
     )
 
 
+def split_title(nb: nbformat.NotebookNode) -> int:
+    """Cut the first Markdown cell after its `# ` title line; return where a note under the title goes."""
+    first = nb.cells[0] if nb.cells else None
+    if first is None or first.cell_type != "markdown" or not first.source.startswith("# "):
+        return 0
+    title, _, rest = first.source.partition("\n")
+    first.source = title
+    if rest.strip():
+        intro = nbformat.v4.new_markdown_cell(rest.strip("\n"))
+        intro.id = "rlvr-site-intro"
+        nb.cells.insert(1, intro)
+    return 1
+
+
 def web_notebook(nb: nbformat.NotebookNode, lang: Language, path: Path, commands: str, fast: bool):
-    """An executed notebook as the site shows it: static figures, folded solutions, the run-it-live note first."""
+    """An executed notebook as the site shows it: static figures, folded solutions, the run-it-live note under its
+    title."""
     nb = web_outputs(copy.deepcopy(nb))
     fold_solutions(nb, lang.words)
     solution = f"{lang.solutions}/{path.name}"
     student = f"{lang.notebooks}/{path.name}"
     note = nbformat.v4.new_markdown_cell(banner(lang, solution, student, commands, fast))
     note.id = "rlvr-site-run-live"
-    nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, note)
+    nb.cells.insert(split_title(nb), note)
     return nb
 
 
@@ -422,6 +442,7 @@ def sphinx_settings(settings: dict) -> dict:
 
     return {
         "project": settings["title"],
+        "author": "",  # no "By Author name not set" in the footer
         "html_title": settings["title"],
         "language": code,
         "root_doc": "index",
@@ -440,6 +461,7 @@ def sphinx_settings(settings: dict) -> dict:
         "html_last_updated_fmt": None,
         "myst_enable_extensions": ["dollarmath", "amsmath", "colon_fence"],
         "myst_heading_anchors": 3,
+        "myst_dmath_double_inline": True,  # $$...$$ inside a paragraph or list item, as Jupyter shows it
         "nb_execution_mode": "off",  # executed by rlvr.nbtools before the build
         "nb_render_markdown_format": "myst",  # a cell's Markdown output gets the same math as the narrative
         "nb_mime_priority_overrides": [("html", WIDGET_VIEW, None)],  # the static PNG, never an empty widget view
