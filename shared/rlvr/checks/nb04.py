@@ -50,7 +50,7 @@ def _cases():
             args=(_log(ratios), zeros, torch.zeros(1, 6), full, 0.2),
         ),
         Case(
-            "same ratios, advantage +1, eps 0.05 (a narrower band)",
+            "same ratios, advantage +1, eps 0.05 (a narrower clip range)",
             args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.05),
         ),
         Case(
