@@ -16,3 +16,11 @@ def test_a_cached_run_costs_nothing_and_an_uncached_one_is_timed(monkeypatch, tm
     text = budget.first_run_text({"cached": cached, "fresh": fresh})
     assert text.startswith("The first run trains 1 of 2 runs") and "cached: on disk" in text
     assert budget.first_run_text({"cached": cached}).startswith("Everything this notebook trains is already on disk")
+
+
+def test_a_missing_warm_up_is_counted_and_the_shipped_one_is_not(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    assert budget.warm_up_seconds(RLConfig(**TINY)) == 0  # the default warm-up ships with the package
+    other = RLConfig(sft_seed=5, **TINY)  # its warm-up would train first: two SFT steps timed, times 1500
+    assert budget.warm_up_seconds(other) > 0
+    assert budget.plan({"other": other})[0].seconds > 3 * budget.seconds_per_step(other)

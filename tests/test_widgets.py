@@ -656,3 +656,23 @@ def test_live_plot_in_a_kernel_updates_one_text_line_and_one_image():
     outputs = executed_demo(store_widget_state=False).cells[1].outputs
     assert [o["data"].get("text/plain", "").split(",")[0] for o in outputs][0] == "step 20/20"
     assert len(outputs) == 2 and "image/png" in outputs[1]["data"]
+
+
+def test_a_float_slider_value_is_read_on_its_grid_and_the_first_draw_is_not_called_slow(monkeypatch):
+    import time as _time
+
+    from rlvr import widgets as w
+
+    slider = w.float_slider("shift", -3.0, 3.0, 0.1, 0.0)
+    slider.value = 0.1 + 0.2 - 0.3  # what slider arithmetic leaves for 0: 5.6e-17
+    assert w.on_grid(slider) == 0.0 and str(w.on_grid(slider)) == "0.0"
+    slider.value = -0.30000000000000004
+    assert w.on_grid(slider) == -0.3
+
+    def slow_draw(fig, shift):
+        _time.sleep(w.SLOW_DRAW_SECONDS + 0.05)
+
+    panel = w.AnalyticPanel(slow_draw, {"shift": slider})
+    assert "slow redraw" not in panel.status.value  # the draw made at construction builds the layout
+    panel.controls["shift"].value = 1.0
+    assert "slow redraw" in panel.status.value

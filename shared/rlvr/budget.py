@@ -11,7 +11,9 @@ import time
 from dataclasses import dataclass, replace
 
 from .cache import Entry, is_cached
-from .train import RLConfig, cache_entry, train_rl, warm_start
+from .sft import cache_entry as sft_entry
+from .sft import train_sft
+from .train import RLConfig, cache_entry, train_rl, warm_start, warmup_config
 
 TIMED_STEPS = 2  # steps timed per configuration shape (the first one pays for warm-up costs, so we keep the faster)
 _SECONDS_PER_STEP: dict = {}  # (algo, epochs, prompts, group size, beta > 0) -> seconds per step, timed once
@@ -35,7 +37,7 @@ def seconds_per_step(cfg: RLConfig) -> float:
     """Seconds one RL step of this configuration's shape takes on this machine (timed once per process)."""
     shape = _shape(cfg)
     if shape not in _SECONDS_PER_STEP:
-        start = warm_start(cfg).model  # the shipped (or cached) warm-up: loading it is not part of a step
+        start = warm_start(RLConfig()).model  # the shipped warm-up: its cost per step is any warm-up's
         times = []
         probe = replace(cfg, steps=1)
         for _ in range(TIMED_STEPS):
@@ -46,14 +48,34 @@ def seconds_per_step(cfg: RLConfig) -> float:
     return _SECONDS_PER_STEP[shape]
 
 
+def warm_up_seconds(cfg: RLConfig) -> float:
+    """Seconds to train the warm-up a run starts from if it is not on disk (two SFT steps timed here), else 0."""
+    warm = warmup_config(cfg)
+    if is_cached(sft_entry(warm)):
+        return 0.0
+    if warm not in _SECONDS_PER_STEP:
+        probe = replace(warm, steps=TIMED_STEPS, warmup_steps=0)
+        t0 = time.perf_counter()
+        train_sft(probe)
+        _SECONDS_PER_STEP[warm] = (time.perf_counter() - t0) / TIMED_STEPS * warm.steps
+    return _SECONDS_PER_STEP[warm]
+
+
 def plan(runs: dict[str, RLConfig | tuple[RLConfig, Entry]]) -> list[PlannedRun]:
-    """label -> RLConfig (cached as an RL run) or (RLConfig, the Entry it is cached under): one PlannedRun each."""
+    """label -> RLConfig (cached as an RL run) or (RLConfig, the Entry it is cached under): one PlannedRun each,
+    counting the warm-up it needs if that is not on disk either."""
     planned = []
     for label, run in runs.items():
         cfg, entry = run if isinstance(run, tuple) else (run, cache_entry(run))
         cached = is_cached(entry)
-        planned.append(PlannedRun(label, cached, 0.0 if cached else cfg.steps * seconds_per_step(cfg)))
+        seconds = 0.0 if cached else cfg.steps * seconds_per_step(cfg) + warm_up_seconds(cfg)
+        planned.append(PlannedRun(label, cached, seconds))
     return planned
+
+
+def duration(seconds: float) -> str:
+    """'~40 s' or '~3.5 min'."""
+    return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.1f} min"
 
 
 def first_run_text(runs: dict) -> str:
@@ -68,7 +90,7 @@ def first_run_text(runs: dict) -> str:
     head = (
         "Everything this notebook trains is already on disk."
         if not todo
-        else f"The first run trains {len(todo)} of {len(planned)} runs: about {total:.0f} s on this machine "
+        else f"The first run trains {len(todo)} of {len(planned)} runs: {duration(total)} on this machine "
         f"(timed just now); afterwards they load from disk."
     )
     return "\n".join([head, *lines])

@@ -155,6 +155,17 @@ def toggle_buttons(name, options, value=None, description=None):
     )
 
 
+def dropdown(name, options, value=None, description=None):
+    """A Dropdown over many named choices (a gallery of runs) in the common style; `options` as for toggle_buttons."""
+    options = list(options)
+    values = [option[1] if isinstance(option, tuple) else option for option in options]
+    if value is not None and value not in values:
+        raise ValueError(f"{name}: value {value!r} is not one of the options {values}")
+    return widgets.Dropdown(
+        options=options, value=values[0] if value is None else value, description=description or name, style=STYLE
+    )
+
+
 def checkbox(name, value=False, description=None):
     """A Checkbox labelled `description` (default: `name`) in the common style."""
     return widgets.Checkbox(value=value, description=description or name, indent=False, style=STYLE)
@@ -297,6 +308,14 @@ def settle_heap() -> bool:
     return True
 
 
+def on_grid(control):
+    """A control's value; a FloatSlider's rounded to its step's decimals (its arithmetic leaves 8.9e-16 for 0)."""
+    if isinstance(control, widgets.FloatSlider) and control.step:
+        decimals = max(0, -math.floor(math.log10(control.step))) + 2
+        return round(control.value, decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return control.value
+
+
 def format_values(values: dict) -> str:
     """'beta=0.1, lr=0.001': control values as a short human label."""
     return ", ".join(f"{name}={format_value(value)}" for name, value in values.items())
@@ -367,8 +386,8 @@ class Panel:
 
     @property
     def values(self) -> dict:
-        """Current value of every control, by name."""
-        return {name: control.value for name, control in self.controls.items()}
+        """Current value of every control, by name (a float slider's value on its own grid: 0.0, not 8.9e-16)."""
+        return {name: on_grid(control) for name, control in self.controls.items()}
 
     def refresh(self) -> bool:
         """Show the panel for the current values (each panel kind says how); True if it could."""
@@ -473,7 +492,7 @@ class AnalyticPanel(Panel):
             self.keep_image(key)
         self.last_draw_seconds = time.perf_counter() - start
         self.error = None
-        slow = self.last_draw_seconds > SLOW_DRAW_SECONDS
+        slow = self.last_draw_seconds > SLOW_DRAW_SECONDS and self.draw_count > 1  # the first draw builds the layout
         self.status.value = grey_html(f"slow redraw: {self.last_draw_seconds:.2f} s") if slow else ""
         return True
 
@@ -865,8 +884,9 @@ class RunProgress:
 
 
 def train_runs(configs: dict, runner=None) -> dict:
-    """Obtain every run of `configs` (label -> RLConfig) with `runner(cfg, on_step=..., progress=False)` (default:
-    `rlvr.train.run`; the race passes `race.race_run`), reporting with RunProgress. Returns label -> result."""
+    """Obtain every run of `configs` (label -> what `runner` takes, an RLConfig by default) with
+    `runner(item, on_step=..., progress=False)` (default: `rlvr.train.run`; the race passes `race.race_run`, the
+    gallery its runs' names), reporting with RunProgress. Returns label -> result."""
     if runner is None:
         from rlvr.train import run as runner
     progress = RunProgress(configs)
