@@ -238,7 +238,7 @@ def test_train_runs_says_which_runs_trained_and_which_came_from_the_cache(capsys
     out = capsys.readouterr().out.splitlines()
     assert list(results) == ["A", "B"] and len(out) == 2
     assert out[0].startswith("A: 3 steps, trained now in ") and out[0].endswith(" s")
-    assert out[1] == "B: 3 steps, loaded from the cache (training them took 12 s of wall-clock time when they were run)"
+    assert out[1] == "B: 3 steps, loaded from disk (training took 12 s when it ran)"
 
 
 # ----------------------------------------------------------------------------- costs

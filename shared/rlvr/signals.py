@@ -22,6 +22,21 @@ import torch
 
 from .task import STOP_ID
 
+SIGNAL_NAMES = {  # a history key -> what figures and tables call it
+    "reward": "reward",
+    "accuracy": "strict accuracy",
+    "cot_fraction": "think-first share",
+    "all_same_group_fraction": "all-equal groups",
+    "advantage_std": "advantage std",
+    "entropy": "token entropy (nats)",
+    "grad_norm": "gradient norm",
+    "loss": "loss",
+    "kl_to_ref": "KL to the warm-up",
+    "approx_kl": "approx KL to sampler",
+    "clip_fraction": "clip fraction",
+    "malformed_fraction": "malformed answers",
+    "truncated_fraction": "answers cut at max length",
+}
 KL_EVERY = 10  # without a KL term, the KL to the reference is measured every KL_EVERY steps (an extra forward pass)
 
 

@@ -873,8 +873,7 @@ class RunProgress:
         if result.from_cache:
             took = result.timing.get("total_s", float("nan"))
             self.lines[label] = (
-                f"{label}: {steps} steps, loaded from the cache (training them took "
-                f"{seconds_text(took)} of wall-clock time when they were run)"
+                f"{label}: {steps} steps, loaded from disk (training took {seconds_text(took)} when it ran)"
             )
         else:
             self.lines[label] = f"{label}: {steps} steps, trained now in {seconds_text(seconds)}"

@@ -1,0 +1,96 @@
+"""Exercise checkers of notebook 06 (when RLVR breaks): name the breakage behind each mystery run.
+
+    from rlvr.checks import nb06 as checks
+    checks.mystery.check(my_diagnosis)   # my_diagnosis() -> {"A": "...", "B": "...", "C": "..."}
+
+A wrong name gets a pointer to the signal that tells the true breakage apart (never its name); a blank function is
+Not attempted.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem
+from rlvr.checks.guard import call_guarded, describe, failure_sentence
+from rlvr.experiments.gallery import BREAKAGES, MYSTERIES, NOT_BROKEN
+
+CHOICES = tuple(name for name in BREAKAGES if name not in NOT_BROKEN)
+POINTERS = {  # the true breakage -> where to look (a signal, not the answer)
+    "lr_too_high": "follow its think-first share and its mean answer length after the first ten steps",
+    "beta_too_large": "compare its KL to the warm-up with the healthy run's",
+    "greedy_sampling": "read its share of all-equal groups and its gradient norm from the very first step",
+    "flipped_sign": "does its reward go up or down, and what does its entropy do meanwhile?",
+    "forgotten_mask": "compare its gradient norm with the healthy run's at step 0, and look at its KL to the warm-up",
+    "std_without_epsilon": "look at its loss at step 0",
+    "no_clip_many_updates": "read its approx KL to the sampling policy and its clip fraction",
+    "from_scratch": "look at its malformed answers and its reward at step 0",
+    "loophole_verifier": "put its reward and its strict accuracy side by side",
+}
+
+
+class Diagnosis(Question):
+    """Name the gallery run each mystery run looks like; a wrong name gets a pointer to the telling signal."""
+
+    def __init__(self, name: str, answers: dict[str, str], hint, solution: str):
+        super().__init__(name, hint, solution)
+        self.answers = dict(answers)
+
+    def check(self, fn: Callable = MISSING, *more) -> Result:
+        """Call fn() (it returns {run: breakage name}) and compare with the answers."""
+        return self.checked(lambda: self._evaluate(fn, *more))
+
+    def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
+        """The verdict on the learner's diagnosis."""
+        problem = call_problem((fn, *more), ["your function"], "check(my_diagnosis)")
+        if problem:
+            return Result(self.name, Outcome.UNCHECKABLE, problem)
+        call = call_guarded(fn)
+        if call.not_attempted:
+            return Result(self.name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE)
+        if call.error is not None:
+            return Result(self.name, Outcome.UNCHECKABLE, failure_sentence(call))
+        return self._verdict(call.value)
+
+    def _verdict(self, diagnosis) -> Result:
+        """Correct, or Incorrect with one line per wrong run."""
+        runs = ", ".join(f"'{run}'" for run in self.answers)
+        if not isinstance(diagnosis, dict) or set(diagnosis) != set(self.answers):
+            got = describe(diagnosis) if not isinstance(diagnosis, dict) else f"keys {sorted(diagnosis)}"
+            message = (
+                f"return a dict with one name per mystery run ({runs}), e.g. {{'A': 'flipped_sign', ...}}; got {got}."
+            )
+            return Result(self.name, Outcome.INCORRECT, message)
+        if all(value in (None, "", ...) for value in diagnosis.values()):
+            return Result(self.name, Outcome.NOT_ATTEMPTED, "name a gallery run for each mystery run.")
+        lines = []
+        for run, truth in self.answers.items():
+            guess = diagnosis[run]
+            if guess not in CHOICES:
+                lines.append(f"run {run}: {guess!r} is not a gallery run; choose from {', '.join(CHOICES)}.")
+            elif guess != truth:
+                lines.append(f"run {run}: not {guess}. Look again: {POINTERS[truth]}.")
+        if lines:
+            right = len(self.answers) - len(lines)
+            return Result(self.name, Outcome.INCORRECT, "\n".join([f"{right} of {len(self.answers)} right.", *lines]))
+        names = ", ".join(f"{run} = {truth}" for run, truth in self.answers.items())
+        return Result(self.name, Outcome.CORRECT, f"all {len(self.answers)} right: {names}.")
+
+
+mystery = Diagnosis(
+    "the three mystery runs",
+    MYSTERIES,
+    hint=(
+        "Start from the healthy run's dashboard and look for the one panel where each mystery run differs most: a "
+        "flat line at 0 or 1, a value several times the healthy one, or a curve going the wrong way.",
+        "Use the gallery table of §3: its 'signal' column says which panel names each breakage. Compare the "
+        "mystery run's value of that signal with the gallery run's.",
+    ),
+    solution=(
+        "Run A: the gradient norm is several times the healthy run's from step 0 and the KL to the warm-up is far from "
+        "0 at step 0, where the policy *is* the warm-up: the padding is in the loss (`forgotten_mask`). Run B: every "
+        "group has all-equal rewards and the gradient is exactly 0 from the first step: greedy sampling gives a group "
+        "identical answers (`greedy_sampling`). Run C: the think-first share and the answer length collapse within a "
+        "few steps while the entropy falls: the steps are too large (`lr_too_high`)."
+    ),
+)

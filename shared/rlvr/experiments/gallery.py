@@ -1,0 +1,363 @@
+"""Notebook 06: a gallery of broken RLVR runs. Each breakage is one realistic bug or setting, trained for real from
+the same warm-up as the healthy run (short runs, cached), with the symptom a user sees, the signal that names it
+(`rlvr.signals`), the cause and the fix.
+
+A setting is an RLConfig change; a bug in the user's own code (a flipped sign, a mask forgotten, a std without its
+epsilon, a reward function with a loophole) is a `StepHooks` that edits what the trainer computed, as the bug would.
+A run that crashes (NaN weights cannot be sampled from) keeps its history up to the crash and the error's one line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import torch
+
+from rlvr.cache import Entry, load_or_create
+from rlvr.config import size
+from rlvr.model import ModelConfig, TinyTransformer
+from rlvr.signals import SIGNAL_NAMES, failures
+from rlvr.task import STOP_ID
+from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
+
+STEPS = 60  # steps of a gallery run at full size (the loophole's: 150)
+STEPS_FULL = 200  # size("rl_steps") at full size: fast mode shrinks a gallery run in proportion
+
+
+# ----------------------------------------------------------------------------------------------- the bugs, as hooks
+class FlippedSign(StepHooks):
+    """The loss's sign flipped (e.g. `loss = (ratio * A).mean()` without the minus): the run minimises the reward."""
+
+    def after_advantages(self, batch: Batch) -> None:
+        """Negate every advantage (the same as negating the loss)."""
+        batch.advantages.neg_()
+
+
+class ForgottenMask(StepHooks):
+    """The response mask forgotten: the loss averages over every position, the padding after '$' included."""
+
+    def after_rollout(self, batch: Batch) -> None:
+        """Every position counts as a response token."""
+        batch.rollout.response_mask.fill_(True)
+
+
+class StdWithoutEpsilon(StepHooks):
+    """(r - mean) / std with no epsilon and no guard: a group whose rewards are all equal divides 0 by 0."""
+
+    def __init__(self, group_size: int):
+        self.group_size = group_size
+
+    def after_advantages(self, batch: Batch) -> None:
+        """Replace the advantages by the naive z-score (NaN for an all-equal group)."""
+        groups = batch.rewards.view(-1, self.group_size)  # [P, G]
+        naive = (groups - groups.mean(dim=1, keepdim=True)) / groups.std(dim=1, correction=0, keepdim=True)
+        batch.advantages = naive.reshape(-1)  # [B]
+
+
+def digit_anywhere_reward(prompts: torch.Tensor, responses: torch.Tensor) -> torch.Tensor:
+    """A verifier with a loophole: 1 if the right digit appears anywhere in the answer (up to its '$'), whatever the
+    format. [B, 10], [B, T] -> [B]."""
+    target = prompts.sum(dim=1) % 10  # [B]
+    before_stop = torch.cumsum(responses == STOP_ID, dim=1) == 0  # [B, T] positions before the first '$'
+    return ((responses == target[:, None]) & before_stop).any(dim=1).float()
+
+
+class LoopholeVerifier(StepHooks):
+    """The reward comes from `digit_anywhere_reward`; accuracy is still measured by the strict verifier."""
+
+    def __init__(self, prompts_of: Callable[[Batch], torch.Tensor]):
+        self.prompts_of = prompts_of
+
+    def after_rollout(self, batch: Batch) -> None:
+        """Pay by the loose rule."""
+        batch.rewards = digit_anywhere_reward(self.prompts_of(batch), batch.rollout.responses)
+
+
+def prompt_digits(batch: Batch) -> torch.Tensor:
+    """The [B, 10] digits of each answer's prompt (the prompt tokens without their '=')."""
+    return batch.rollout.prompt_ids[:, :10]
+
+
+HOOKS: dict[str, Callable[[RLConfig], StepHooks]] = {
+    "flipped_sign": lambda cfg: FlippedSign(),
+    "forgotten_mask": lambda cfg: ForgottenMask(),
+    "std_without_epsilon": lambda cfg: StdWithoutEpsilon(cfg.group_size),
+    "loophole_verifier": lambda cfg: LoopholeVerifier(prompt_digits),
+}
+
+
+# ----------------------------------------------------------------------------------------------- the gallery
+@dataclass(frozen=True)
+class Breakage:
+    """One broken run: what is changed, what the user sees, which signal names it, why, and the fix."""
+
+    name: str
+    title: str
+    overrides: dict = field(default_factory=dict)  # RLConfig fields
+    bug: str | None = None  # a key of HOOKS
+    from_scratch: bool = False  # start from a random model instead of the warm-up
+    steps: int = STEPS  # a loophole takes longer to exploit than a bug takes to show
+    symptom: str = ""
+    signal: str = ""  # the history key that names it
+    cause: str = ""
+    fix: str = ""
+
+
+HEALTHY = Breakage(
+    "healthy",
+    "the lecture's GRPO run (32 prompts x 8 answers, lr 1e-4)",
+    symptom="reward and accuracy climb together, entropy falls slowly",
+)
+BREAKAGES: dict[str, Breakage] = {
+    b.name: b
+    for b in (
+        HEALTHY,
+        Breakage(
+            "lr_too_high",
+            "learning rate 3e-3 (30x the lecture's)",
+            overrides={"lr": 3e-3},
+            symptom="think-first answers vanish; accuracy falls to guessing (10%)",
+            signal="cot_fraction",
+            cause="each update moves the policy so far that it falls into a degenerate mode (short direct guesses)",
+            fix="lower the learning rate (1e-4 here); watch the entropy and the think-first share in the first steps",
+        ),
+        Breakage(
+            "beta_too_large",
+            "KL weight beta = 1 (the lecture's runs use 0; TRL's default was 0.04)",
+            overrides={"beta": 1.0},
+            symptom="it learns, but slowly: accuracy lags the healthy run",
+            signal="kl_to_ref",
+            cause="the KL penalty outweighs the reward: the policy cannot move far from its warm-up",
+            fix="beta between 0 and 0.04; a KL that stays near 0 while the reward stalls means the leash is too short",
+        ),
+        Breakage(
+            "greedy_sampling",
+            "answers sampled at temperature 0",
+            overrides={"temperature": 0.0},
+            symptom='"the loss is 0 and nothing learns"',
+            signal="all_same_group_fraction",
+            cause="greedy decoding gives every answer of a group the same text, so every advantage is 0",
+            fix="sample the group at temperature ~1 (exploration is what GRPO compares)",
+        ),
+        Breakage(
+            "flipped_sign",
+            "the loss's sign flipped (a bug in your own loss)",
+            bug="flipped_sign",
+            symptom="the reward falls below where it started",
+            signal="reward",
+            cause="the update minimises the reward: right answers are pushed down, wrong ones up",
+            fix="loss = -(advantage x ratio): minimising the loss must maximise the reward",
+        ),
+        Breakage(
+            "forgotten_mask",
+            "the response mask forgotten (the padding after '$' is trained)",
+            bug="forgotten_mask",
+            symptom="nothing learns, or it gets worse",
+            signal="grad_norm",
+            cause="the padding's log-probabilities dominate the gradient and the per-answer mean",
+            fix="multiply every per-token term by the response mask before averaging",
+        ),
+        Breakage(
+            "std_without_epsilon",
+            "(r - mean) / std with no epsilon (a bug in your own advantages)",
+            bug="std_without_epsilon",
+            symptom="the run crashes at step 1: 'probability tensor contains either inf, nan or element < 0'",
+            signal="loss",
+            cause="a group whose rewards are all equal divides 0 by 0: NaN advantages, NaN weights",
+            fix="add advantage_eps to the std, or give all-equal groups advantage 0",
+        ),
+        Breakage(
+            "no_clip_many_updates",
+            "16 updates per batch at lr 3e-4, without clipping",
+            overrides={"epochs_per_batch": 16, "lr": 3e-4, "clip_eps": 1e6},
+            symptom="the policy collapses to one short answer; entropy goes to 0",
+            signal="approx_kl",
+            cause="reusing a batch 16 times lets the policy run far from the one that sampled it",
+            fix="clip the ratio (clip_eps 0.2: the same 16 updates then train well) or use fewer updates per batch",
+        ),
+        Breakage(
+            "from_scratch",
+            "RL from a random model, no warm-up",
+            from_scratch=True,
+            symptom="the reward is 0 at every step",
+            signal="malformed_fraction",
+            cause="a random model never writes a well-formed answer: no group has a reward to compare",
+            fix="start from a model that can already answer sometimes (SFT warm-up, or a stronger base model)",
+        ),
+        Breakage(
+            "loophole_verifier",
+            "a verifier that pays for the right digit anywhere in the answer",
+            bug="loophole_verifier",
+            steps=150,
+            symptom="the reward climbs to ~1 while the strict accuracy falls to ~0",
+            signal="accuracy",
+            cause="the policy learns to write 16 digits in a row: one is right (lecture §1: over-optimisation)",
+            fix="make the verifier check the format and the answer; log a strict metric beside the reward",
+        ),
+    )
+}
+CLIPPED = Breakage(  # not broken: the fix of no_clip_many_updates, trained to show that it is the fix
+    "clipped_many_updates",
+    "the same 16 updates per batch at lr 3e-4, clipped at 0.2",
+    overrides={"epochs_per_batch": 16, "lr": 3e-4},
+    symptom="trains well: the clip keeps each batch's updates near the policy that sampled it",
+    signal="approx_kl",
+)
+BREAKAGES[CLIPPED.name] = CLIPPED
+NOT_BROKEN = ("healthy", CLIPPED.name)
+MYSTERY_SEED = 7  # the mystery runs: gallery runs with an RL seed no other cell shows, from the seed-0 warm-up
+MYSTERIES = {"A": "forgotten_mask", "B": "greedy_sampling", "C": "lr_too_high"}  # the answers of notebook 06's exercise
+
+
+@dataclass
+class GalleryRun:
+    """A gallery run: its config, breakage, per-step history and, if it crashed, the error's one line."""
+
+    breakage: Breakage
+    config: RLConfig
+    history: list[dict]
+    crash: str | None = None
+    from_cache: bool = False
+
+    def curve(self, key: str) -> np.ndarray:
+        """One metric against step. [steps]"""
+        return history_curve(self.history, key)
+
+    @property
+    def timing(self) -> dict:
+        """Wall-clock seconds the run took when it was trained (total_s), from its history."""
+        return {"total_s": float(sum(h["sampling_s"] + h["training_s"] for h in self.history))}
+
+
+def gallery_config(name: str, seed: int = 0, steps: int | None = None, sft_seed: int | None = None) -> RLConfig:
+    """The RLConfig of one gallery run (the lecture's GRPO with the breakage's overrides; its own steps, fewer in fast
+    mode), from the warm-up of `seed` (or of `sft_seed`)."""
+    b = BREAKAGES[name]
+    steps = steps or min(b.steps, size("rl_steps") * b.steps // STEPS_FULL)
+    cfg = RLConfig.replicate(seed, steps=steps, **b.overrides)
+    return cfg if sft_seed is None else replace(cfg, sft_seed=sft_seed)
+
+
+def cache_entry(name: str, cfg: RLConfig) -> Entry:
+    """The cache entry of a gallery run: its config and what is broken."""
+    b = BREAKAGES[name]
+    return Entry("gallery", {**run_key(cfg), "bug": b.bug, "from_scratch": b.from_scratch})
+
+
+def random_model(seed: int) -> TinyTransformer:
+    """An untrained model (what `from_scratch` starts from)."""
+    torch.manual_seed(seed)
+    return TinyTransformer(ModelConfig())
+
+
+def train_gallery_run(name: str, cfg: RLConfig, on_step=None) -> dict:
+    """Train one breakage; returns {history, crash} (a crash ends the run and keeps what came before)."""
+    b = BREAKAGES[name]
+    history: list[dict] = []
+
+    def record(step: int, total: int, steps: list) -> None:
+        history[:] = steps
+        if on_step is not None:
+            on_step(step, total, steps)
+
+    hooks = HOOKS[b.bug](cfg) if b.bug else None
+    policy = random_model(cfg.seed) if b.from_scratch else None
+    try:
+        train_rl(cfg, policy=policy, on_step=record, progress=False, hooks=hooks)
+        crash = None
+    except (RuntimeError, ValueError) as err:
+        crash = f"step {len(history)}: {type(err).__name__}: {str(err).splitlines()[0]}"
+    return {"history": history, "crash": crash}
+
+
+def gallery_run(
+    name: str,
+    seed: int = 0,
+    steps: int | None = None,
+    on_step=None,
+    progress: bool = False,
+    sft_seed: int | None = None,
+) -> GalleryRun:
+    """One gallery run through the checkpoint cache."""
+    cfg = gallery_config(name, seed, steps, sft_seed)
+    loaded = load_or_create(cache_entry(name, cfg), lambda: train_gallery_run(name, cfg, on_step))
+    if loaded.from_cache and on_step is not None:
+        on_step(cfg.steps, cfg.steps, loaded.payload["history"])
+    return GalleryRun(BREAKAGES[name], cfg, loaded.payload["history"], loaded.payload["crash"], loaded.from_cache)
+
+
+def signatures(run: GalleryRun) -> list[str]:
+    """The failure signatures (rlvr.signals) the run's history shows."""
+    return [f.name for f in failures(run.history)]
+
+
+def first_finite(values: np.ndarray) -> float:
+    """The first finite value of a curve (NaN if none)."""
+    finite = values[np.isfinite(values)]
+    return float(finite[0]) if finite.size else math.nan
+
+
+# ----------------------------------------------------------------------------------------------- reading the runs
+def tail(run: GalleryRun, key: str, last: int = 10) -> float:
+    """Mean of the last `last` finite values of a metric (NaN if none)."""
+    values = run.curve(key)
+    finite = values[np.isfinite(values)]
+    return float(finite[-last:].mean()) if finite.size else math.nan
+
+
+def head(run: GalleryRun, key: str, first: int = 5) -> float:
+    """Mean of the first `first` steps of a metric (NaN-skipping)."""
+    values = run.curve(key)[:first]
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else math.nan
+
+
+SYMPTOMS: dict[str, Callable[[GalleryRun, GalleryRun], bool]] = {  # name -> (run, healthy run of the seed) -> shown?
+    "healthy": lambda r, h: tail(r, "accuracy") > head(r, "accuracy") + 0.3 and not signatures(r),
+    "lr_too_high": lambda r, h: tail(r, "cot_fraction") < 0.3 and tail(r, "accuracy") < 0.3,
+    "beta_too_large": lambda r, h: (
+        tail(r, "accuracy") < tail(h, "accuracy") - 0.15 and tail(r, "kl_to_ref") < 0.5 * tail(h, "kl_to_ref")
+    ),
+    "greedy_sampling": lambda r, h: bool(
+        (r.curve("all_same_group_fraction") == 1).all() and (r.curve("grad_norm") == 0).all()
+    ),
+    "flipped_sign": lambda r, h: tail(r, "reward") < head(r, "reward") and tail(r, "entropy") > head(r, "entropy"),
+    "forgotten_mask": lambda r, h: (
+        tail(r, "accuracy") < tail(h, "accuracy") - 0.3 and head(r, "grad_norm") > 2 * head(h, "grad_norm")
+    ),
+    "std_without_epsilon": lambda r, h: r.crash is not None and math.isnan(r.history[0]["loss"]),
+    "no_clip_many_updates": lambda r, h: tail(r, "entropy") < 0.05 and tail(r, "accuracy") < 0.3,
+    "from_scratch": lambda r, h: bool((r.curve("reward") == 0).all()),
+    "loophole_verifier": lambda r, h: (
+        tail(r, "reward") > head(r, "reward") + 0.3 and tail(r, "accuracy") < head(r, "accuracy")
+    ),
+    "clipped_many_updates": lambda r, h: tail(r, "accuracy") > 0.8 and not signatures(r),
+}
+
+
+def reading(run: GalleryRun, healthy: GalleryRun) -> str:
+    """The breakage's signal, this run against the healthy one: 'NaN at step 0' or 'last 10 steps: 0.10 (healthy
+    0.81)'."""
+    key = run.breakage.signal
+    name = SIGNAL_NAMES[key]
+    if run.crash is not None:
+        return f"{name}: NaN at step 0; the run stopped at {run.crash}"
+    return f"{name}, last 10 steps: {tail(run, key):.2f} (healthy run: {tail(healthy, key):.2f})"
+
+
+def gallery_table(runs: dict[str, GalleryRun], healthy: GalleryRun) -> str:
+    """Markdown: for each broken run, what is broken, the symptom, the signal that names it (read from the runs),
+    the cause and the fix."""
+    lines = [
+        "| run | what is broken | symptom | the signal that names it | cause | fix |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, run in runs.items():
+        if name in NOT_BROKEN:
+            continue
+        b = run.breakage
+        lines.append(f"| {name} | {b.title} | {b.symptom} | {reading(run, healthy)} | {b.cause} | {b.fix} |")
+    return "\n".join(lines)

@@ -1,0 +1,119 @@
+"""Notebook 06's gallery of broken runs: each bug does what it says, each run shows its symptom on three seeds, and the
+failure signatures fire on the runs that should trigger them and never on the healthy one."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr import signals
+from rlvr.experiments import gallery
+from rlvr.figures import gallery as figs
+from rlvr.model import Rollout
+from rlvr.task import STOP_ID, encode
+from rlvr.train import Batch
+
+SEEDS = (0, 1, 2)
+
+
+def batch(rewards, responses=None) -> Batch:
+    """A Batch of given rewards (groups of 4) and, optionally, responses."""
+    rewards = torch.tensor(rewards, dtype=torch.float32)
+    responses = torch.zeros(len(rewards), 3, dtype=torch.long) if responses is None else responses
+    mask = torch.tensor([[True, True, False]] * len(rewards))
+    rollout = Rollout(torch.zeros(len(rewards), 11, dtype=torch.long), responses, torch.zeros(len(rewards), 3), mask)
+    return Batch(rollout, {}, rewards, advantages=rewards - 0.5)
+
+
+def test_each_bug_edits_what_the_trainer_computed():
+    b = batch([1.0, 0, 0, 0, 1, 1, 1, 1])
+    gallery.FlippedSign().after_advantages(b)
+    assert torch.equal(b.advantages, 0.5 - b.rewards)
+    gallery.ForgottenMask().after_rollout(b)
+    assert bool(b.rollout.response_mask.all())
+    gallery.StdWithoutEpsilon(group_size=4).after_advantages(b)
+    assert torch.allclose(b.advantages[:4], torch.tensor([3.0, -1, -1, -1]) / math.sqrt(3))  # (1 - 1/4) / std
+    assert bool(torch.isnan(b.advantages[4:]).all())  # an all-equal group: 0 / 0
+
+
+def test_the_loophole_verifier_pays_for_the_right_digit_anywhere_before_the_stop():
+    prompts = torch.tensor([[1, 2, 3, 0, 0, 0, 0, 0, 0, 0]] * 4)  # the answer is 6
+    texts = ["#6$", "01234567", "#5$6", "[1369999999]#9$"]
+    responses = torch.tensor([encode(t.ljust(16, "."))[:16] for t in texts])
+    got = gallery.digit_anywhere_reward(prompts, responses)
+    assert got.tolist() == [1.0, 1.0, 0.0, 1.0]  # after '$' does not count; a wrong final digit does not matter
+    assert responses[2, 3] == 6 and responses[2, 2] == STOP_ID
+
+
+def test_the_table_names_what_the_package_has():
+    for name, b in gallery.BREAKAGES.items():
+        assert b.bug is None or b.bug in gallery.HOOKS
+        assert name in gallery.SYMPTOMS
+        if name not in gallery.NOT_BROKEN:
+            assert b.signal and b.symptom and b.cause and b.fix
+            cfg = gallery.gallery_config(name)
+            assert cfg.steps == b.steps and all(getattr(cfg, k) == v for k, v in b.overrides.items())
+    assert set(gallery.MYSTERIES.values()) <= set(gallery.BREAKAGES) - {"healthy"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(gallery.BREAKAGES))
+def test_every_run_shows_its_symptom_on_three_seeds(name):
+    for seed in SEEDS:
+        run, healthy = gallery.gallery_run(name, seed), gallery.gallery_run("healthy", seed)
+        assert gallery.SYMPTOMS[name](run, healthy), (name, seed, gallery.reading(run, healthy))
+
+
+SHOULD_WARN = {  # breakage -> the failure signature `python -m rlvr train` must warn about on it
+    "std_without_epsilon": "nan",
+    "greedy_sampling": "no_signal",
+    "from_scratch": "no_signal",
+    "loophole_verifier": "reward_hacking",
+}
+
+
+@pytest.mark.slow
+def test_the_warnings_fire_where_they_should_and_never_on_the_healthy_run():
+    for seed in SEEDS:
+        assert gallery.signatures(gallery.gallery_run("healthy", seed)) == []
+        for name, signature in SHOULD_WARN.items():
+            assert signature in gallery.signatures(gallery.gallery_run(name, seed)), (name, seed)
+
+
+def test_a_gallery_run_is_cached_and_a_crash_keeps_the_history_before_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    first = gallery.gallery_run("std_without_epsilon", seed=0, steps=3)
+    second = gallery.gallery_run("std_without_epsilon", seed=0, steps=3)
+    assert not first.from_cache and second.from_cache and second.crash == first.crash
+    assert first.crash.startswith("step 1: RuntimeError") and len(first.history) == 1
+    assert np.isnan(first.history[0]["loss"]) and signals.nan_step(first.history) == 0
+
+
+def fake_run(name: str, steps: int = 12, crash: str | None = None) -> gallery.GalleryRun:
+    """A GalleryRun with a made-up history holding every signal the figures draw."""
+    keys = [key for _title, curves, _scale in figs.PANELS for key, _label, _style in curves]
+    history = [{"step": i, **{key: 0.1 + 0.01 * i for key in keys}} for i in range(steps)]
+    return gallery.GalleryRun(gallery.BREAKAGES[name], gallery.gallery_config(name), history, crash)
+
+
+def test_the_dashboard_and_the_gallery_figure_draw_every_panel():
+    from rlvr.widgets import new_figure
+
+    runs = {name: fake_run(name) for name in gallery.BREAKAGES}
+    runs["std_without_epsilon"] = fake_run("std_without_epsilon", steps=1, crash="step 1: RuntimeError: nan")
+    fig = new_figure((12, 8))
+    figs.draw_gallery(fig, runs, runs["healthy"])
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(shown) == len(gallery.BREAKAGES) - len(gallery.NOT_BROKEN)
+    assert any("NaN at step 0" in t.get_text() for ax in shown for t in ax.texts)  # the crash, said in words
+    fig = new_figure((13, 7.5))
+    figs.draw_gallery_run(fig, runs["forgotten_mask"], runs["healthy"])
+    assert len(fig.axes) == len(figs.PANELS) and all(ax.lines for ax in fig.axes)
+
+
+def test_the_gallery_table_reads_each_signal_off_the_runs():
+    runs = {name: fake_run(name) for name in gallery.BREAKAGES}
+    table = gallery.gallery_table(runs, runs["healthy"])
+    assert table.count("\n") == 1 + len(gallery.BREAKAGES) - len(gallery.NOT_BROKEN)
+    assert "gradient norm, last 10 steps: 0.16 (healthy run: 0.16)" in table  # mean of 0.1 + 0.01 i over i = 2-11
