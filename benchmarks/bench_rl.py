@@ -4,6 +4,7 @@ ours in this process: ours, plain, ours, plain, ...; the median of the per-pair 
 to what a large matmul reaches on this machine.
 
 Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo] [--warm-up STEPSxBATCH@LR] [--no-plain]
+       python benchmarks/bench_rl.py --signals [--runs 5]: what recording rlvr.signals costs (with / without, in turn)
 The warm-up model is loaded from the cache (trained first if absent); its time is not counted. --warm-up starts
 from another warm-up (e.g. 800x128@1e-3, the one before docs/calibration.md) to compare run times.
 """
@@ -100,6 +101,26 @@ def warm_up_config(spec: str | None) -> SFTConfig:
     return SFTConfig(steps=int(steps), batch_size=int(batch), lr=float(lr or SFTConfig.lr))
 
 
+def signals_cost(args) -> None:
+    """Runs with and without the signals of rlvr.signals, in turn (with, without, with, ...): the median of the
+    per-pair ratios of the total run time (target <= 1.05). The numbers of the run are the same either way."""
+    model = warm_up(0.1, 0, cfg=warm_up_config(args.warm_up)).model
+    cfg = RLConfig(algo=args.algo, steps=args.steps)
+    with_signals, without = [], []
+    for seed in range(args.runs):
+        run = RLConfig(**{**cfg.to_dict(), "seed": seed})
+        for record, times in ((True, with_signals), (False, without)):
+            start = time.perf_counter()
+            train_rl(run, policy=model, progress=False, record_signals=record)
+            times.append(time.perf_counter() - start)
+    ratios = [a / b for a, b in zip(with_signals, without)]
+    listed = lambda values, digits=2: ", ".join(f"{v:.{digits}f}" for v in values)  # noqa: E731
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; {args.algo}, {args.steps} steps of 32 x 8")
+    print(f"  with the signals:    median {statistics.median(with_signals):.2f} s ({listed(with_signals)})")
+    print(f"  without the signals: median {statistics.median(without):.2f} s ({listed(without)})")
+    print(f"  with / without: median {statistics.median(ratios):.3f} (all: {listed(ratios, 3)}); target <= 1.05")
+
+
 def main() -> None:
     """Measure and print."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -110,7 +131,13 @@ def main() -> None:
         "--warm-up", default=None, metavar="STEPSxBATCH@LR", help="start from this warm-up instead of the default one"
     )
     parser.add_argument("--no-plain", action="store_true", help="skip the plain reference loop")
+    parser.add_argument(
+        "--signals", action="store_true", help="only the cost of recording rlvr.signals: runs with and without, in turn"
+    )
     args = parser.parse_args()
+    if args.signals:
+        signals_cost(args)
+        return
     model = warm_up(0.1, 0, cfg=warm_up_config(args.warm_up)).model
     cfg = RLConfig(algo=args.algo, steps=args.steps)
     totals, samplings, trainings, flops, plains = [], [], [], [], []
