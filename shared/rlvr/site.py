@@ -42,6 +42,7 @@ FIGURE_TYPES = ("image/png", "image/svg+xml", "image/jpeg", "image/gif")
 SITE_CSS = """\
 .rlvr-run-live pre { font-size: 0.8em; }
 .bd-article mjx-container[display="true"] { overflow-x: auto; overflow-y: hidden; }  /* a wide formula scrolls */
+.header-article-items__end { display: flex; align-items: center; }  /* the switch beside the buttons, not above */
 .rlvr-language-switch { display: flex; gap: 0.6em; align-items: center; margin: 0 0.8em; font-size: 0.9em; }
 .rlvr-language-switch .current { font-weight: bold; }
 details.rlvr-solution { border-left: 3px solid var(--pst-color-primary); padding: 0.2em 0.8em; margin: 0.8em 0; }
