@@ -2,6 +2,7 @@
 widgets and exercise checks."""
 
 from .config import configure_threads
+from .i18n import set_language as set_language  # the Chinese notebooks call rlvr.set_language("zh_CN")
 
 __version__ = "0.1.0"
 configure_threads()

@@ -20,13 +20,14 @@ from nbclient.exceptions import CellTimeoutError
 
 from rlvr.cli import output_folder
 from rlvr.config import FAST_ENV, STRICT_ENV, repo_root
+from rlvr.i18n import N_, translator
 from rlvr.nblint import lint_notebook
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
 END_MARKER = "### END SOLUTION"
 MARKDOWN_MARKERS = {"<!-- BEGIN SOLUTION -->": BEGIN_MARKER, "<!-- END SOLUTION -->": END_MARKER}  # hidden in Markdown
-CODE_STUB = ("# YOUR CODE HERE", "raise NotImplementedError")
-MARKDOWN_STUB = ("**Your answer:** _write your answer here_",)
+CODE_STUB = (N_("# YOUR CODE HERE"), "raise NotImplementedError")
+MARKDOWN_STUB = (N_("**Your answer:** _write your answer here_"),)
 OUTPUT_LIKE_CELL_METADATA = ("execution", "ExecuteTime")
 NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
 DEFAULT_RENDER_TIMEOUT = 1800
@@ -107,19 +108,21 @@ def is_clean(nb: nbformat.NotebookNode) -> list[str]:
 # --------------------------------------------------------------------------- solution -> student
 
 
-def _stub_lines(cell_type: str, indent: str) -> list[str]:
-    """The lines that replace one solution region, indented like its BEGIN line."""
+def _stub_lines(cell_type: str, indent: str, language: str | None = None) -> list[str]:
+    """The lines that replace one solution region, indented like its BEGIN line (in `language`, default English)."""
     stub = CODE_STUB if cell_type == "code" else MARKDOWN_STUB
-    return [indent + line for line in stub]
+    words = translator(language).gettext if language else str
+    return [indent + words(line) for line in stub]
 
 
-def replace_regions(source: str, cell_type: str, where: str = "cell") -> str:
+def replace_regions(source: str, cell_type: str, where: str = "cell", language: str | None = None) -> str:
     """Replace every BEGIN/END SOLUTION region of one cell's source by the student stub.
 
     Args:
         source: the cell's text.
         cell_type: "code" or "markdown" (decides the stub).
         where: names the cell in error messages, e.g. "01_intro.ipynb, cell 3".
+        language: the stubs' language (a translated notebook's, e.g. "zh_CN"; default English).
     Returns:
         The student version of the source.
     """
@@ -131,7 +134,7 @@ def replace_regions(source: str, cell_type: str, where: str = "cell") -> str:
                 raise MarkerError(f"{where}: nested '{BEGIN_MARKER}' (the previous region has no END)")
             inside = True
             indent = line[: len(line) - len(line.lstrip())]
-            lines_out.extend(_stub_lines(cell_type, indent))
+            lines_out.extend(_stub_lines(cell_type, indent, language))
         elif marker == END_MARKER:
             if not inside:
                 raise MarkerError(f"{where}: '{END_MARKER}' without a matching BEGIN")
@@ -143,12 +146,14 @@ def replace_regions(source: str, cell_type: str, where: str = "cell") -> str:
     return "\n".join(lines_out)
 
 
-def make_student(nb: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
-    """The clean student version of a solution notebook (cell ids kept from the solution)."""
+def make_student(
+    nb: nbformat.NotebookNode, name: str = "notebook", language: str | None = None
+) -> nbformat.NotebookNode:
+    """The clean student version of a solution notebook (cell ids kept from the solution; stubs in `language`)."""
     student = clean_notebook(nb)
     for index, cell in enumerate(student.cells):
         if cell.cell_type in ("code", "markdown"):
-            cell.source = replace_regions(cell.source, cell.cell_type, f"{name}, cell {index}")
+            cell.source = replace_regions(cell.source, cell.cell_type, f"{name}, cell {index}", language)
     return student
 
 
@@ -219,10 +224,21 @@ def _sync_problems(root: Path) -> list[str]:
     return problems
 
 
+def _translation_problems(root: Path) -> list[str]:
+    """The translated editions' problems (`rlvr.nbtranslate`), if the repository has catalogues."""
+    if not (Path(root) / "i18n").is_dir():
+        return []
+    try:
+        from rlvr.nbtranslate import translation_problems
+    except ImportError as error:  # babel / markdown-it-py missing
+        return [f"i18n/: cannot check the translations ({error}): pip install -e '.[i18n]'"]
+    return translation_problems(root)
+
+
 def check_repo(root: Path) -> list[str]:
-    """Every problem with the committed notebooks (empty list when all is well)."""
+    """Every problem with the committed notebooks, translated editions included (empty list when all is well)."""
     root = Path(root)
-    return _cleanliness_problems(root) + _sync_problems(root)
+    return _cleanliness_problems(root) + _sync_problems(root) + _translation_problems(root)
 
 
 def strip(paths: list[Path]) -> list[Path]:
@@ -369,6 +385,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_translate(args: argparse.Namespace) -> int:
+    """Merge each notebook's English into its catalogue; write the translated notebooks of the listed ones."""
+    from rlvr.nbtranslate import translate
+
+    paths = [Path(p).resolve() for p in args.paths] or solution_paths(args.root)
+    report, errors = translate(args.root, args.lang, paths)
+    print("\n".join(report))
+    for error in errors:
+        print(error, file=sys.stderr)
+    return 1 if errors else 0
+
+
 def _cmd_strip(args: argparse.Namespace) -> int:
     """Clean the given notebooks (default: all) in place."""
     paths = args.paths or [*solution_paths(args.root), *student_paths(args.root)]
@@ -412,14 +440,20 @@ def build_parser() -> argparse.ArgumentParser:
         ("strip", _cmd_strip, "remove outputs, execution counts and widget state in place"),
         ("render", _cmd_render, "execute notebooks at full size and write HTML (and a text view) under build/"),
         ("lint", _cmd_lint, "list what a learner should never meet in a cell (rlvr.nblint)"),
+        (
+            "translate",
+            _cmd_translate,
+            "merge the English into i18n/<lang>/*.po, write solutions/<lang>/ and notebooks/<lang>/",
+        ),
     ):
         command = commands.add_parser(name, help=text, description=text)
         command.set_defaults(handler=handler)
         command.add_argument("--root", type=Path, default=None, help="repository root (default: this checkout)")
-        if name in ("strip", "render", "lint"):
+        if name in ("strip", "render", "lint", "translate"):
             command.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all chosen ones)")
         if name in ("render", "lint"):
             command.add_argument("--which", choices=("solutions", "notebooks", "all"), default="solutions")
+    commands.choices["translate"].add_argument("--lang", default="zh_CN", choices=("zh_CN",), help="the language")
     render_command = commands.choices["render"]
     render_command.add_argument("--timeout", type=float, default=DEFAULT_RENDER_TIMEOUT, help="seconds per notebook")
     render_command.add_argument("--out", type=output_folder, help="output folder (default: <root>/build)")
