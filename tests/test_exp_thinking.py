@@ -309,10 +309,10 @@ def test_knob_panels_run_the_chosen_setting_and_overlay_it(monkeypatch, knob, va
     assert panel.error is None
     assert seen == [(knob, value)]
     assert len(panel.results) == 2
-    table = fthink.runs_summary(panel)
+    table = fthink.panels_summary(panel)
     assert table.text.count("\n") == 3  # header, rule, two runs
-    assert fthink.runs_summary(panel, panel).text == table.text  # the shared default is listed once
-    assert "default (G=8" in table.text
+    assert fthink.panels_summary(panel, panel).text == table.text  # the shared default is listed once
+    assert "| default (G = 8" in table.text
 
 
 def test_panel_run_keys_match_the_shared_run_cache():
@@ -343,21 +343,6 @@ def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():
     )
     torch.testing.assert_close(grad_k3, grad_fwd)
     assert not torch.allclose(grad_k3, grad_rev, atol=1e-3)
-
-
-def test_run_exercise7_presses_run_for_each_setting_and_restores_the_slider(monkeypatch):
-    seen = []
-
-    def fake_panel_run_fn(knob_name, v, steps, n_prompts, sft_steps, on_step=None, seed=0):
-        seen.append(v)
-        return fake_panel_run(**{knob_name: thinking.knob_value(knob_name, v)})
-
-    monkeypatch.setattr(fthink, "panel_run", fake_panel_run_fn)
-    monkeypatch.setattr(fthink, "panel_run_on_disk", lambda *a, **k: False)
-    panel = fthink.knob_panel("group_size", fake_panel_run(), steps=4)
-    fthink.run_exercise7(panel)
-    assert seen == list(fthink.EXERCISE7["group_size"])
-    assert panel.controls["group_size"].value == 8 and len(panel.results) == 3
 
 
 def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_of_a_free_yes():
@@ -396,3 +381,124 @@ def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
     (row,) = [r for r in rows if r.figure == "warm-up, greedy: think-first accuracy"]
     assert row.measured == 1.0 and row.seeds == (0, 1) and "seeds 0, 1 only" in row.note
     assert all(math.isfinite(r.measured) for r in rows)
+
+
+# ----------------------------------------------------------------------------- what notebook 03 prints and draws
+def test_model_card_counts_the_parameters_and_tokenizes_the_lectures_example():
+    card = "\n".join(thinking.model_card())
+    assert "70,040 parameters" in card
+    assert "9458073021=" in card and "[9386636689]#9$" in card and "#9$" in card
+    assert " ".join(map(str, task.encode("#9$"))) in card
+    parts = [int(n.replace(",", "")) for n in card.split("\n")[2].split() if n.replace(",", "").isdigit()]
+    assert sum(parts) == 70_040  # embeddings + blocks + final norm add up to the model
+
+
+def test_step_shapes_walk_the_shapes_of_one_grpo_step():
+    torch.manual_seed(0)
+    stages = {s.name: s for s in thinking.step_shapes(TinyTransformer().eval(), prompts_per_step=3, group_size=4)}
+    assert stages["prompts"].shape == (3, 10)
+    B, T = stages["rollout.responses"].shape
+    assert B == 12 and 1 <= T <= task.MAX_NEW_TOKENS
+    assert stages["rewards.view(P, G)"].shape == (3, 4)
+    assert stages["advantages"].shape == (12,) and stages["per-answer loss"].shape == (12,)
+    assert stages["logps"].shape == (12, T) and stages["loss"].shape == ()
+
+
+def test_print_warmup_says_how_many_answers_each_share_is_measured_on(capsys):
+    greedy = {**fake_metrics(0.9, 0.999, 1.0, 15.0), "direct_accuracy": 0.0, "malformed_fraction": 0.0}
+    thinking.print_warmup({"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": greedy, "n_prompts": 2000})
+    out = capsys.readouterr().out
+    assert "0.0% of 2 right" in out and "50.0% of 2000" in out
+    never = {**greedy, "cot_fraction": 1.0, "direct_accuracy": float("nan")}
+    thinking.print_warmup({"temperature1": greedy, "greedy": never, "n_prompts": 2000})
+    assert "none of 0" in capsys.readouterr().out and "nan" not in out
+
+
+def test_exercise7_runs_change_one_knob_each_and_time_like_the_default():
+    configs = thinking.exercise7_configs(200, seed=0)
+    assert [thinking.knob_of(c) for c in configs.values()] == [
+        ("teacher_error_rate", 0.0),
+        ("beta", 0.04),
+        ("group_size", 2),
+        ("group_size", 32),
+    ]
+    assert list(configs) == ["7(a) teacher error 0", "7(b) beta = 0.04", "7(c) G = 2", "7(c) G = 32"]
+    runs = thinking.package_runs(200, seed=0)
+    timed, entry = runs["7(a) teacher error 0"]  # timing it must not train its warm-up: a default-rate config
+    assert timed.teacher_error_rate == 0.1 and entry == thinking.rl_entry(configs["7(a) teacher error 0"])
+    assert runs["7(c) G = 32"] == configs["7(c) G = 32"]
+    assert thinking.knob_of(thinking.rl_config("grpo", 200)) is None
+
+
+def test_warmup_steps_are_the_default_warmups_except_a_short_one_for_another_rate():
+    assert thinking.warmup_steps(0.1, 60) == thinking.SFT_STEPS  # the shipped warm-up, even in fast mode
+    assert thinking.warmup_steps(0.0, thinking.SFT_STEPS) == thinking.SFT_STEPS
+    assert thinking.warmup_steps(0.0, 60) == 60
+
+
+def test_summary_rows_and_findings_read_the_runs():
+    default = fake_panel_run()
+    for h, share in zip(default.history, (0.5, 0.8, 1.2, 1.6)):
+        h["cot_fraction"] = share  # trailing means 0.5, 0.65, 0.83, 1.03: 90% first reached at step 4
+    fast = fake_panel_run(group_size=32)
+    fast.history = fast.history[:1]
+    fast.history[0]["cot_fraction"] = 1.0
+    row = thinking.summary_row("G = 32", fast)
+    assert row["steps to 90% thinking"] == 1 and row["answers sampled by then"] == 32 * 32
+    assert thinking.summary_row("default", default)["steps to 90% thinking"] == 4
+    lines = thinking.exercise7_findings(default, {"G = 32": fast})
+    assert lines[0] == "G = 32:" and "at step 1, earlier than the default (step 4)" in lines[1]
+    assert lines[-1] == "  answers sampled by then 1,024, as many as the default's 1,024"
+    assert all(len(line) <= 110 for line in lines)
+    table = fthink.summary_table({"default": default, "G = 32": fast}).text
+    assert table.count("\n") == 3 and "1,024" in table
+
+
+def test_the_lecture_and_us_has_no_band_and_no_verdict():
+    rows = thinking.rows_from([fake_measurement()], seeds=(0,))
+    lines = thinking.lecture_and_us(rows)
+    assert len(lines) == len(rows)
+    text = repr(lines)
+    assert "band" not in text and "NO" not in text and "nan" not in text
+    moved = [line for line in lines if line[1].startswith("GRPO pass@16 minus warm-up")][0]
+    assert moved[2] == "'barely moves'" and moved[3].endswith("points")
+    by_figure = {line[1]: line for line in lines}
+    assert by_figure["groups with all-equal rewards, last 20 steps"][2] == "~55%"
+    assert by_figure["after GRPO (T=1, held-out): think-first accuracy"][2:] == ("94%", "92.0%")
+
+
+def test_colours_give_orange_to_dr_grpo_only():
+    colors = fthink.run_colors(["the package's step", "your step", "Dr. GRPO", "beta = 0.04", "G = 2 (default)"])
+    assert colors["Dr. GRPO"] == "#ff7f0e"
+    assert colors["the package's step"] == colors["G = 2 (default)"] == "#000000"
+    assert "#ff7f0e" not in (colors["your step"], colors["beta = 0.04"])
+
+
+def test_live_curves_draw_from_the_first_step(monkeypatch):
+    drawn = []
+    live = fthink.live_curves(every=10)
+    monkeypatch.setattr(live.plot, "draw_fn", lambda fig, history: drawn.append(len(history)))
+    history = fake_history(steps=20)
+    for step in range(1, 21):
+        live(step, 20, history[:step])
+    assert drawn == [1, 10, 20]
+    cached = fthink.live_curves(every=10)
+    monkeypatch.setattr(cached.plot, "draw_fn", lambda fig, history: drawn.append(-len(history)))
+    cached(20, 20, history)  # a run loaded from the cache: one call, at its last step
+    assert drawn[-1] == -20
+
+
+def test_knob_panel_holds_the_exercise_runs_it_is_given():
+    from rlvr.widgets import new_figure
+
+    default = fake_panel_run()
+    runs = {"7(c) G = 2": fake_panel_run(group_size=2), "7(b) beta = 0.04": fake_panel_run(beta=0.04)}
+    runs["7(b) beta = 0.04"].history = [{**h, "kl_to_ref": 0.1 * i} for i, h in enumerate(fake_history(steps=4))]
+    panel = fthink.knob_panel("group_size", default, steps=4, runs=runs)
+    assert list(panel.results) == ["G = 8 (default)", "G = 2"]
+    beta = fthink.knob_panel("beta", default, steps=4, runs=runs)
+    assert list(beta.results) == ["beta = 0 (default)", "beta = 0.04"]
+    fig = new_figure((11, 3.4))
+    fthink.plot_knob_panel(fig, beta.results, knob="beta")
+    kl_axis = fig.axes[2]
+    assert any(len(line.get_xdata()) == 4 for line in kl_axis.get_lines())  # a curve, not only a star

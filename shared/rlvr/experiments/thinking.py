@@ -16,19 +16,22 @@ thought) and runs GRPO, Dr. GRPO and RFT with `rlvr.train.run` (cached on disk p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
+from rlvr import budget
 from rlvr.algorithms import ALGORITHMS
 from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row
+from rlvr.experiments.common import Row, claim_row, finite_mean, fmt, lecture_row, seconds_text, signed
 from rlvr.model import TinyTransformer, response_logps, sample
-from rlvr.sft import SFTConfig, warm_up, warm_up_report
+from rlvr.objectives import grpo_advantages, ppo_clip_loss
+from rlvr.sft import SFTConfig, train_sft, warm_up, warm_up_report
 from rlvr.sft import cache_entry as sft_entry
 from rlvr.task import (
     CLOSE_ID,
@@ -37,12 +40,16 @@ from rlvr.task import (
     N_DIGITS,
     OPEN_ID,
     PAD_ID,
+    VOCAB,
     answer_digits,
     chain_text,
+    decode,
     direct_answer,
+    encode,
     prompt_text,
     prompt_tokens,
     sample_prompts,
+    score_batch,
     teacher_chain_digits,
     think_answer,
     verify,
@@ -57,6 +64,7 @@ SFT_STEPS = SIZES["panel_sft_steps"][0]  # the default warm-up's steps (SFTConfi
 PASS_SAMPLES = 16  # answers per prompt for pass@k (k = 1..16)
 TEACHER_SIMULATIONS = 200_000  # simulated teacher chains for the "0.9^10" row
 LATE_STEPS = 20  # "late in training" = the last 20 steps
+EARLY_STEPS = 10  # "early in training" = the first 10 steps
 SMOOTH = 9  # trailing moving average (steps) of the training curves
 MAX_TEACHER_ERROR, TEACHER_ERROR_STEP = 0.5, 0.05
 
@@ -165,6 +173,158 @@ def show_examples(n: int = 4, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, se
         )
 
 
+# ----------------------------------------------------------------------------------------------- the model
+MODEL_EXAMPLE = np.array([9, 4, 5, 8, 0, 7, 3, 0, 2, 1])  # the lecture's prompt "9458073021=" (sum 39)
+
+
+def token_line(name: str, text: str) -> str:
+    """'answer  [9386636689]#9$   ids 11 9 3 ...  (15 tokens)': a string and its token ids."""
+    ids = encode(text)
+    return f"  {name:<8} {text:<17} ids {' '.join(map(str, ids))}  ({len(ids)} tokens)"
+
+
+def model_card(model: TinyTransformer | None = None, digits=MODEL_EXAMPLE) -> list[str]:
+    """A few lines on the model and its tokenizer, shown on one prompt and its two right answers."""
+    model = model or TinyTransformer()
+    cfg = model.cfg
+    parts = {
+        "token + position embeddings": model.tok_emb.weight.numel() + model.pos_emb.weight.numel(),
+        "the two blocks (attention + MLP)": sum(p.numel() for p in model.blocks.parameters()),
+        "final layer norm": sum(p.numel() for p in model.ln_f.parameters()),
+    }
+    return [
+        f"model: a character-level GPT, {model.num_parameters():,} parameters",
+        f"  {cfg.n_layers} layers, {cfg.n_heads} heads, width {cfg.d_model}, MLP {cfg.d_mlp}, "
+        f"at most {cfg.block_size} tokens (prompt + answer)",
+        "  " + ", ".join(f"{name} {count:,}" for name, count in parts.items()),
+        "  attention adds a learned bias per head and offset ('look k tokens back');",
+        "  layer 1 attends by that offset only; the output layer reuses the token embeddings",
+        f"tokenizer: one token per character, {cfg.vocab_size} tokens: {' '.join(VOCAB[:-1])} and '{VOCAB[-1]}' "
+        "(padding)",
+        token_line("prompt", prompt_text(digits)),
+        token_line("think", think_answer(digits)),
+        token_line("direct", direct_answer(digits)),
+        f"in: token ids [B, T]; out: next-token logits [B, T, {cfg.vocab_size}] (one distribution per position)",
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- one GRPO step
+@dataclass(frozen=True)
+class StageShape:
+    """One stage of a GRPO step: the tensor it makes, its shape and what one group of it holds."""
+
+    stage: str  # "sample", "score", ...
+    name: str  # the tensor, e.g. "rollout.responses"
+    shape: tuple  # its shape, e.g. (256, 15)
+    meaning: str  # what one entry is
+    example: str  # what one group (the first with right and wrong answers) holds
+
+
+def step_shapes(
+    policy: TinyTransformer,
+    prompts_per_step: int = RLConfig.prompts_per_step,
+    group_size: int = RLConfig.group_size,
+    seed: int = 0,
+) -> list[StageShape]:
+    """Walk one GRPO step on `policy` (no update) and record each stage's tensor, for a shape diagram."""
+    P, G = prompts_per_step, group_size
+    prompts = sample_prompts(P, np.random.default_rng(seed))  # [P, 10]
+    rollout = sample(
+        policy, prompt_tokens(prompts), 1.0, generator=torch.Generator().manual_seed(seed), samples_per_prompt=G
+    )  # [B, T]
+    rewards = score_batch(torch.as_tensor(np.repeat(prompts, G, axis=0)), rollout.responses)["reward"]  # [B]
+    grouped = rewards.view(P, G)  # [P, G]
+    advantages = grpo_advantages(rewards, G, RLConfig.advantage_eps)  # [B]
+    logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=G)  # [B, T]
+    per_token, _ = ppo_clip_loss(logps, logps.detach(), advantages, RLConfig.clip_eps)  # [B, T]
+    mask = rollout.response_mask  # [B, T]
+    per_answer = (per_token * mask).sum(dim=1) / mask.sum(dim=1)  # [B]
+    loss = per_answer.mean()  # []
+    mixed = (grouped.std(dim=1) > 0).nonzero()
+    i = int(mixed[0]) if len(mixed) else 0  # a group with both right and wrong answers, if there is one
+    rows = slice(i * G, (i + 1) * G)
+    answers = [decode(r[m]) for r, m in zip(rollout.responses[rows], mask[rows])]
+    return [
+        StageShape(
+            "prompts",
+            "prompts",
+            tuple(prompts.shape),
+            "10 digits per prompt",
+            f"prompt {i}: " + prompt_text(prompts[i]),
+        ),
+        StageShape(
+            "sample",
+            "rollout.responses",
+            tuple(rollout.responses.shape),
+            f"B = P x G = {P} x {G} answers, padded to T tokens",
+            "its answers: " + " ".join(answers[:3]) + " ...",
+        ),
+        StageShape(
+            "sample",
+            "rollout.response_mask",
+            tuple(mask.shape),
+            "True on an answer's real tokens",
+            "their lengths: " + " ".join(str(int(m.sum())) for m in mask[rows]),
+        ),
+        StageShape(
+            "score",
+            "rewards.view(P, G)",
+            tuple(grouped.shape),
+            "1 right, 0 wrong; one row per prompt",
+            "its row: " + " ".join(f"{r:.0f}" for r in grouped[i]),
+        ),
+        StageShape(
+            "advantages",
+            "advantages",
+            tuple(advantages.shape),
+            "(r - group mean) / (group std + eps)",
+            "its answers: " + " ".join(signed(float(a), 2) for a in advantages[rows]),
+        ),
+        StageShape(
+            "loss",
+            "logps",
+            tuple(logps.shape),
+            "log-prob of each answer token, with its graph",
+            f"its first answer: {float((logps[rows] * mask[rows]).sum(dim=1)[0].detach()):.2f} summed over its tokens",
+        ),
+        StageShape(
+            "loss",
+            "per-token loss",
+            tuple(per_token.shape),
+            "-min(rho A, clip(rho) A), rho = 1 in value",
+            "its first answer: " + signed(float(per_token[i * G, 0].detach()), 2) + " on every real token",
+        ),
+        StageShape(
+            "loss",
+            "per-answer loss",
+            tuple(per_answer.shape),
+            "mean over the answer's real tokens",
+            "its answers: " + " ".join(signed(float(a), 2) for a in per_answer.detach()[rows]),
+        ),
+        StageShape(
+            "loss",
+            "loss",
+            tuple(loss.shape),
+            "mean over answers: one number to minimise",
+            f"{signed(float(loss.detach()), 4)} in value (a group's advantages sum to 0); its gradient is not",
+        ),
+    ]
+
+
+def print_step_shapes(stages: list[StageShape]) -> None:
+    """The shapes as one chain, then each stage's tensor, shape, meaning and one group's values."""
+    shape = {s.name: "[" + ", ".join(map(str, s.shape)) + "]" for s in stages}
+    print(
+        f"prompts {shape['prompts']} -> responses {shape['rollout.responses']} -> rewards "
+        f"{shape['rewards.view(P, G)']} -> advantages {shape['advantages']} -> loss (a scalar)\n"
+    )
+    rows = [(s.stage, s.name, shape[s.name] if s.shape else "scalar", s.meaning) for s in stages]
+    widths = [max(len(r[c]) for r in rows) for c in range(4)]
+    for row, stage in zip(rows, stages):
+        print("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
+        print(" " * (widths[0] + 2) + "e.g. " + stage.example)
+
+
 # ----------------------------------------------------------------------------------------------- warm-up
 def warmup_metrics(
     teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE,
@@ -194,18 +354,41 @@ def warmup_on_disk(teacher_error_rate: float, seed: int = 0, sft_steps: int = SF
 
 
 def print_warmup(report: dict) -> None:
-    """Two readable lines: the warm-up at temperature 1 and greedy."""
+    """Two readable lines, temperature 1 and greedy; each share says how many answers it is measured on."""
+    n = report["n_prompts"]
     for name, m in (("temperature 1", report["temperature1"]), ("greedy", report["greedy"])):
+        think = round(m["cot_fraction"] * n)
+        direct = round((1 - m["cot_fraction"] - m.get("malformed_fraction", 0.0)) * n)
         print(
-            f"{name:>13}: accuracy {m['accuracy']:6.1%} | think-first {m['cot_fraction']:6.1%} "
-            f"(accuracy {pct(m['cot_accuracy'])}) | direct accuracy {pct(m['direct_accuracy'])} "
-            f"| mean length {m['mean_length']:.1f}"
+            f"{name:>13}: accuracy {m['accuracy']:6.1%} | think-first {m['cot_fraction']:6.1%} of {n} answers, "
+            f"{share_of(m['cot_accuracy'], think)} right | direct {share_of(m['direct_accuracy'], direct)} right "
+            f"| mean length {m['mean_length']:.1f} tokens"
         )
+
+
+def share_of(value: float, n: int) -> str:
+    """'97.1% of 1012' for a share measured on n answers, or 'none of 0' when there were none."""
+    return "none of 0" if not n or value is None or not math.isfinite(value) else f"{value:.1%} of {n}"
 
 
 def pct(value: float) -> str:
     """A share as ' 12.3%', or '   n/a' for NaN (no answer of that format)."""
     return "   n/a" if value is None or not math.isfinite(value) else f"{value:6.1%}"
+
+
+def eval_line(label: str, m: dict, n_prompts: int) -> str:
+    """One model's held-out line with the counts behind each share (two models can share a rounded percentage)."""
+    think = round(m["cot_fraction"] * n_prompts)
+    return (
+        f"{label:>9}: accuracy {m['accuracy']:.1%} ({round(m['accuracy'] * n_prompts)} of {n_prompts}), "
+        f"think-first {m['cot_fraction']:.1%} ({think}), think-first accuracy {share_of(m['cot_accuracy'], think)}"
+    )
+
+
+def points(difference: float) -> str:
+    """A difference of two shares in percentage points, signed; one that rounds to zero prints as '0 points'."""
+    value = round(100 * float(difference), 1)
+    return "0 points" if value == 0 else f"{value:+.1f} points"
 
 
 # ----------------------------------------------------------------------------------------------- RL runs
@@ -378,6 +561,53 @@ class PanelRun:
     seconds: float = 0.0
     from_cache: bool = False
 
+    @property
+    def timing(self) -> dict:
+        """{'total_s': training seconds}, like a RunResult's (what a progress line reports)."""
+        return {"total_s": self.seconds}
+
+
+def warmup_steps(teacher_error_rate: float, sft_steps: int | None = None) -> int:
+    """SFT steps of the warm-up a run at this teacher error rate starts from: the default warm-up's at the default
+    rate and at full size; `sft_steps` (size('panel_sft_steps'), short in fast mode) for another rate otherwise."""
+    sft_steps = size("panel_sft_steps") if sft_steps is None else int(sft_steps)
+    default_rate = round(float(teacher_error_rate), 4) == DEFAULT_TEACHER_ERROR_RATE
+    return SFT_STEPS if (sft_steps == SFT_STEPS or default_rate) else sft_steps
+
+
+def train_from_warmup(cfg: RLConfig, sft_steps: int | None = None, on_step=None) -> tuple[RunResult, TinyTransformer]:
+    """cfg's RL run and the warm-up model it starts from. A warm-up not on disk trains first (on_step counts its
+    steps too: step 1 .. warm-up steps + RL steps). Cached on disk, except from a short fast-mode warm-up."""
+    warm_steps = warmup_steps(cfg.teacher_error_rate, sft_steps)
+    progress = None
+    if not warmup_on_disk(cfg.teacher_error_rate, cfg.sft_seed, warm_steps):  # train it first, progress moving
+        progress = SFTProgress(on_step, 0, warm_steps + cfg.steps, with_losses=False)
+    warm = warm_up(cfg.teacher_error_rate, cfg.sft_seed, cfg=SFTConfig(steps=warm_steps), on_step=progress)
+    offset = 0 if progress is None else warm_steps
+    shifted = None if on_step is None else (lambda s, t, h: on_step(offset + s, offset + t, h))
+    if warm_steps == SFT_STEPS:
+        result = run(cfg, on_step=shifted, progress=False)
+    else:
+        result = train_rl(cfg, policy=warm.model, on_step=shifted, progress=False)
+    return result, warm.model
+
+
+def finished(result: RunResult, warm_model: TinyTransformer, n_prompts: int | None = None) -> PanelRun:
+    """A trained run with its held-out metrics at T = 1 and its KL to the warm-up it started from."""
+    final = held_out(result.policy, n_prompts)
+    final["kl_to_warmup"] = kl_to_reference(result.policy, warm_model, n_prompts)
+    return PanelRun(result.config, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
+
+
+def grpo_runner(n_prompts: int | None = None, sft_steps: int | None = None):
+    """runner(cfg, on_step=None, progress=False) -> PanelRun: a run from its warm-up, evaluated on held-out
+    prompts (the shape `rlvr.widgets.train_runs` calls)."""
+
+    def runner(cfg: RLConfig, on_step=None, progress: bool = False) -> PanelRun:
+        return finished(*train_from_warmup(cfg, sft_steps, on_step), n_prompts)
+
+    return runner
+
 
 def panel_run(
     knob: str,
@@ -393,26 +623,8 @@ def panel_run(
     A new teacher error rate first trains its warm-up (the progress bar covers both); in fast mode that warm-up
     is short (size('panel_sft_steps')) and the RL run is not cached.
     """
-    value = knob_value(knob, value)
-    steps = size("rl_steps") if steps is None else steps
-    sft_steps = size("panel_sft_steps") if sft_steps is None else sft_steps
-    cfg = rl_config("grpo", steps, seed, **{knob: value})
-    rate = cfg.teacher_error_rate
-    is_default_warmup = sft_steps == SFT_STEPS or rate == DEFAULT_TEACHER_ERROR_RATE
-    warm_steps = SFT_STEPS if is_default_warmup else sft_steps
-    progress = None
-    if not warmup_on_disk(rate, seed, warm_steps):  # train it first, with the progress bar moving
-        progress = SFTProgress(on_step, 0, warm_steps + steps, with_losses=False)
-    warm = warm_up(rate, seed, cfg=SFTConfig(steps=warm_steps), on_step=progress)
-    offset = 0 if progress is None else warm_steps
-    shifted = None if on_step is None else (lambda s, t, h: on_step(offset + s, offset + t, h))
-    if is_default_warmup:
-        result = run(cfg, on_step=shifted, progress=False)
-    else:
-        result = train_rl(cfg, policy=warm.model, on_step=shifted, progress=False)
-    final = held_out(result.policy, n_prompts)
-    final["kl_to_warmup"] = kl_to_reference(result.policy, warm.model, n_prompts)
-    return PanelRun(cfg, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
+    cfg = rl_config("grpo", steps, seed, **{knob: knob_value(knob, value)})
+    return grpo_runner(n_prompts, sft_steps)(cfg, on_step)
 
 
 def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0) -> bool:
@@ -428,19 +640,234 @@ def knob_value(knob: str, value):
     return KNOBS[knob].value(value)
 
 
+def knob_of(cfg: RLConfig) -> tuple[str, object] | None:
+    """(knob, value) of the one knob of KNOBS where cfg differs from the default GRPO run; None if none does."""
+    default = rl_config("grpo", cfg.steps, cfg.seed)
+    changed = [(knob, getattr(cfg, knob)) for knob in KNOBS if getattr(cfg, knob) != getattr(default, knob)]
+    return changed[0] if len(changed) == 1 else None
+
+
 def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int = 0) -> PanelRun:
     """The default GRPO run (already trained) as a PanelRun, to seed the knob panels."""
-    warm = warm_start(result.config)
-    final = held_out(result.policy, n_prompts)
-    final["kl_to_warmup"] = kl_to_reference(result.policy, warm.model, n_prompts)
-    return PanelRun(result.config, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
+    return finished(result, warm_start(result.config).model, n_prompts)
+
+
+def first_step_reaching(history: list[dict], key: str = "cot_fraction", level: float = 0.9) -> int | None:
+    """First RL step (from 1) whose smoothed metric reaches `level`, or None if it never does."""
+    above = np.flatnonzero(smooth(metric_curve(history, key)) >= level)
+    return int(above[0]) + 1 if above.size else None
 
 
 def first_step_above(history: list[dict], key: str = "cot_fraction", level: float = 0.9) -> str:
     """First RL step whose smoothed metric reaches `level` (as text; '—' if never)."""
-    y = smooth(metric_curve(history, key))
-    above = np.flatnonzero(y >= level)
-    return str(int(above[0]) + 1) if above.size else "—"
+    step = first_step_reaching(history, key, level)
+    return "—" if step is None else str(step)
+
+
+def early_mean(history: list[dict], key: str = "all_same_group_fraction", first: int = EARLY_STEPS) -> float:
+    """Mean of one metric over the first `first` steps of a run."""
+    return finite_mean(history_curve(history[:first], key))
+
+
+def print_all_equal(history: list[dict], group_size: int = RLConfig.group_size) -> None:
+    """The share of all-equal groups early and late in a run, next to p^G + (1-p)^G at that stretch's accuracy."""
+    for name, part in (
+        (f"first {EARLY_STEPS} steps", history[:EARLY_STEPS]),
+        (f"last {LATE_STEPS} steps", history[-LATE_STEPS:]),
+    ):
+        p = finite_mean(history_curve(part, "accuracy"))
+        measured = finite_mean(history_curve(part, "all_same_group_fraction"))
+        formula = p**group_size + (1 - p) ** group_size
+        print(
+            f"{name:>15}: accuracy p = {p:.1%}; groups with all-equal rewards: measured {measured:.1%}, "
+            f"p^{group_size} + (1-p)^{group_size} = {formula:.1%}"
+        )
+
+
+# ----------------------------------------------------------------------------------------------- Exercise 7
+EXERCISE7 = {"teacher_error_rate": (0.0,), "beta": (0.04,), "group_size": (2, 32)}  # the lecture's settings
+EXERCISE7_PARTS = {"teacher_error_rate": "7(a)", "beta": "7(b)", "group_size": "7(c)"}
+KNOB_NAMES = {"teacher_error_rate": "teacher error", "beta": "beta", "group_size": "G"}
+
+
+def knob_label(knob: str, value) -> str:
+    """'G = 32', 'beta = 0.04', 'teacher error 0': one knob's setting, for a legend or a table."""
+    value = knob_value(knob, value)
+    return f"teacher error {value:g}" if knob == "teacher_error_rate" else f"{KNOB_NAMES[knob]} = {value:g}"
+
+
+def exercise7_configs(steps: int | None = None, seed: int = 0, settings: dict | None = None) -> dict[str, RLConfig]:
+    """The runs of Exercise 7 (a)-(c): label -> RLConfig, the default GRPO run with one knob changed each.
+
+    settings: knob -> values (default EXERCISE7: teacher error 0, beta 0.04, G = 2 and 32)."""
+    return {
+        f"{EXERCISE7_PARTS[knob]} {knob_label(knob, value)}": rl_config("grpo", steps, seed, **{knob: value})
+        for knob, values in (settings or EXERCISE7).items()
+        for value in values
+    }
+
+
+def answers_per_step(cfg: RLConfig) -> int:
+    """Answers a run samples per step: P x G."""
+    return cfg.prompts_per_step * cfg.group_size
+
+
+def summary_row(label: str, result: PanelRun, level: float = 0.9) -> dict:
+    """One run's line of the Exercise 7 table: held-out metrics, all-equal groups early and late, and when (in
+    steps and in answers sampled) its smoothed think-first share first reached `level`."""
+    step = first_step_reaching(result.history, "cot_fraction", level)
+    f = result.final
+    return {
+        "run": label,
+        "answers per step": answers_per_step(result.config),
+        "accuracy": f["accuracy"],
+        "think-first share": f["cot_fraction"],
+        "think-first accuracy": f["cot_accuracy"],
+        "KL to warm-up (nats)": f.get("kl_to_warmup", math.nan),
+        f"all-equal groups, first {EARLY_STEPS} steps": early_mean(result.history),
+        f"all-equal groups, last {LATE_STEPS} steps": late_mean(result.history),
+        f"steps to {level:.0%} thinking": step,
+        "answers sampled by then": None if step is None else step * answers_per_step(result.config),
+    }
+
+
+def compared(ours, theirs, more: str, less: str, same: str = "about the same as", tolerance: float = 0.0) -> str:
+    """`more` or `less` as ours exceeds theirs by more than `tolerance`, else `same`."""
+    if ours is None or theirs is None or not (math.isfinite(ours) and math.isfinite(theirs)):
+        return "not comparable with"
+    return more if ours > theirs + tolerance else less if ours < theirs - tolerance else same
+
+
+def exercise7_findings(default: PanelRun, runs: dict[str, PanelRun], level: float = 0.9) -> list[str]:
+    """What each Exercise 7 run shows next to the default run, in short lines computed from their numbers."""
+    base = summary_row("the default", default, level)
+    thinking_at = f"steps to {level:.0%} thinking"
+    early, late = f"all-equal groups, first {EARLY_STEPS} steps", f"all-equal groups, last {LATE_STEPS} steps"
+
+    def step_text(step) -> str:
+        return f"step {step}" if step is not None else f"not within {len(default.history)} steps"
+
+    lines = []
+    for label, result in runs.items():
+        row = summary_row(label, result, level)
+        step, base_step = row[thinking_at], base[thinking_at]
+        when = compared(step or math.inf, base_step or math.inf, "later than", "earlier than", "at the same step as")
+        lines += [
+            f"{label}:",
+            f"  thinking passes {level:.0%} at {step_text(step)}, {when} the default ({step_text(base_step)})",
+            f"  held-out accuracy {row['accuracy']:.1%}, "
+            f"{compared(row['accuracy'], base['accuracy'], 'higher than', 'lower than', 'the same as', 0.005)} the "
+            f"default's {base['accuracy']:.1%}",
+            f"  KL to its warm-up {row['KL to warm-up (nats)']:.2f} nats, "
+            f"{compared(row['KL to warm-up (nats)'], base['KL to warm-up (nats)'], 'more than', 'less than')} the "
+            f"default's {base['KL to warm-up (nats)']:.2f}",
+            f"  all-equal groups {row[early]:.0%} early and {row[late]:.0%} late (the default: {base[early]:.0%} "
+            f"and {base[late]:.0%})",
+        ]
+        if knob_of(result.config) == ("group_size", result.config.group_size) and None not in (step, base_step):
+            answers, base_answers = row["answers sampled by then"], base["answers sampled by then"]
+            how_many = compared(answers, base_answers, "more than", "fewer than", "as many as")
+            lines.append(f"  answers sampled by then {answers:,}, {how_many} the default's {base_answers:,}")
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------- first run
+_SFT_SECONDS: dict = {}  # batch size -> seconds per warm-up step on this machine, timed once per process
+
+
+def sft_seconds_per_step(batch_size: int = SFTConfig.batch_size) -> float:
+    """Seconds one warm-up (SFT) step takes on this machine (the faster of two single steps, timed once)."""
+    if batch_size not in _SFT_SECONDS:
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            train_sft(SFTConfig(steps=1, batch_size=batch_size, teacher_error_rate=0.0))
+            times.append(time.perf_counter() - t0)
+        _SFT_SECONDS[batch_size] = min(times)
+    return _SFT_SECONDS[batch_size]
+
+
+def package_runs(steps: int | None = None, seed: int = 0, settings: dict | None = None) -> dict:
+    """The package's RL runs the notebook shows, for `rlvr.budget`: label -> RLConfig, or (a config of the same
+    cost to time, the run's cache entry) for a run whose warm-up may not be on disk yet (timing it would train it)."""
+    runs = {ALGO_LABELS[algo]: rl_config(algo, steps, seed) for algo in COMPARED_ALGOS}
+    for label, cfg in exercise7_configs(steps, seed, settings).items():
+        same_cost = replace(cfg, teacher_error_rate=DEFAULT_TEACHER_ERROR_RATE, sft_seed=cfg.sft_seed)
+        runs[label] = cfg if cfg == same_cost else (same_cost, rl_entry(cfg))
+    return runs
+
+
+def first_run_text(
+    steps: int | None = None, seed: int = 0, sft_steps: int | None = None, settings: dict | None = None
+) -> str:
+    """What the notebook trains the first time and about how long, timed here: the package's runs
+    (`rlvr.budget.first_run_text`), the perfect teacher's warm-up, and your own step's two runs."""
+    steps = size("rl_steps") if steps is None else steps
+    runs = package_runs(steps, seed, settings)
+    planned = budget.plan(runs)
+    lines = [budget.first_run_text(runs)]
+    total = sum(p.seconds for p in planned)
+    rates = sorted({cfg.teacher_error_rate for cfg in exercise7_configs(steps, seed, settings).values()})
+    for rate in (r for r in rates if r != DEFAULT_TEACHER_ERROR_RATE):
+        n = warmup_steps(rate, sft_steps)
+        if warmup_on_disk(rate, seed, n):
+            lines.append(f"  the teacher error {rate:g} warm-up: on disk, loads in a second")
+        else:
+            seconds = n * sft_seconds_per_step()
+            total += seconds
+            lines.append(
+                f"  the teacher error {rate:g} warm-up ({n} SFT steps, before its RL run): trains, "
+                f"~{seconds_text(seconds)}"
+            )
+    yours = sum(steps * budget.seconds_per_step(rl_config("grpo", steps, seed, beta=b)) for b in (0.0, 0.04))
+    lines.append(
+        f"  your own GRPO step (§5), once it passes its checks: two runs, ~{seconds_text(yours)}, each time "
+        "(your code's runs are not cached)"
+    )
+    lines.append(f"In all about {seconds_text(total)} of training the first time, plus your step's runs.")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------- the lecture and us
+def lecture_and_us(rows: list[Row]) -> list[tuple[str, str, str, str]]:
+    """(lecture section, what, the lecture's figure, this run's) for each row: no band, no verdict (those are
+    `python -m rlvr reproduce`'s)."""
+    return [(f"§{r.section}", r.figure, _lecture_text(r), _ours(r)) for r in rows]
+
+
+APPROXIMATE = ("warm-up, T=1: think-first share", "groups with all-equal rewards")  # the lecture's "about", "~"
+
+
+def _lecture_text(row: Row) -> str:
+    """The lecture's figure as it writes it: '94%', '~55%', '14.9 tokens', or its words."""
+    if isinstance(row.lecture, str):
+        return row.lecture
+    if row.figure.startswith("GRPO pass@") and row.lecture == 0.0:
+        return "'barely moves'"
+    if row.unit == "%":
+        text = f"{100 * row.lecture:.4g}%"
+        return "~" + text if row.figure.startswith(APPROXIMATE) else text
+    return fmt(row.lecture, row.unit)
+
+
+def _ours(row: Row) -> str:
+    """This run's value as text: a share with one decimal, a difference of shares with its sign."""
+    if row.measured is None or not math.isfinite(row.measured):
+        return "—"
+    if row.figure.startswith("GRPO pass@") and row.unit == "%":  # a difference of shares
+        return points(row.measured)
+    return fmt(row.measured, row.unit)
+
+
+def lecture_and_us_text(rows: list[Row]) -> str:
+    """The lecture's figures next to this run's, one aligned line each (lecture section, what, lecture, ours): no
+    bands and no verdicts (`python -m rlvr reproduce` judges the same rows)."""
+    lines = [("", "", "lecture", "this run"), *lecture_and_us(rows)]
+    widths = [max(len(line[c]) for line in lines) for c in range(4)]
+    return "\n".join(
+        f"{section:<{widths[0]}}  {what:<{widths[1]}}  {lecture:>{widths[2]}}  {ours:>{widths[3]}}".rstrip()
+        for section, what, lecture, ours in lines
+    )
 
 
 # ----------------------------------------------------------------------------------------------- the lecture's rows

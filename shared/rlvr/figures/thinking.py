@@ -1,5 +1,10 @@
 """Notebook 03's figures and panels: GRPO's training curves (also live), pass@k, the thinking budget, the warm-up
-panel and the knob panels (the computation is in `rlvr.experiments.thinking`)."""
+panel, the knob panels of Exercise 7 and their table (the computation is in `rlvr.experiments.thinking`).
+
+Colours come from `rlvr.figures.palette`: an algorithm's run in its colour, the default run other runs are compared
+with in black, one-knob variations in KNOB_COLORS, the warm-up in brown, the teacher as an olive dashed line (for
+think-first accuracy: its final digit right, `teacher_answer_accuracy`), right and wrong never by colour.
+"""
 
 from __future__ import annotations
 
@@ -13,38 +18,67 @@ from rlvr.experiments.thinking import (
     TRAINING_PANELS,
     PanelRun,
     SFTProgress,
-    first_step_above,
+    answers_per_step,
     histories_of,
-    knob_value,
-    late_mean,
+    knob_label,
+    knob_of,
     metric_curve,
     panel_run,
     panel_run_on_disk,
-    pct,
     rl_config,
     smooth,
     smoothed_curve,
+    summary_row,
     teacher_answer_accuracy,
-    teacher_chain_accuracy,
     warmup_metrics,
     warmup_on_disk,
 )
-from rlvr.figures.palette import ALGO_COLORS, COLORS, algo_color
-from rlvr.task import (
-    DEFAULT_TEACHER_ERROR_RATE,
-    N_DIGITS,
-)
+from rlvr.figures.palette import ALGO_COLORS, COLORS, algo_color, knob_color
+from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
 from rlvr.train import RLConfig, RunResult
-from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, live_plot
+from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, is_due, live_plot
 
 THINK_COLOR, DIRECT_COLOR = "#00796b", "#c2185b"  # the two answer formats: teal, magenta (no algorithm's colour)
 CHAIN_COLOR = "#003d33"  # "every chain step right", dashed over the think-first accuracy (a darker teal)
-FORMAT_COLORS = {"mean_length": "#333333", "mean_length_think": THINK_COLOR, "mean_length_direct": DIRECT_COLOR}
+DEFAULT_COLOR = COLORS["exact"]  # the default run other runs are drawn against (black)
+TEACHER_STYLE = {"color": COLORS["teacher"], "ls": "--", "lw": 1.2}  # the teacher's line
+GUESS_STYLE = {"color": COLORS["exact"], "ls": ":", "lw": 1}  # guessing the last digit: exactly 0.1
 MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
+PACKAGE_STEP, YOUR_STEP = "the package's step", "your step"
+
+
+def is_default(label: str) -> bool:
+    """True for the label of the default run that other runs are compared with."""
+    return "default" in label or label == PACKAGE_STEP
+
+
+def run_colors(labels) -> dict[str, str]:
+    """label -> colour: an algorithm in its colour, the default run black, your step GRPO's blue, any other run
+    the next one-knob colour."""
+    colors, others = {}, 0
+    for label in labels:
+        if is_default(label):
+            colors[label] = DEFAULT_COLOR
+        elif label == YOUR_STEP:
+            colors[label] = ALGO_COLORS["grpo"]
+        elif algo_color(label) is not None:
+            colors[label] = algo_color(label)
+        else:
+            colors[label] = knob_color(others)
+            others += 1
+    return colors
+
+
+def teacher_line(ax, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, ls: str = "--") -> None:
+    """The teacher's final-digit accuracy (what think-first accuracy measures), an olive dashed line."""
+    value = teacher_answer_accuracy(error_rate)
+    ax.axhline(
+        value, **{**TEACHER_STYLE, "ls": ls}, label=f"teacher (error {error_rate:g}): final digit right {value:.3f}"
+    )
 
 
 def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-") -> None:
-    """Raw per-step values (faint) and their moving average (bold)."""
+    """Raw per-step values (faint) and their trailing moving average (bold)."""
     y = metric_curve(history, key)
     x = np.arange(1, len(y) + 1)
     smoothed = smoothed_curve(history, key)
@@ -56,29 +90,43 @@ def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool
     ax.plot(x, smoothed, color=color, lw=1.7, ls=ls, label=label)
 
 
+def _style_step_axis(ax, key: str) -> None:
+    """Title, x label, grid and y range of one training-curve axis."""
+    ax.set_title(TRAINING_PANELS.get(key, key), fontsize=10)
+    ax.set_xlabel("RL step", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.grid(alpha=0.3)
+    ax.set_ylim(*((0, 16) if key == "mean_length" else (-0.02, 1.02)))
+    if key == "mean_length":
+        ax.set_ylabel("tokens", fontsize=9)
+    elif key != "all_same_group_fraction":
+        ax.set_ylabel("share of answers", fontsize=9)
+    else:
+        ax.set_ylabel("share of groups", fontsize=9)
+
+
 def draw_training_curves(
     fig, runs, teacher_error_rate: float = DEFAULT_TEACHER_ERROR_RATE, keys=tuple(TRAINING_PANELS), ncols: int = 3
 ) -> None:
-    """Training curves against RL step, one axis per metric; a single run also splits length by format.
+    """Training curves against RL step, one axis per metric; a single run also splits length and think-first
+    accuracy by what they are made of.
 
     Args:
         runs: a history (list of per-step dicts), a RunResult, or {label: history or RunResult}.
-        teacher_error_rate: draws the teacher's lines on the think-first accuracy axis.
+        teacher_error_rate: draws the teacher's final-digit accuracy on the think-first accuracy axis.
     """
     histories = histories_of(runs)
     nrows = math.ceil(len(keys) / ncols)
     axes = np.atleast_1d(fresh_axes(fig, nrows, ncols)).ravel()
     single = len(histories) == 1
+    colors = run_colors(histories)
     for ax, key in zip(axes, keys):
-        for index, (label, history) in enumerate(histories.items()):
-            color = algo_color(label, f"C{index}")  # the module's colour for GRPO / Dr. GRPO / RFT
+        for label, history in histories.items():
+            color = colors[label]
             if key == "mean_length" and single:
-                for part, name in (
-                    ("mean_length", "all answers"),
-                    ("mean_length_think", "think-first"),
-                    ("mean_length_direct", "direct"),
-                ):
-                    _plot_metric(ax, history, part, FORMAT_COLORS[part], name, raw=part == "mean_length")
+                _plot_metric(ax, history, "mean_length", color, "all answers")
+                _plot_metric(ax, history, "mean_length_think", THINK_COLOR, "think-first", raw=False)
+                _plot_metric(ax, history, "mean_length_direct", DIRECT_COLOR, "direct", raw=False)
             elif key == "cot_accuracy" and single:
                 _plot_metric(ax, history, "cot_accuracy", THINK_COLOR, "final answer right")
                 _plot_metric(ax, history, "chain_exact", CHAIN_COLOR, "every chain step right", raw=False, ls="--")
@@ -86,21 +134,10 @@ def draw_training_curves(
                 direct = single and key == "direct_accuracy"
                 _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, "direct answers" if direct else label)
         if key == "cot_accuracy":
-            ax.axhline(
-                teacher_chain_accuracy(teacher_error_rate),
-                color="#777777",
-                ls="--",
-                lw=1,
-                label=f"teacher, every step right: {1 - teacher_error_rate:g}$^{{10}}$"
-                f" = {teacher_chain_accuracy(teacher_error_rate):.2f}",
-            )
+            teacher_line(ax, teacher_error_rate)
         if key == "direct_accuracy":
-            ax.axhline(0.1, color="#777777", ls=":", lw=1, label="guessing: 0.1")
-        ax.set_title(TRAINING_PANELS.get(key, key), fontsize=10)
-        ax.set_xlabel("RL step", fontsize=9)
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.3)
-        ax.set_ylim(*((0, 16) if key == "mean_length" else (-0.02, 1.02)))
+            ax.axhline(0.1, **GUESS_STYLE, label="guessing: 0.1")
+        _style_step_axis(ax, key)
         if key in ("mean_length", "cot_accuracy", "direct_accuracy") or (not single and key == keys[0]):
             where = {"direct_accuracy": "upper right", "mean_length": "center right"}.get(key, "lower right")
             ax.legend(fontsize=7, loc=where)
@@ -108,19 +145,47 @@ def draw_training_curves(
         ax.set_visible(False)
 
 
-def live_curves(every: int | None = None, figsize=(11, 6)) -> LivePlot:
+class FirstStepLivePlot:
+    """A LivePlot that also draws at step 1, so a run shows progress from its first step (then every `every`)."""
+
+    def __init__(self, plot: LivePlot):
+        self.plot = plot
+
+    def __call__(self, step: int, total: int, history=None) -> None:
+        """Forward to the LivePlot, treating step 1 of a run that trains as due."""
+        every = self.plot.every
+        if step == 1 and total > 1 and not is_due(step, total, every):
+            self.plot.every = 1  # this one call only
+        try:
+            self.plot(step, total, history)
+        finally:
+            self.plot.every = every
+
+
+def live_curves(every: int | None = None, figsize=(11, 6)) -> FirstStepLivePlot:
     """An on_step callback that redraws the six training curves while a run trains (a cell output)."""
-    return live_plot(lambda fig, history: draw_training_curves(fig, {"GRPO": history}), every, figsize)
+    return FirstStepLivePlot(
+        live_plot(lambda fig, history: draw_training_curves(fig, {"GRPO": history}), every, figsize)
+    )
 
 
 def live_comparison(
-    reference: RunResult, label: str = "your step", every: int | None = None, figsize=(11, 6)
-) -> LivePlot:
+    reference: RunResult,
+    label: str = YOUR_STEP,
+    reference_label: str = PACKAGE_STEP,
+    every: int | None = None,
+    figsize=(11, 3.4),
+    keys=("accuracy", "cot_fraction", "all_same_group_fraction"),
+) -> FirstStepLivePlot:
     """An on_step callback drawing a run as it trains over a finished reference run (the package's, same seed)."""
-    return live_plot(
-        lambda fig, history: draw_training_curves(fig, {"the package's step": reference.history, label: history}),
-        every,
-        figsize,
+    return FirstStepLivePlot(
+        live_plot(
+            lambda fig, history: draw_training_curves(
+                fig, {reference_label: reference.history, label: history}, keys=keys, ncols=len(keys)
+            ),
+            every,
+            figsize,
+        )
     )
 
 
@@ -136,13 +201,13 @@ def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TE
 
 
 def model_style(label: str, index: int) -> tuple[str, str]:
-    """(colour, line style) of a model's curve: the warm-up in its grey, a GRPO policy in GRPO's blue (dashed when
-    sampled at T = 1 next to a greedy one), anything else in matplotlib's cycle."""
+    """(colour, line style) of a model's curve: the warm-up in brown, a GRPO policy in GRPO's blue (dashed when
+    sampled at T = 1 next to a greedy one), anything else in the one-knob colours."""
     if label.startswith("warm-up"):
         return COLORS["warmup"], "-"
     if "GRPO" in label:
         return ALGO_COLORS["grpo"], "--" if "T = 1" in label else "-"
-    return f"C{index}", "-"
+    return knob_color(index), "-"
 
 
 def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
@@ -164,8 +229,8 @@ def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
         )
     ax.set_xscale("log", base=2)
     ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
-    ax.set_xlabel("k (answers sampled per prompt)")
-    ax.set_ylabel("pass@k (held-out prompts)")
+    ax.set_xlabel("k (answers sampled per prompt, log scale)")
+    ax.set_ylabel("pass@k (share of held-out prompts)")
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
@@ -179,28 +244,30 @@ def draw_thinking_budget(fig, curves: dict[str, dict[int, float]]) -> None:
         bs = sorted(curve)
         color, ls = model_style(label, index)
         ax.plot(bs, [curve[b] for b in bs], "o", color=color, ls=ls, ms=4, lw=1.7, label=label)
-    ax.axhline(0.1, color="#777777", ls=":", lw=1, label="guessing: 0.1")
+    ax.axhline(0.1, **GUESS_STYLE, label="guessing: 0.1")
     ax.set_xticks(range(N_DIGITS + 1))
     ax.set_xlabel("thinking budget b (chain digits written before ']#' is forced)")
-    ax.set_ylabel("accuracy (held-out prompts)")
+    ax.set_ylabel("accuracy (share of held-out prompts)")
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title("Thinking budget: cut the chain after b digits, force the answer", fontsize=10)
 
 
+# ----------------------------------------------------------------------------------------------- warm-up panel
 def _values_from_key(key: str) -> dict[str, float]:
     """Inverse of rlvr.widgets.config_key for numeric controls ('beta=0.04' -> {'beta': 0.04})."""
     return {name: float(value) for name, value in (part.split("=", 1) for part in key.split(","))}
 
 
 def plot_teacher_panel(fig, results: dict, live=None) -> None:
-    """Left: the warm-up loss; right: the held-out metrics of each warm-up, with the teacher's chain accuracy."""
+    """Left: the warm-up loss; right: the held-out metrics of each warm-up, with its teacher's final-digit accuracy."""
     ax_loss, ax_bar = fresh_axes(fig, 1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
-    for index, (label, report) in enumerate(results.items()):
-        ax_loss.plot(smooth(report["losses"], 15), color=f"C{index}", lw=1.5, label=label)
+    colors = run_colors(results)
+    for label, report in results.items():
+        ax_loss.plot(smooth(report["losses"], 15), color=colors[label], lw=1.5, label=label)
     if live is not None:
-        ax_loss.plot(smooth(live, 15), color="k", ls=":", lw=1.5, label="training...")
+        ax_loss.plot(smooth(live, 15), color=knob_color(len(results)), ls=":", lw=1.5, label="training...")
     ax_loss.set_xlabel("SFT step")
     ax_loss.set_ylabel("loss (nats per token)")
     ax_loss.set_title("warm-up loss", fontsize=10)
@@ -219,13 +286,14 @@ def plot_teacher_panel(fig, results: dict, live=None) -> None:
     for index, (label, report) in enumerate(results.items()):
         heights = [np.nan_to_num(report[where][key]) for _name, where, key in names]
         x = np.arange(len(names)) + (index - (len(results) - 1) / 2) * width
-        ax_bar.bar(x, heights, width, color=f"C{index}", label=label)
+        ax_bar.bar(x, heights, width, color=colors[label], label=label)
         teacher = teacher_answer_accuracy(report["teacher_error_rate"])  # what "think acc." measures: the final digit
-        ax_bar.plot([x[2] - width / 2, x[2] + width / 2], [teacher, teacher], color="k", lw=2)
-    ax_bar.plot([], [], color="k", lw=2, label="teacher: final digit right")
+        ax_bar.plot([x[2] - width / 2, x[2] + width / 2], [teacher, teacher], color=COLORS["teacher"], lw=2.5)
+    ax_bar.plot([], [], color=COLORS["teacher"], lw=2.5, label="its teacher: final digit right")
     ax_bar.set_xticks(np.arange(len(names)), [n for n, _w, _k in names], fontsize=7)
     ax_bar.set_ylim(0, 1.3)
     ax_bar.set_yticks(np.linspace(0, 1, 6))
+    ax_bar.set_ylabel("share of held-out answers", fontsize=8)
     ax_bar.set_title("held-out metrics of the warm-up", fontsize=10)
     ax_bar.grid(alpha=0.3, axis="y")
     ax_bar.legend(fontsize=7, loc="upper left", ncol=3)
@@ -262,15 +330,16 @@ def teacher_panel(
     )
 
 
-KNOB_AXES = {  # a knob of experiments.thinking.KNOBS -> (description, third axis key, third axis title, run label)
-    "group_size": ("group size G", "all_same_group_fraction", "groups with all-equal rewards", "G={}"),
-    "beta": ("beta (KL weight)", "kl_to_ref", "KL to the warm-up per answer", "beta={}"),
-    "teacher_error_rate": (
-        "warm-up: teacher error rate",
-        "cot_accuracy",
-        "think-first accuracy",
-        "teacher error {}",
-    ),
+# ----------------------------------------------------------------------------------------------- knob panels
+KNOB_AXES = {  # a knob of experiments.thinking.KNOBS -> (slider description, the axes it draws: history keys)
+    "group_size": ("group size G", ("accuracy", "cot_fraction", "all_same_group_fraction", "answers")),
+    "beta": ("beta (KL weight)", ("accuracy", "cot_fraction", "kl_to_ref")),
+    "teacher_error_rate": ("warm-up: teacher error rate", ("accuracy", "cot_fraction", "cot_accuracy")),
+}
+AXIS_TITLES = {
+    **TRAINING_PANELS,
+    "kl_to_ref": "KL to the warm-up, per answer",
+    "answers": "accuracy against answers sampled",
 }
 
 
@@ -283,46 +352,75 @@ def knob_control(knob: str, description: str | None = None):
     return float_slider(knob, 0.0, spec.high, spec.step, default, description=description, continuous_update=False)
 
 
+def _draw_kl(ax, history: list[dict], result, color, ls: str, label: str) -> None:
+    """KL to the warm-up as training measured it (every step with a KL term, every 10th without) and, for a
+    finished run, the same quantity on held-out prompts after training (a star)."""
+    y = metric_curve(history, "kl_to_ref")
+    steps = np.flatnonzero(np.isfinite(y))
+    if steps.size:
+        ax.plot(steps + 1, smooth(y[steps], 3 if steps.size < len(y) else 9), color=color, lw=1.6, ls=ls, label=label)
+    if result is not None and "kl_to_warmup" in result.final:
+        ax.plot([len(history)], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
+
+
+def _draw_against_answers(ax, history: list[dict], cfg: RLConfig | None, color, ls: str, label: str) -> None:
+    """Smoothed accuracy against the answers sampled so far (thousands, log scale): the same compute on the x axis."""
+    per_step = answers_per_step(cfg) if cfg is not None else answers_per_step(RLConfig())
+    y = smoothed_curve(history, "accuracy")
+    ax.plot(np.arange(1, len(y) + 1) * per_step / 1000, y, color=color, lw=1.6, ls=ls, label=label)
+
+
 def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> None:
-    """1 x 3 against RL step: accuracy, think-first share and the knob's own metric; default run in grey."""
-    _description, third, third_title, _label = KNOB_AXES[knob]
-    axes = fresh_axes(fig, 1, 3)
-    keys = (("accuracy", "accuracy (all answers)"), ("cot_fraction", "think-first share"), (third, third_title))
+    """The runs of one knob against RL step (the default run in black): accuracy, think-first share and the knob's
+    own metric (all-equal groups and accuracy per answer sampled for G, the KL for beta, think-first accuracy
+    against each teacher for the teacher)."""
+    _description, keys = KNOB_AXES[knob]
+    ncols = 2 if len(keys) == 4 else 3
+    axes = np.atleast_1d(fresh_axes(fig, math.ceil(len(keys) / ncols), ncols)).ravel()
     curves = [(label, r.history, r) for label, r in results.items()]
     if live is not None and isinstance(live, list):
         curves.append(("training...", live, None))
-    for index, (label, history, result) in enumerate(curves):
-        color = "#555555" if "(default)" in label else ("k" if result is None else f"C{index}")
-        for ax, (key, _title) in zip(axes, keys):
-            y = metric_curve(history, key)
-            x = np.arange(1, len(y) + 1)
-            if np.isfinite(y).any():
-                ax.plot(
-                    x, smoothed_curve(history, key), color=color, lw=1.6, ls=":" if result is None else "-", label=label
-                )
-            if key == "kl_to_ref" and result is not None and "kl_to_warmup" in result.final:
-                ax.plot([len(history)], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
+    colors = run_colors([label for label, _h, _r in curves])
+    for label, history, result in curves:
+        color, ls = colors[label], "-" if result is not None else ":"
+        for ax, key in zip(axes, keys):
+            if key == "kl_to_ref":
+                _draw_kl(ax, history, result, color, ls, label)
+            elif key == "answers":
+                _draw_against_answers(ax, history, getattr(result, "config", None), color, ls, label)
+            elif np.isfinite(metric_curve(history, key)).any():
+                y = smoothed_curve(history, key)
+                ax.plot(np.arange(1, len(y) + 1), y, color=color, lw=1.6, ls=ls, label=label)
     longest = max((len(history) for _label, history, _result in curves), default=1)
-    for ax, (key, title) in zip(axes, keys):
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("RL step", fontsize=9)
+    for ax, key in zip(axes, keys):
+        ax.set_title(AXIS_TITLES[key], fontsize=10)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
-        ax.set_xlim(0, longest * 1.05 + 2)  # a beta = 0 run has only its final star on the KL axis; room for it
-        if key != "kl_to_ref":
+        if key == "answers":
+            ax.set_xscale("log")
+            ax.set_xlabel("answers sampled (thousands, log scale)", fontsize=9)
+            ax.set_ylabel("share of answers", fontsize=9)
             ax.set_ylim(-0.02, 1.02)
+            continue
+        ax.set_xlabel("RL step", fontsize=9)
+        ax.set_xlim(0, longest * 1.05 + 2)  # room for the held-out star at the last step
+        if key == "kl_to_ref":
+            ax.set_ylim(bottom=0)
+            ax.set_ylabel("nats per answer", fontsize=9)
+        else:
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_ylabel("share of groups" if key == "all_same_group_fraction" else "share of answers", fontsize=9)
     if knob == "beta":
-        axes[2].set_ylim(bottom=0)
-        axes[2].plot([], [], "*", color="#555555", label="held-out, after training")
+        kl_axis = axes[list(keys).index("kl_to_ref")]
+        kl_axis.plot([], [], "*", color=DEFAULT_COLOR, label="held-out, after training")
+        kl_axis.legend(fontsize=7, loc="lower right")
     if knob == "teacher_error_rate":
-        axes[2].plot([], [], color="#777777", ls="--", lw=1, label="teacher: chain all right")
-        for index, (label, _history, result) in enumerate(curves):
-            if result is not None:
-                color = "#555555" if "(default)" in label else f"C{index}"
-                axes[2].axhline(teacher_chain_accuracy(result.config.teacher_error_rate), color=color, ls="--", lw=1)
+        think = axes[list(keys).index("cot_accuracy")]
+        rates = sorted({r.config.teacher_error_rate for _l, _h, r in curves if r is not None}, reverse=True)
+        for rate, ls in zip(rates, ("--", ":", "-.", (0, (5, 1)))):
+            teacher_line(think, rate, ls)
+        think.legend(fontsize=7, loc="lower right")
     axes[0].legend(fontsize=7, loc="lower right")
-    if knob in ("beta", "teacher_error_rate"):
-        axes[2].legend(fontsize=7, loc="lower right")
 
 
 def knob_panel(
@@ -332,8 +430,10 @@ def knob_panel(
     n_prompts: int | None = None,
     sft_steps: int | None = None,
     seed: int = 0,
+    runs: dict | None = None,
 ) -> TrainingPanel:
-    """Run-button panel for one GRPO knob; each run is overlaid on the default run (32 x 8, beta 0, teacher 0.1)."""
+    """Run-button panel for one GRPO knob: every run it holds overlaid on the default one (32 x 8, beta 0, teacher
+    0.1). `runs` (label -> PanelRun, e.g. Exercise 7's) are stored in it first; those of other knobs are skipped."""
 
     def train(on_step=None, **values):
         return panel_run(knob, values[knob], steps, n_prompts, sft_steps, on_step, seed)
@@ -344,57 +444,65 @@ def knob_panel(
             raise KeyError(key)
         return panel_run(knob, value, steps, n_prompts, sft_steps, seed=seed)
 
-    description, _third, _title, label = KNOB_AXES[knob]
+    description, _keys = KNOB_AXES[knob]
     cfg = rl_config("grpo", steps, seed)
-    return TrainingPanel(
+    panel = TrainingPanel(
         train,
         lambda fig, results, live: plot_knob_panel(fig, results, live, knob),
         {knob: knob_control(knob)},
         default_result=default_result,
-        label=lambda v: label.format(knob_value(knob, v[knob])),
-        figsize=(11, 3.4),
+        label=lambda v: knob_label(knob, v[knob]),
+        figsize=(11, 6.2) if len(KNOB_AXES[knob][1]) == 4 else (11, 3.4),
+        show_all=True,
         disk_cache=True,
         load=load,
         save=lambda _key, _result: None,
         title=f"GRPO, {description} ({cfg.prompts_per_step} prompts per step, {cfg.steps} steps)",
     )
-
-
-def runs_summary(*panels: TrainingPanel) -> _Markdown:
-    """Every finished run the given panels hold, one line each: held-out metrics and late all-equal groups."""
-    lines = [
-        "| run | accuracy | think-first share | think-first accuracy | mean length | KL to warm-up "
-        "| all-equal groups, last 20 steps | steps to 90% thinking |",
-        "|---|---|---|---|---|---|---|---|",
+    stored = [
+        (value, run) for run in (runs or {}).values() for k, value in [knob_of(run.config) or (None, None)] if k == knob
     ]
-    seen = set()
-    for panel in panels:
-        for label, result in panel.results.items():
-            if not isinstance(result, PanelRun) or result.config in seen:
-                continue  # the default run sits in every panel: list it once
-            seen.add(result.config)
-            if result.config == rl_config("grpo", result.config.steps, result.config.seed):
-                label = "default (G=8, beta=0, teacher error 0.1)"
-            f = result.final
-            lines.append(
-                f"| {label} | {f['accuracy']:.1%} | {f['cot_fraction']:.1%} | {pct(f['cot_accuracy'])} "
-                f"| {f['mean_length']:.1f} | {f.get('kl_to_warmup', math.nan):.2f} "
-                f"| {late_mean(result.history):.1%} | {first_step_above(result.history)} |"
-            )
+    for value, run in stored:
+        panel.store({knob: value}, run)
+    if stored:
+        panel.show_current()
+    return panel
+
+
+def summary_table(runs: dict[str, PanelRun]) -> _Markdown:
+    """One line per run (label -> PanelRun): held-out metrics, all-equal groups early and late, and when thinking
+    passed 90% in steps and in answers sampled."""
+    rows = [summary_row(label, run) for label, run in runs.items()]
+    head = list(rows[0])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = []
+        for key, value in row.items():
+            if key == "run":
+                cells.append(value)
+            elif value is None:
+                cells.append("not reached" if key.startswith("steps") else "—")
+            elif isinstance(value, int):
+                cells.append(f"{value:,}")
+            elif "KL" in key:
+                cells.append(f"{value:.2f}")
+            else:
+                cells.append("—" if not math.isfinite(value) else f"{value:.1%}")
+        lines.append("| " + " | ".join(cells) + " |")
     return _Markdown("\n".join(lines))
 
 
-EXERCISE7 = {"teacher_error_rate": (0.0,), "beta": (0.04,), "group_size": (2, 32)}  # the settings of 7(a)-(c)
-
-
-def run_exercise7(*panels: TrainingPanel) -> None:
-    """Press Run on every panel for each setting of Exercise 7 (a knob panel is recognised by its control)."""
+def panels_summary(*panels: TrainingPanel) -> _Markdown:
+    """Every finished run the given panels hold (the shared default once, first), as `summary_table`."""
+    runs, seen = {}, set()
     for panel in panels:
-        (knob,) = panel.controls
-        for value in EXERCISE7.get(knob, ()):
-            panel.controls[knob].value = value
-            panel.click_run()
-        panel.controls[knob].value = panel.defaults[knob]
+        for label, result in panel.results.items():
+            if not isinstance(result, PanelRun) or result.config in seen:
+                continue
+            seen.add(result.config)
+            runs["default (G = 8, beta = 0, teacher error 0.1)" if is_default(label) else label] = result
+    ordered = dict(sorted(runs.items(), key=lambda item: not item[0].startswith("default")))
+    return summary_table(ordered)
 
 
 class _Markdown:
