@@ -19,6 +19,7 @@ import torch
 from rlvr.cache import Entry, load_or_create
 from rlvr.config import size
 from rlvr.model import ModelConfig, TinyTransformer
+from rlvr.i18n import N_, _
 from rlvr.signals import SIGNAL_NAMES, failures
 from rlvr.task import STOP_ID
 from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
@@ -108,8 +109,8 @@ class Breakage:
 
 HEALTHY = Breakage(
     "healthy",
-    "the lecture's GRPO run (32 prompts x 8 answers, lr 1e-4)",
-    symptom="reward and accuracy climb together, entropy falls slowly",
+    N_("the lecture's GRPO run (32 prompts x 8 answers, lr 1e-4)"),
+    symptom=N_("reward and accuracy climb together, entropy falls slowly"),
 )
 BREAKAGES: dict[str, Breakage] = {
     b.name: b
@@ -117,93 +118,96 @@ BREAKAGES: dict[str, Breakage] = {
         HEALTHY,
         Breakage(
             "lr_too_high",
-            "learning rate 3e-3 (30x the lecture's)",
-            overrides={"lr": 3e-3},
-            symptom="think-first answers vanish; accuracy falls to guessing (10%)",
-            signal="cot_fraction",
-            cause="each update moves the policy so far that it falls into a degenerate mode (short direct guesses)",
-            fix="lower the learning rate (1e-4 here); watch the entropy and the think-first share in the first steps",
+            "learning rate 1e-2 (100x the lecture's)",
+            overrides={"lr": 1e-2},
+            symptom="the answers turn to garbage: every one malformed, the reward 0, and it never comes back",
+            signal="malformed_fraction",
+            cause="each update moves the policy so far that it forgets the answer format; once every answer gets 0, "
+            "every group is all-equal and no gradient can bring it back",
+            fix="lower the learning rate (1e-4 here); watch the gradient norm and the malformed share early on",
         ),
         Breakage(
             "beta_too_large",
-            "KL weight beta = 1 (the lecture's runs use 0; TRL's default was 0.04)",
+            N_("KL weight beta = 1 (the lecture's runs use 0; TRL's default was 0.04)"),
             overrides={"beta": 1.0},
-            symptom="it learns, but slowly: accuracy lags the healthy run",
+            symptom=N_("it learns, but slowly: accuracy lags the healthy run"),
             signal="kl_to_ref",
-            cause="the KL penalty outweighs the reward: the policy cannot move far from its warm-up",
-            fix="beta between 0 and 0.04; a KL that stays near 0 while the reward stalls means the leash is too short",
+            cause=N_("the KL penalty outweighs the reward: the policy cannot move far from its warm-up"),
+            fix=N_(
+                "beta between 0 and 0.04; a KL that stays near 0 while the reward stalls means the leash is too short"
+            ),
         ),
         Breakage(
             "greedy_sampling",
-            "answers sampled at temperature 0",
+            N_("answers sampled at temperature 0"),
             overrides={"temperature": 0.0},
-            symptom='"the loss is 0 and nothing learns"',
+            symptom=N_('"the loss is 0 and nothing learns"'),
             signal="all_same_group_fraction",
-            cause="greedy decoding gives every answer of a group the same text, so every advantage is 0",
-            fix="sample the group at temperature ~1 (exploration is what GRPO compares)",
+            cause=N_("greedy decoding gives every answer of a group the same text, so every advantage is 0"),
+            fix=N_("sample the group at temperature ~1 (exploration is what GRPO compares)"),
         ),
         Breakage(
             "flipped_sign",
-            "the loss's sign flipped (a bug in your own loss)",
+            N_("the loss's sign flipped (a bug in your own loss)"),
             bug="flipped_sign",
-            symptom="the reward falls below where it started",
+            symptom=N_("the reward falls below where it started"),
             signal="reward",
-            cause="the update minimises the reward: right answers are pushed down, wrong ones up",
-            fix="loss = -(advantage x ratio): minimising the loss must maximise the reward",
+            cause=N_("the update minimises the reward: right answers are pushed down, wrong ones up"),
+            fix=N_("loss = -(advantage x ratio): minimising the loss must maximise the reward"),
         ),
         Breakage(
             "forgotten_mask",
-            "the response mask forgotten (the padding after '$' is trained)",
+            N_("the response mask forgotten (the padding after '$' is trained)"),
             bug="forgotten_mask",
-            symptom="nothing learns, or it gets worse",
+            symptom=N_("nothing learns, or it gets worse"),
             signal="grad_norm",
-            cause="the padding's log-probabilities dominate the gradient and the per-answer mean",
-            fix="multiply every per-token term by the response mask before averaging",
+            cause=N_("the padding's log-probabilities dominate the gradient and the per-answer mean"),
+            fix=N_("multiply every per-token term by the response mask before averaging"),
         ),
         Breakage(
             "std_without_epsilon",
-            "(r - mean) / std with no epsilon (a bug in your own advantages)",
+            N_("(r - mean) / std with no epsilon (a bug in your own advantages)"),
             bug="std_without_epsilon",
-            symptom="the run crashes at step 1: 'probability tensor contains either inf, nan or element < 0'",
+            symptom=N_("the run crashes at step 1: 'probability tensor contains either inf, nan or element < 0'"),
             signal="loss",
-            cause="a group whose rewards are all equal divides 0 by 0: NaN advantages, NaN weights",
-            fix="add advantage_eps to the std, or give all-equal groups advantage 0",
+            cause=N_("a group whose rewards are all equal divides 0 by 0: NaN advantages, NaN weights"),
+            fix=N_("add advantage_eps to the std, or give all-equal groups advantage 0"),
         ),
         Breakage(
             "no_clip_many_updates",
-            "16 updates per batch at lr 3e-4, without clipping",
+            N_("16 updates per batch at lr 3e-4, without clipping"),
             overrides={"epochs_per_batch": 16, "lr": 3e-4, "clip_eps": 1e6},
-            symptom="the policy collapses to one short answer; entropy goes to 0",
+            symptom=N_("the policy collapses to one short answer; entropy goes to 0"),
             signal="approx_kl",
-            cause="reusing a batch 16 times lets the policy run far from the one that sampled it",
-            fix="clip the ratio (clip_eps 0.2: the same 16 updates then train well) or use fewer updates per batch",
+            cause=N_("reusing a batch 16 times lets the policy run far from the one that sampled it"),
+            fix=N_("clip the ratio (clip_eps 0.2: the same 16 updates then train well) or use fewer updates per batch"),
         ),
         Breakage(
             "from_scratch",
-            "RL from a random model, no warm-up",
+            N_("RL from a random model, no warm-up"),
             from_scratch=True,
-            symptom="the reward is 0 at every step",
+            symptom=N_("the reward is 0 at every step"),
             signal="malformed_fraction",
-            cause="a random model never writes a well-formed answer: no group has a reward to compare",
-            fix="start from a model that can already answer sometimes (SFT warm-up, or a stronger base model)",
+            cause=N_("a random model never writes a well-formed answer: no group has a reward to compare"),
+            fix=N_("start from a model that can already answer sometimes (SFT warm-up, or a stronger base model)"),
         ),
         Breakage(
             "loophole_verifier",
-            "a verifier that pays for the right digit anywhere in the answer",
+            N_("a verifier that pays for the right digit anywhere in the answer"),
             bug="loophole_verifier",
             steps=150,
-            symptom="the reward climbs to ~1 while the strict accuracy falls to ~0",
+            symptom=N_("the reward climbs to ~1 while the strict accuracy falls to ~0"),
             signal="accuracy",
-            cause="the policy learns to write 16 digits in a row: one is right (lecture §1: over-optimisation)",
-            fix="make the verifier check the format and the answer; log a strict metric beside the reward",
+            cause=N_("the policy learns to write 16 digits in a row: one is right (lecture §1: over-optimisation)"),
+            fix=N_("make the verifier check the format and the answer; log a strict metric beside the reward"),
         ),
     )
 }
 CLIPPED = Breakage(  # not broken: the fix of no_clip_many_updates, trained to show that it is the fix
     "clipped_many_updates",
-    "the same 16 updates per batch at lr 3e-4, clipped at 0.2",
+    N_("the same 16 updates per batch at lr 3e-4, clipped at 0.2"),
     overrides={"epochs_per_batch": 16, "lr": 3e-4},
-    symptom="trains well: the clip keeps each batch's updates near the policy that sampled it",
+    symptom=N_("trains well: the clip keeps each batch's updates near the policy that sampled it"),
     signal="approx_kl",
 )
 BREAKAGES[CLIPPED.name] = CLIPPED
@@ -317,7 +321,7 @@ def head(run: GalleryRun, key: str, first: int = 5) -> float:
 
 SYMPTOMS: dict[str, Callable[[GalleryRun, GalleryRun], bool]] = {  # name -> (run, healthy run of the seed) -> shown?
     "healthy": lambda r, h: tail(r, "accuracy") > head(r, "accuracy") + 0.3 and not signatures(r),
-    "lr_too_high": lambda r, h: tail(r, "cot_fraction") < 0.3 and tail(r, "accuracy") < 0.3,
+    "lr_too_high": lambda r, h: head(r, "malformed_fraction") < 0.1 and tail(r, "malformed_fraction") > 0.9,
     "beta_too_large": lambda r, h: (
         tail(r, "accuracy") < tail(h, "accuracy") - 0.15 and tail(r, "kl_to_ref") < 0.5 * tail(h, "kl_to_ref")
     ),
@@ -344,20 +348,22 @@ def reading(run: GalleryRun, healthy: GalleryRun) -> str:
     key = run.breakage.signal
     name = SIGNAL_NAMES[key]
     if run.crash is not None:
-        return f"{name}: NaN at step 0; the run stopped at {run.crash}"
-    return f"{name}, last 10 steps: {tail(run, key):.2f} (healthy run: {tail(healthy, key):.2f})"
+        return _("{signal}: NaN at step 0; the run stopped at {crash}").format(signal=name, crash=run.crash)
+    text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
+    return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")
 
 
 def gallery_table(runs: dict[str, GalleryRun], healthy: GalleryRun) -> str:
     """Markdown: for each broken run, what is broken, the symptom, the signal that names it (read from the runs),
     the cause and the fix."""
     lines = [
-        "| run | what is broken | symptom | the signal that names it | cause | fix |",
+        _("| run | what is broken | symptom | the signal that names it | cause | fix |"),
         "|---|---|---|---|---|---|",
     ]
     for name, run in runs.items():
         if name in NOT_BROKEN:
             continue
         b = run.breakage
-        lines.append(f"| {name} | {b.title} | {b.symptom} | {reading(run, healthy)} | {b.cause} | {b.fix} |")
+        cells = (_(b.title), _(b.symptom), reading(run, healthy), _(b.cause), _(b.fix))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
