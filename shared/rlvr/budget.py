@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .cache import Entry, is_cached
+from .i18n import _
 from .sft import cache_entry as sft_entry
 from .sft import train_sft
 from .train import RLConfig, cache_entry, train_rl, warm_start, warmup_config
@@ -40,7 +41,7 @@ def seconds_per_step(cfg: RLConfig) -> float:
         start = warm_start(RLConfig()).model  # the shipped warm-up: its cost per step is any warm-up's
         times = []
         probe = replace(cfg, steps=1)
-        for _ in range(TIMED_STEPS):
+        for _step in range(TIMED_STEPS):
             t0 = time.perf_counter()
             train_rl(probe, policy=start, progress=False)
             times.append(time.perf_counter() - t0)
@@ -83,14 +84,21 @@ def first_run_text(runs: dict) -> str:
     planned = plan(runs)
     todo = [p for p in planned if not p.cached]
     lines = [
-        f"  {p.label}: " + ("on disk, loads in a second" if p.cached else f"trains, ~{p.seconds:.0f} s")
+        f"  {p.label}: "
+        + (
+            _("on disk, loads in a second")
+            if p.cached
+            else _("trains, ~{seconds} s").format(seconds=f"{p.seconds:.0f}")
+        )
         for p in planned
     ]
     total = sum(p.seconds for p in todo)
     head = (
-        "Everything this notebook trains is already on disk."
+        _("Everything this notebook trains is already on disk.")
         if not todo
-        else f"The first run trains {len(todo)} of {len(planned)} runs: {duration(total)} on this machine "
-        f"(timed just now); afterwards they load from disk."
+        else _(
+            "The first run trains {todo} of {total} runs: {time} on this machine (timed just now); afterwards they "
+            "load from disk."
+        ).format(todo=len(todo), total=len(planned), time=duration(total))
     )
     return "\n".join([head, *lines])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -12,6 +13,10 @@ import re
 import sys
 import typing
 from pathlib import Path
+
+from .i18n import N_, _, ngettext
+
+DESCRIPTION = N_("Command line: `python -m rlvr sft | train | reproduce | notebooks ...`.")
 
 
 def json_safe(obj):
@@ -29,7 +34,7 @@ def write_json(obj, path: str | None) -> None:
     """Write obj as indented strict JSON (no-op without a path)."""
     if path:
         Path(path).write_text(json.dumps(json_safe(obj), indent=2))
-        print(f"wrote {path}")
+        print(_("wrote {path}").format(path=path))
 
 
 def _pct(x) -> str:
@@ -39,11 +44,13 @@ def _pct(x) -> str:
 
 def summary_lines(name: str, m: dict) -> list[str]:
     """Readable lines for one metrics dict."""
-    return [
-        f"{name:>13}: accuracy {_pct(m['accuracy'])} | think-first {_pct(m['cot_fraction'])} "
-        f"(accuracy {_pct(m['cot_accuracy'])}) | direct accuracy {_pct(m['direct_accuracy'])} | "
-        f"mean length {m['mean_length']:.1f}"
-    ]
+    text = _(
+        "{name}: accuracy {accuracy} | think-first {cot} (accuracy {cot_accuracy}) | direct accuracy {direct} | "
+        "mean length {length}"
+    )
+    values = dict(accuracy=_pct(m["accuracy"]), cot=_pct(m["cot_fraction"]), cot_accuracy=_pct(m["cot_accuracy"]))
+    values.update(direct=_pct(m["direct_accuracy"]), length=f"{m['mean_length']:.1f}")
+    return [text.format(name=f"{_(name):>13}", **values)]
 
 
 def cmd_sft(args) -> int:
@@ -53,8 +60,10 @@ def cmd_sft(args) -> int:
     cfg = args.config
     warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg, progress=True)
     report = warm_up_report(warm, args.prompts)
-    print(f"warm-up (teacher error rate {cfg.teacher_error_rate}, seed {cfg.seed}): {where_from(warm)}")
-    for line in summary_lines("temperature 1", report["temperature1"]) + summary_lines("greedy", report["greedy"]):
+    text = _("warm-up (teacher error rate {rate}, seed {seed}): {where}")
+    print(text.format(rate=cfg.teacher_error_rate, seed=cfg.seed, where=where_from(warm)))
+    lines = summary_lines(N_("temperature 1"), report["temperature1"]) + summary_lines(N_("greedy"), report["greedy"])
+    for line in lines:
         print(line)
     write_json(report, args.json)
     return 0
@@ -70,16 +79,17 @@ def cmd_train(args) -> int:
     result = run(cfg, on_step=watch, progress=sys.stderr.isatty(), use_cache=not args.no_cache)
     final = final_metrics(result.policy, args.eval_prompts)
     first = result.history[0] if result.history else {}
-    print(
-        f"{cfg.algo}: {cfg.steps} steps of {cfg.prompts_per_step} x {cfg.group_size} answers"
-        + (" (loaded from cache)" if result.from_cache else "")
+    text = _("{algo}: {steps} steps of {prompts} x {group} answers").format(
+        algo=cfg.algo, steps=cfg.steps, prompts=cfg.prompts_per_step, group=cfg.group_size
     )
+    print(text + (_(" (loaded from cache)") if result.from_cache else ""))
     if first:
-        print(*summary_lines("first step", first), sep="\n")
-    print(*summary_lines("held-out", final), sep="\n")
+        print(*summary_lines(N_("first step"), first), sep="\n")
+    print(*summary_lines(N_("held-out"), final), sep="\n")
     print("pass@k:", ", ".join(f"@{k} {_pct(v)}" for k, v in final["pass_at_k"].items()))
     t = result.timing
-    print(f"time: {t['total_s']:.1f} s (sampling {t['sampling_s']:.1f} s, training {t['training_s']:.1f} s)")
+    seconds = {key: f"{t[key + '_s']:.1f}" for key in ("total", "sampling", "training")}
+    print(_("time: {total} s (sampling {sampling} s, training {training} s)").format(**seconds))
     for failure in failures(result.history):  # again at the end, where the summary is read
         print(warning_line(failure), file=sys.stderr)
     write_json({"config": cfg.to_dict(), "history": result.history, "final": final, "timing": t}, args.json)
@@ -109,10 +119,10 @@ def cmd_notebooks(args) -> int:
 
 # ----------------------------------------------------------------------------------------------- options from configs
 SFT_HELP = {  # SFTConfig fields without a comment of their own on their line
-    "seed": "seed of the warm-up (data and initial weights)",
-    "steps": "AdamW steps",
-    "batch_size": "teacher answers per step",
-    "warmup_steps": "steps of linear learning-rate warm-up",
+    "seed": N_("seed of the warm-up (data and initial weights)"),
+    "steps": N_("AdamW steps"),
+    "batch_size": N_("teacher answers per step"),
+    "warmup_steps": N_("steps of linear learning-rate warm-up"),
 }
 _FIELD_COMMENT = re.compile(r"^\s+(?P<name>\w+): [^#]*#\s*(?P<comment>.+)$")
 
@@ -124,13 +134,15 @@ def field_comments(cls) -> dict[str, str]:
 
 
 def option_kwargs(f: dataclasses.Field, hint, rule, text: str) -> dict | None:
-    """add_argument keywords of one dataclass field (type and default from the dataclass), None if not a scalar."""
+    """add_argument keywords of one dataclass field (type and default from the dataclass), None if not a scalar. The
+    help text (a field's comment, `python -m rlvr messages update` extracts them) is in the current language."""
     kinds = {int: int, float: float, str: str, int | None: int, str | None: str}
     if hint is not bool and hint not in kinds:
         return None
     choices = rule.choices if rule is not None else ()
-    allowed = f"; {rule.allowed}" if rule is not None and not choices else ""  # argparse itself lists choices
-    kwargs = {"dest": f.name, "default": f.default, "help": f"{text} (default {f.default}{allowed})".replace("%", "%%")}
+    allowed = f"; {_(rule.allowed)}" if rule is not None and not choices else ""  # argparse itself lists choices
+    words = _("{text} (default {default}{allowed})").format(text=_(text), default=f.default, allowed=allowed)
+    kwargs = {"dest": f.name, "default": f.default, "help": words.replace("%", "%%")}
     if hint is bool:
         return {**kwargs, "action": argparse.BooleanOptionalAction}
     return {**kwargs, "type": kinds[hint], **({"choices": choices} if choices else {})}
@@ -156,11 +168,13 @@ def output_file(text: str) -> str:
     path = Path(text).expanduser()
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+        raise argparse.ArgumentTypeError(_("{path} is a folder, not a file").format(path=text))
     if not folder.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: the folder {folder} does not exist")
+        raise argparse.ArgumentTypeError(
+            _("{path}: the folder {folder} does not exist").format(path=text, folder=folder)
+        )
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise argparse.ArgumentTypeError(f"{text}: not writable")
+        raise argparse.ArgumentTypeError(_("{path}: not writable").format(path=text))
     return text
 
 
@@ -168,10 +182,11 @@ def output_folder(text: str) -> Path:
     """argparse type: a folder this run can write into when it ends (made if missing; checked before any work)."""
     path = Path(text).expanduser()
     if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+        raise argparse.ArgumentTypeError(_("{path} is a file, not a folder").format(path=text))
     existing = next(p for p in (path, *path.absolute().parents) if p.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text}: {existing} is not a writable folder")
+        text = _("{path}: {existing} is not a writable folder").format(path=text, existing=existing)
+        raise argparse.ArgumentTypeError(text)
     return path
 
 
@@ -182,7 +197,7 @@ def positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(_("must be an integer >= 1, got {value}").format(value=repr(text)))
     return value
 
 
@@ -202,44 +217,47 @@ def build_parser() -> argparse.ArgumentParser:
     from .sft import SFT_RULES, SFTConfig
     from .train import RL_RULES, RLConfig
 
-    parser = argparse.ArgumentParser(prog="python -m rlvr", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m rlvr", description=_(DESCRIPTION))
     sub = parser.add_subparsers(dest="command", required=True)
 
     sft = sub.add_parser(
         "sft",
-        help="train (or load) the warm-up model and print its metrics",
+        help=_("train (or load) the warm-up model and print its metrics"),
         allow_abbrev=False,
-        description="Options other than --teacher-error-rate and --seed give a warm-up that "
-        "`train` does not start from (it uses the default SFTConfig).",
+        description=_(
+            "Options other than --teacher-error-rate and --seed give a warm-up that `train` does not start from (it "
+            "uses the default SFTConfig)."
+        ),
     )
     add_config_options(sft, SFTConfig, SFT_RULES, SFT_HELP)  # skips model: the Transformer's shape stays the default
     sft.add_argument(
         "--prompts",
         type=positive_int,
         default=2000,
-        help="held-out prompts to evaluate on (default 2000; an integer >= 1)",
+        help=_("held-out prompts to evaluate on (default 2000; an integer >= 1)"),
     )
-    sft.add_argument("--json", type=output_file, help="write the report to this file")
+    sft.add_argument("--json", type=output_file, help=_("write the report to this file"))
     sft.set_defaults(func=cmd_sft)
 
-    tr = sub.add_parser("train", help="run one RL configuration", allow_abbrev=False)  # --prompts != --prompts-per-step
+    tr = sub.add_parser("train", help=_("run one RL configuration"), allow_abbrev=False)  # --prompts: not abbreviated
     add_config_options(tr, RLConfig, RL_RULES)
     tr.add_argument(
         "--eval-prompts",
         type=positive_int,
         default=2000,
-        help="held-out prompts of the final metrics (default 2000; an integer >= 1)",
+        help=_("held-out prompts of the final metrics (default 2000; an integer >= 1)"),
     )
-    tr.add_argument("--no-cache", action="store_true", help="train even if this configuration is cached")
-    tr.add_argument("--json", type=output_file, help="write config, history, final and timing to this file")
+    tr.add_argument("--no-cache", action="store_true", help=_("train even if this configuration is cached"))
+    tr.add_argument("--json", type=output_file, help=_("write config, history, final and timing to this file"))
     tr.set_defaults(func=cmd_train)
 
     for name, func, text in [
-        ("reproduce", cmd_reproduce, "regenerate every figure of the lecture"),
-        ("notebooks", cmd_notebooks, "generate | check | strip | render the notebooks"),
-        ("site", cmd_site, "build the course as a static website under build/site/ (needs the [site] extra)"),
+        ("reproduce", cmd_reproduce, N_("regenerate every figure of the lecture")),
+        ("notebooks", cmd_notebooks, N_("generate | check | strip | render | lint | translate the notebooks")),
+        ("site", cmd_site, N_("build the course as a static website under build/site/ (needs the [site] extra)")),
+        ("messages", cmd_messages, N_("update | check the package's message catalogues (needs the [i18n] extra)")),
     ]:
-        p = sub.add_parser(name, help=text, add_help=False)
+        p = sub.add_parser(name, help=_(text), add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=func)
     return parser
@@ -253,16 +271,37 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+@contextlib.contextmanager
+def argparse_in_language():
+    """argparse's own words ('usage:', 'show this help message and exit', its errors) in the package's language
+    inside the block: argparse looks its `_` and `ngettext` up at call time, so they are swapped for the block only
+    (the catalogue holds them: rlvr/argparse_words.py)."""
+    saved = argparse._, argparse.ngettext
+    argparse._, argparse.ngettext = _, ngettext
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m rlvr` and the `rlvr` script."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in DELEGATED:  # these parse their own options
-        return DELEGATED[argv[0]](argparse.Namespace(rest=argv[1:]))
-    args = parse_args(argv)
-    return args.func(args)
+    with argparse_in_language():
+        if argv and argv[0] in DELEGATED:  # these parse their own options
+            return DELEGATED[argv[0]](argparse.Namespace(rest=argv[1:]))
+        args = parse_args(argv)
+        return args.func(args)
 
 
-DELEGATED = {"reproduce": cmd_reproduce, "notebooks": cmd_notebooks, "site": cmd_site}
+def cmd_messages(args) -> int:
+    """Delegate to rlvr.messages (the package's own catalogue: update | check)."""
+    from .messages import main as messages_main
+
+    return messages_main(args.rest)
+
+
+DELEGATED = {"reproduce": cmd_reproduce, "notebooks": cmd_notebooks, "site": cmd_site, "messages": cmd_messages}
 
 
 if __name__ == "__main__":

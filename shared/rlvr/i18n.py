@@ -113,6 +113,11 @@ def N_(message: str) -> str:
     return message
 
 
+def NN_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a singular/plural pair for extraction without translating it (shown later through `ngettext`)."""
+    return singular, plural
+
+
 # ----------------------------------------------------------------------------------------------- figures
 
 

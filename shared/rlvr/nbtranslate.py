@@ -320,11 +320,16 @@ def update_catalogue(root: Path, lang: str, notebook: Path) -> tuple[Path, bool]
     return path, True
 
 
+def _strings(message) -> tuple:
+    """A message's translations (one, or one per plural form)."""
+    return message.string if isinstance(message.string, tuple) else (message.string,)
+
+
 def counts(catalog) -> tuple[int, int, int]:
     """(translated, fuzzy, untranslated) entries of a catalogue (its header left out)."""
     messages = [m for m in catalog if m.id]
     fuzzy = sum(1 for m in messages if m.fuzzy)
-    untranslated = sum(1 for m in messages if not m.fuzzy and not m.string)
+    untranslated = sum(1 for m in messages if not m.fuzzy and not all(_strings(m)))
     return len(messages) - fuzzy - untranslated, fuzzy, untranslated
 
 

@@ -20,23 +20,52 @@ from typing import Callable
 import numpy as np
 import torch
 
+from .i18n import N_, _
 from .task import STOP_ID
 
-SIGNAL_NAMES = {  # a history key -> what figures and tables call it
-    "reward": "reward",
-    "accuracy": "strict accuracy",
-    "cot_fraction": "think-first share",
-    "all_same_group_fraction": "all-equal groups",
-    "advantage_std": "advantage std",
-    "entropy": "token entropy (nats)",
-    "grad_norm": "gradient norm",
-    "loss": "loss",
-    "kl_to_ref": "KL to the warm-up",
-    "approx_kl": "approx KL to sampler",
-    "clip_fraction": "clip fraction",
-    "malformed_fraction": "malformed answers",
-    "truncated_fraction": "answers cut at max length",
-}
+
+class TranslatedNames(dict):
+    """A dict of English names that answers in the current language (`names[key]`, `.get`, `.values`, `.items`);
+    `english(key)` gives the name as written."""
+
+    def __getitem__(self, key):
+        """The name of `key` in the current language."""
+        return _(super().__getitem__(key))
+
+    def get(self, key, default=None):
+        """The translated name, or `default`."""
+        return self[key] if key in self else default
+
+    def values(self):
+        """The translated names."""
+        return [self[key] for key in self]
+
+    def items(self):
+        """(key, translated name) pairs."""
+        return [(key, self[key]) for key in self]
+
+    def english(self, key) -> str:
+        """The untranslated name."""
+        return super().__getitem__(key)
+
+
+SIGNAL_NAMES = TranslatedNames(  # a history key -> what figures and tables call it
+    {
+        "reward": N_("reward"),
+        "accuracy": N_("strict accuracy"),
+        "cot_fraction": N_("think-first share"),
+        "all_same_group_fraction": N_("all-equal groups"),
+        "advantage_std": N_("advantage std"),
+        "entropy": N_("token entropy (nats)"),
+        "grad_norm": N_("gradient norm"),
+        "loss": N_("loss"),
+        "kl_to_ref": N_("KL to the warm-up"),
+        "approx_kl": N_("approx KL to sampler"),
+        "clip_fraction": N_("clip fraction"),
+        "malformed_fraction": N_("malformed answers"),
+        "truncated_fraction": N_("answers cut at max length"),
+    }
+)
 KL_EVERY = 10  # without a KL term, the KL to the reference is measured every KL_EVERY steps (an extra forward pass)
 
 
@@ -149,17 +178,20 @@ def hacking_step(history: list[dict]) -> int | None:
     return None
 
 
-SIGNATURES = {  # name -> (detector, what the user reads)
-    "nan": (nan_step, "the loss is NaN: look for a division by a zero std or a log of 0"),
+SIGNATURES = {  # name -> (detector, what the user reads: translated when shown)
+    "nan": (nan_step, N_("the loss is NaN: look for a division by a zero std or a log of 0")),
     "no_signal": (
         no_signal_step,
-        "over 90% of groups have all-equal rewards for 20 steps: the loss is 0, nothing learns",
+        N_("over 90% of groups have all-equal rewards for 20 steps: the loss is 0, nothing learns"),
     ),
     "entropy_collapse": (
         entropy_collapse_step,
-        "token entropy collapsed below 0.02 nats while answers are still wrong",
+        N_("token entropy collapsed below 0.02 nats while answers are still wrong"),
     ),
-    "reward_hacking": (hacking_step, "the reward rises while the strict accuracy falls: the verifier has a loophole"),
+    "reward_hacking": (
+        hacking_step,
+        N_("the reward rises while the strict accuracy falls: the verifier has a loophole"),
+    ),
 }
 
 
@@ -189,5 +221,5 @@ class Watch:
 
 
 def warning_line(failure: Failure) -> str:
-    """'warning: step 23: ...' for one failure signature."""
-    return f"warning: step {failure.step}: {failure.message}"
+    """'warning: step 23: ...' for one failure signature (in the current language)."""
+    return _("warning: step {step}: {message}").format(step=failure.step, message=_(failure.message))

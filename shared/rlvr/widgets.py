@@ -64,6 +64,9 @@ from matplotlib.figure import Figure
 
 from rlvr.config import pick
 from rlvr.experiments.common import seconds_text
+from rlvr.i18n import _, prepare_figures
+
+prepare_figures()  # a CJK font for figures when the language (RLVR_LANG, the locale) is Chinese
 
 DEFAULT_FIGSIZE = (7.0, 3.5)
 DPI = 100
@@ -486,14 +489,15 @@ class AnalyticPanel(Panel):
                 self.draw_fn(self.figure, **values)
                 self.show_png()
             except Exception as exc:
-                self.report_failure(exc, f"draw failed at {format_values(values)}")
+                self.report_failure(exc, _("draw failed at {values}").format(values=format_values(values)))
                 return False
             self.draw_count += 1
             self.keep_image(key)
         self.last_draw_seconds = time.perf_counter() - start
         self.error = None
         slow = self.last_draw_seconds > SLOW_DRAW_SECONDS and self.draw_count > 1  # the first draw builds the layout
-        self.status.value = grey_html(f"slow redraw: {self.last_draw_seconds:.2f} s") if slow else ""
+        slow_text = _("slow redraw: {seconds} s").format(seconds=f"{self.last_draw_seconds:.2f}")
+        self.status.value = grey_html(slow_text) if slow else ""
         return True
 
     def keep_image(self, key: str) -> None:
@@ -566,7 +570,7 @@ class TrainingPanel(Panel):
     def label_of(self, values: dict) -> str:
         """The label of a configuration in plots ('(default)' appended for the default one)."""
         text = self.label_fn(values)
-        return f"{text} (default)" if config_key(values) == config_key(self.defaults) else text
+        return _("{label} (default)").format(label=text) if config_key(values) == config_key(self.defaults) else text
 
     def store(self, values: dict, result: Any) -> None:
         """Put a finished run into the in-memory cache."""
@@ -601,10 +605,11 @@ class TrainingPanel(Panel):
             if results or live is not None:
                 self.plot_fn(self.figure, results, live)
             else:
-                draw_placeholder(self.figure, f"No runs yet: press Run.\nDefault: {format_values(self.defaults)}")
+                text = _("No runs yet: press Run.\nDefault: {values}").format(values=format_values(self.defaults))
+                draw_placeholder(self.figure, text)
             self.show_png()
         except Exception as exc:
-            self.report_failure(exc, "plot failed")
+            self.report_failure(exc, _("plot failed"))
 
     def refresh(self) -> bool:
         """After a slider move or set(): show the run for these values; True if one is shown (never trains)."""
@@ -618,7 +623,7 @@ class TrainingPanel(Panel):
             return config_key(values) in self.cache
         self.error = None
         cached = config_key(values) in self.cache or self.try_disk(values)
-        self.status.value = grey_html(note or ("cached result" if cached else "not run yet: press Run"))
+        self.status.value = grey_html(note or (_("cached result") if cached else _("not run yet: press Run")))
         self.draw()
         return cached
 
@@ -630,20 +635,23 @@ class TrainingPanel(Panel):
         self.set_running(True)
         try:
             if config_key(self.defaults) not in self.cache:
-                self.obtain(self.defaults, "default run: ")
+                self.obtain(self.defaults, _("default run: "))
             result = self.obtain(values, "")
         except KeyboardInterrupt:
-            self.fail(KeyboardInterrupt("stopped; previous results kept"), "run interrupted")
+            self.fail(KeyboardInterrupt(_("stopped; previous results kept")), _("run interrupted"))
             return None
         except Exception as exc:
-            self.fail(exc, f"run failed at {format_values(values)}")
+            self.fail(exc, _("run failed at {values}").format(values=format_values(values)))
             return None
         finally:
             self.set_running(False)
         trained = self.run_count - runs_before
         if not trained:
-            self.progress_label.value = "cached: no training needed"
-        self.show_current(f"trained {trained} run(s) in {time.perf_counter() - start:.1f} s" if trained else None)
+            self.progress_label.value = _("cached: no training needed")
+        seconds = f"{time.perf_counter() - start:.1f}"
+        self.show_current(
+            _("trained {n} run(s) in {seconds} s").format(n=trained, seconds=seconds) if trained else None
+        )
         return result
 
     def fail(self, exc: BaseException, where: str) -> None:
@@ -671,12 +679,14 @@ class TrainingPanel(Panel):
 
     def train(self, values: dict, prefix: str) -> Any:
         """Call run() once with a progress/live-plot callback; leave the bar full when it returns."""
-        self.status.value = grey_html(f"{prefix}training at {format_values(values)} (interrupt the kernel to stop)")
+        text = _("{prefix}training at {values} (interrupt the kernel to stop)")
+        self.status.value = grey_html(text.format(prefix=prefix, values=format_values(values)))
         tracker = ProgressTracker(self, prefix)
         result = self.run_fn(**values, on_step=tracker)
         self.run_count += 1
         self.progress.value = self.progress.max
-        self.progress_label.value = f"{prefix}done in {time.perf_counter() - tracker.start:.1f} s"
+        seconds = f"{time.perf_counter() - tracker.start:.1f}"
+        self.progress_label.value = _("{prefix}done in {seconds} s").format(prefix=prefix, seconds=seconds)
         return result
 
 
@@ -696,7 +706,9 @@ class ProgressTracker:
             self.last_label_time = now
             self.panel.progress.max = max(1, int(total))
             self.panel.progress.value = min(int(step), int(total))
-            self.panel.progress_label.value = f"{self.prefix}step {step}/{total}, {now - self.start:.1f} s"
+            text = _("{prefix}step {step}/{total}, {seconds} s")
+            seconds = f"{now - self.start:.1f}"
+            self.panel.progress_label.value = text.format(prefix=self.prefix, step=step, total=total, seconds=seconds)
         if history is not None and is_due(step, total, self.panel.update_every):
             self.panel.draw(live=history)
 
@@ -833,7 +845,7 @@ class RunProgress:
     prints its line."""
 
     def __init__(self, labels, every_seconds: float = 0.5):
-        self.lines = {label: f"{label}: waiting" for label in labels}
+        self.lines = {label: _("{label}: waiting").format(label=label) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
         self.handle = None
@@ -862,7 +874,10 @@ class RunProgress:
         start = time.perf_counter()
 
         def on_step(step: int, total: int, history=None) -> None:
-            self.lines[label] = f"{label}: step {step}/{total}, {seconds_text(time.perf_counter() - start)}"
+            took = seconds_text(time.perf_counter() - start)
+            self.lines[label] = _("{label}: step {step}/{total}, {time}").format(
+                label=label, step=step, total=total, time=took
+            )
             self.show(force=step == 1)
 
         return on_step
@@ -872,11 +887,13 @@ class RunProgress:
         steps = len(result.history)
         if result.from_cache:
             took = result.timing.get("total_s", float("nan"))
-            self.lines[label] = (
-                f"{label}: {steps} steps, loaded from disk (training took {seconds_text(took)} when it ran)"
+            self.lines[label] = _("{label}: {steps} steps, loaded from disk (training took {time} when it ran)").format(
+                label=label, steps=steps, time=seconds_text(took)
             )
         else:
-            self.lines[label] = f"{label}: {steps} steps, trained now in {seconds_text(seconds)}"
+            self.lines[label] = _("{label}: {steps} steps, trained now in {time}").format(
+                label=label, steps=steps, time=seconds_text(seconds)
+            )
         self.show(force=True)
         if not self.notebook:
             print(self.lines[label], flush=True)
@@ -917,10 +934,11 @@ class LivePlot:
         self.calls += 1
         if not is_due(step, total, self.every):
             return
+        seconds = f"{time.perf_counter() - self.start:.1f}"
         line = (
-            f"{total} steps, loaded from the cache"
+            _("{total} steps, loaded from the cache").format(total=total)
             if from_cache
-            else f"step {step}/{total}, {time.perf_counter() - self.start:.1f} s"
+            else _("step {step}/{total}, {seconds} s").format(step=step, total=total, seconds=seconds)
         )
         if history is not None:
             self.draw_fn(self.figure, history)

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from rlvr.checks.guard import describe
+from rlvr.i18n import N_, _
 
 DEFAULT_ATOL = 1e-5
 DEFAULT_RTOL = 1e-4
@@ -20,12 +21,12 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 def dtype_kind(dtype: torch.dtype) -> str:
     """'floating-point', 'integer', 'boolean' or 'complex'."""
     if dtype == torch.bool:
-        return "boolean"
+        return N_("boolean")
     if dtype.is_floating_point:
-        return "floating-point"
+        return N_("floating-point")
     if dtype.is_complex:
-        return "complex"
-    return "integer"
+        return N_("complex")
+    return N_("integer")
 
 
 def nonfinite_problem(got: torch.Tensor, want: torch.Tensor) -> str | None:
@@ -36,19 +37,19 @@ def nonfinite_problem(got: torch.Tensor, want: torch.Tensor) -> str | None:
     if not unexpected.any():
         return None
     kind = "NaN" if torch.isnan(got[unexpected]).any() else "inf"
-    return (
-        f"your output contains {kind} ({int(unexpected.sum())} of {got.numel()} entries): "
-        "look for a division by zero (e.g. a std of equal rewards) or a log of 0."
-    )
+    return _(
+        "your output contains {kind} ({n} of {total} entries): look for a division by zero (e.g. a std of equal "
+        "rewards) or a log of 0."
+    ).format(kind=kind, n=int(unexpected.sum()), total=got.numel())
 
 
 def precision_problem(got: torch.Tensor, want: torch.Tensor) -> str | None:
     """A sentence if `got` is half precision (bfloat16 / float16) where a float32 or float64 result is expected."""
     if got.dtype in LOW_PRECISION and want.dtype not in LOW_PRECISION and want.is_floating_point():
-        return (
-            f"your output is {got.dtype}, which keeps only 2 to 3 significant digits: keep the computation in the "
-            f"inputs' precision ({want.dtype}) and do not convert to a half-precision type."
-        )
+        return _(
+            "your output is {dtype}, which keeps only 2 to 3 significant digits: keep the computation in the inputs' "
+            "precision ({wanted}) and do not convert to a half-precision type."
+        ).format(dtype=got.dtype, wanted=want.dtype)
     return None
 
 
@@ -56,10 +57,12 @@ def compare_tensors(got: torch.Tensor, want: torch.Tensor, atol: float, rtol: fl
     """Compare two tensors; return a one-sentence problem or None."""
     got, want = got.detach().cpu(), want.detach().cpu()
     if tuple(got.shape) != tuple(want.shape):
-        return f"your output has shape {tuple(got.shape)} but shape {tuple(want.shape)} was expected."
+        return _("your output has shape {got} but shape {want} was expected.").format(
+            got=tuple(got.shape), want=tuple(want.shape)
+        )
     if dtype_kind(got.dtype) != dtype_kind(want.dtype):
-        return (
-            f"your output has dtype {got.dtype} but a {dtype_kind(want.dtype)} tensor was expected (e.g. {want.dtype})."
+        return _("your output has dtype {dtype} but a {kind} tensor was expected (e.g. {wanted}).").format(
+            dtype=got.dtype, kind=_(dtype_kind(want.dtype)), wanted=want.dtype
         )
     problem = nonfinite_problem(got, want) or precision_problem(got, want)
     if problem:
@@ -67,11 +70,13 @@ def compare_tensors(got: torch.Tensor, want: torch.Tensor, atol: float, rtol: fl
     if want.dtype == torch.bool or not (want.is_floating_point() or want.is_complex()):
         if torch.equal(got, want):
             return None
-        return f"{int((got != want).sum())} of {want.numel()} entries differ from the expected values."
+        return _("{n} of {total} entries differ from the expected values.").format(
+            n=int((got != want).sum()), total=want.numel()
+        )
     got = got.to(want.dtype)
     if torch.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
         return None
-    return f"the values are off (max abs difference {max_abs_diff(got, want):.3g})."
+    return _("the values are off (max abs difference {diff}).").format(diff=f"{max_abs_diff(got, want):.3g}")
 
 
 def max_abs_diff(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -100,42 +105,44 @@ def compare_numbers(got: Any, want: float, atol: float, rtol: float) -> str | No
     number = as_number(got)
     if number is None:
         if isinstance(got, (torch.Tensor, np.ndarray)):
-            return f"your output has shape {tuple(got.shape)} but a single number was expected."
-        return f"your function returned {describe(got)} but a number was expected."
+            return _("your output has shape {shape} but a single number was expected.").format(shape=tuple(got.shape))
+        return _("your function returned {value} but a number was expected.").format(value=describe(got))
     if math.isnan(want) and math.isnan(number):
         return None
     if not math.isfinite(number) and math.isfinite(want):
-        return f"your output is {number}: look for a division by zero or a log of 0."
+        return _("your output is {number}: look for a division by zero or a log of 0.").format(number=number)
     if math.isclose(number, want, rel_tol=rtol, abs_tol=atol):
         return None
-    return f"the value is off (abs difference {abs(number - want):.3g})."
+    return _("the value is off (abs difference {diff}).").format(diff=f"{abs(number - want):.3g}")
 
 
 def compare_sequences(got: Any, want: Sequence, atol: float, rtol: float) -> str | None:
     """Compare a returned tuple/list element-wise with an expected one."""
     kind = type(want).__name__
     if not isinstance(got, (tuple, list)):
-        return f"your function returned {describe(got)} but a {kind} of {len(want)} items was expected."
+        return _("your function returned {value} but a {kind} of {n} items was expected.").format(
+            value=describe(got), kind=kind, n=len(want)
+        )
     if len(got) != len(want):
-        return f"your function returned {len(got)} items but {len(want)} were expected."
+        return _("your function returned {n} items but {want} were expected.").format(n=len(got), want=len(want))
     for index, (got_item, want_item) in enumerate(zip(got, want)):
         problem = compare(got_item, want_item, atol, rtol)
         if problem:
-            return f"item {index} of the returned {kind}: {problem}"
+            return _("item {index} of the returned {kind}: {problem}").format(index=index, kind=kind, problem=problem)
     return None
 
 
 def compare(got: Any, want: Any, atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL) -> str | None:
     """Compare a learner's output with the reference output; return a one-sentence problem or None."""
     if got is None and want is not None:
-        return "your function returned None: did you forget the `return` statement?"
+        return _("your function returned None: did you forget the `return` statement?")
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return f"your function returned {describe(got)} but a torch.Tensor was expected."
+            return _("your function returned {value} but a torch.Tensor was expected.").format(value=describe(got))
         return compare_tensors(got, want, atol, rtol)
     if isinstance(want, np.ndarray):
         if not isinstance(got, np.ndarray):
-            return f"your function returned {describe(got)} but a numpy array was expected."
+            return _("your function returned {value} but a numpy array was expected.").format(value=describe(got))
         return compare_tensors(torch.from_numpy(np.asarray(got)), torch.from_numpy(want), atol, rtol)
     if isinstance(want, (float, int, np.number)) and not isinstance(want, bool):
         return compare_numbers(got, float(want), atol, rtol)
@@ -150,7 +157,7 @@ def compare_plain(got: Any, want: Any) -> str | None:
         equal = bool(got == want)
     except Exception:  # noqa: BLE001 - e.g. comparing a tensor with a string
         equal = False
-    return None if equal else "your output differs from the expected value."
+    return None if equal else _("your output differs from the expected value.")
 
 
 # ----------------------------------------------------------------------------------------------- showing values
@@ -182,7 +189,10 @@ def tensor_text(t: torch.Tensor, start: int = 0) -> str:
     flat = t.reshape(-1)
     start = max(0, min(start, flat.numel() - SHOWN_ENTRIES))
     end = start + SHOWN_ENTRIES
-    where = f"entries {start}-{end - 1} of {flat.numel()} (flattened)" if t.dim() > 1 else f"entries {start}-{end - 1}"
+    if t.dim() > 1:
+        where = _("entries {start}-{end} of {total} (flattened)").format(start=start, end=end - 1, total=flat.numel())
+    else:
+        where = _("entries {start}-{end}").format(start=start, end=end - 1)
     return f"{_flat_text(flat[start:end].tolist())} ({where})"
 
 
@@ -191,12 +201,12 @@ def value_text(value: Any, start: int = 0) -> str:
     if isinstance(value, torch.Tensor):
         return tensor_text(value, start)
     if isinstance(value, np.ndarray):
-        return "a numpy array " + tensor_text(torch.from_numpy(np.asarray(value, dtype=float)), start)
+        return _("a numpy array") + " " + tensor_text(torch.from_numpy(np.asarray(value, dtype=float)), start)
     number = as_number(value)
     if number is not None:
         return number_text(number)
     if isinstance(value, (tuple, list)):
-        return f"{describe(value)} of {len(value)} items"
+        return _("{value} of {n} items").format(value=describe(value), n=len(value))
     return describe(value)
 
 
@@ -214,14 +224,15 @@ def expected_got(got: Any, want: Any) -> str:
     if isinstance(want, (tuple, list)) and isinstance(got, (tuple, list)) and len(got) == len(want):
         for index, (g, w) in enumerate(zip(got, want)):
             if compare(g, w) is not None:
-                return f"item {index}: {expected_got(g, w)}"
+                return _("item {index}: {pair}").format(index=index, pair=expected_got(g, w))
     if isinstance(want, torch.Tensor) and isinstance(got, torch.Tensor):
         start = max(0, first_difference(got, want) - 2)
         if tuple(got.shape) != tuple(want.shape):
-            return (
-                f"expected shape {tuple(want.shape)} {tensor_text(want)}, got shape {tuple(got.shape)} "
-                f"{tensor_text(got)}"
+            return _("expected shape {want_shape} {want}, got shape {got_shape} {got}").format(
+                want_shape=tuple(want.shape), want=tensor_text(want), got_shape=tuple(got.shape), got=tensor_text(got)
             )
         dtype = f" ({got.dtype})" if got.dtype != want.dtype else ""
-        return f"expected {tensor_text(want, start)}, got {tensor_text(got, start)}{dtype}"
-    return f"expected {value_text(want)}, got {value_text(got)}"
+        return (
+            _("expected {want}, got {got}").format(want=tensor_text(want, start), got=tensor_text(got, start)) + dtype
+        )
+    return _("expected {want}, got {got}").format(want=value_text(want), got=value_text(got))

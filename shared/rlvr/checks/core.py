@@ -41,6 +41,7 @@ from rlvr.checks.guard import (
     with_printed,
 )
 from rlvr.config import STRICT_ENV
+from rlvr.i18n import N_, _, ngettext
 
 __all__ = [  # names other modules use (compare's helpers stay importable from here, as before)
     "DEFAULT_ATOL",
@@ -84,13 +85,18 @@ class Outcome(enum.Enum):
     UNCHECKABLE = "uncheckable"
 
 
-_LABELS = {
-    Outcome.CORRECT: ("Correct", "#1b7f3b", "#e8f5e9"),
-    Outcome.INCORRECT: ("Incorrect", "#b71c1c", "#ffebee"),
-    Outcome.NOT_ATTEMPTED: ("Not attempted", "#455a64", "#eceff1"),
-    Outcome.UNCHECKABLE: ("Could not check", "#e65100", "#fff3e0"),
+_LABELS = {  # the label is translated where it is shown (`label`)
+    Outcome.CORRECT: (N_("Correct"), "#1b7f3b", "#e8f5e9"),
+    Outcome.INCORRECT: (N_("Incorrect"), "#b71c1c", "#ffebee"),
+    Outcome.NOT_ATTEMPTED: (N_("Not attempted"), "#455a64", "#eceff1"),
+    Outcome.UNCHECKABLE: (N_("Could not check"), "#e65100", "#fff3e0"),
 }
-NOT_ATTEMPTED_MESSAGE = "replace `raise NotImplementedError` with your code."
+NOT_ATTEMPTED_MESSAGE = N_("replace `raise NotImplementedError` with your code.")
+
+
+def label(outcome: Outcome) -> str:
+    """An outcome's label in the current language ("Correct", "Incorrect", "Not attempted", "Could not check")."""
+    return _(_LABELS[outcome][0])
 
 
 def _html_text(text: str) -> str:
@@ -117,9 +123,8 @@ class Result:
         return self.outcome is Outcome.CORRECT
 
     def __str__(self) -> str:
-        """Plain-text form, e.g. `[Incorrect] advantages: ...`."""
-        label = _LABELS[self.outcome][0]
-        return f"[{label}] {self.exercise}: {self.message}"
+        """Plain-text form, e.g. `[Incorrect] advantages: ...` (label, exercise name and message translated)."""
+        return f"[{label(self.outcome)}] {_(self.exercise)}: {_(self.message)}"
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         """IPython plain-text display (instead of the dataclass repr)."""
@@ -127,12 +132,12 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Coloured box for Jupyter."""
-        label, colour, background = _LABELS[self.outcome]
+        _label, colour, background = _LABELS[self.outcome]
         return (
             f'<div style="border-left: 6px solid {colour}; background: {background}; '
             f'padding: 6px 10px; margin: 4px 0; color: #212121;">'
-            f'<b style="color: {colour};">{label}</b> &mdash; <i>{html.escape(self.exercise)}</i><br>'
-            f"{_html_text(self.message)}</div>"
+            f'<b style="color: {colour};">{label(self.outcome)}</b> &mdash; <i>{html.escape(_(self.exercise))}</i><br>'
+            f"{_html_text(_(self.message))}</div>"
         )
 
 
@@ -144,8 +149,8 @@ class Note:
     text: str
 
     def __str__(self) -> str:
-        """Plain-text form."""
-        return f"{self.title}\n{self.text}"
+        """Plain-text form (a hint's or a solution's text is translated when the catalogue has it)."""
+        return f"{self.title}\n{_(self.text)}"
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         """IPython plain-text display."""
@@ -153,7 +158,7 @@ class Note:
 
     def _repr_markdown_(self) -> str:
         """Markdown for Jupyter."""
-        return f"**{self.title}**\n\n{self.text}"
+        return f"**{self.title}**\n\n{_(self.text)}"
 
 
 # --------------------------------------------------------------------------- cases
@@ -476,7 +481,8 @@ class Question:
         except KeyboardInterrupt:
             raise
         except (Exception, TimeLimitExceeded) as error:  # noqa: BLE001 - a checker bug must not crash the notebook
-            result = Result(self.name, Outcome.UNCHECKABLE, f"internal checker error: {one_line_error(error)}")
+            message = _("internal checker error: {error}").format(error=one_line_error(error))
+            result = Result(self.name, Outcome.UNCHECKABLE, message)
         if strict_mode() and not result.passed:
             raise AssertionError(str(result))
         return result
@@ -484,16 +490,21 @@ class Question:
     def hint(self, level: int = 1) -> Note:
         """Show hint number `level` (1: a nudge naming the idea; 2: a pointer to the formula)."""
         hints = [h for h in self.hints if h]
+        name = _(self.name)
         if not hints:
-            return Note(f"Hint ({self.name})", "No hint for this one.")
+            return Note(_("Hint ({name})").format(name=name), _("No hint for this one."))
         level = max(1, min(int(level) if isinstance(level, (int, float)) else 1, len(hints)))
-        more = f"\n\n(One more: `hint({level + 1})`.)" if level < len(hints) else ""
-        title = f"Hint {level} of {len(hints)} ({self.name})" if len(hints) > 1 else f"Hint ({self.name})"
-        return Note(title, hints[level - 1] + more)
+        more = "\n\n" + _("(One more: `hint({level})`.)").format(level=level + 1) if level < len(hints) else ""
+        if len(hints) > 1:
+            title = _("Hint {level} of {count} ({name})").format(level=level, count=len(hints), name=name)
+        else:
+            title = _("Hint ({name})").format(name=name)
+        return Note(title, _(hints[level - 1]) + more)
 
     def solution(self) -> Note:
         """Show the solution."""
-        return Note(f"Solution ({self.name})", self._solution or "No solution text for this one.")
+        title = _("Solution ({name})").format(name=_(self.name))
+        return Note(title, self._solution or _("No solution text for this one."))
 
 
 FreeAnswer = Question
@@ -514,10 +525,16 @@ def call_problem(given: tuple, needed: Sequence[str], usage: str) -> str | None:
     """One sentence if `check` was called with the wrong number of functions (or a non-function), else None."""
     given = tuple(g for g in given if g is not MISSING)
     if len(given) != len(needed):
-        return f"`{usage}` needs {len(needed)} function{'s' if len(needed) > 1 else ''}; it was given {len(given)}."
+        text = ngettext(
+            "`{usage}` needs {n} function; it was given {given}.",
+            "`{usage}` needs {n} functions; it was given {given}.",
+            len(needed),
+        )
+        return text.format(usage=usage, n=len(needed), given=len(given))
     for value, name in zip(given, needed):
         if not callable(value):
-            return f"check() needs {name} itself (its name, without brackets), but got {describe(value)}."
+            text = _("check() needs {name} itself (its name, without brackets), but got {value}.")
+            return text.format(name=_(name), value=describe(value))
     return None
 
 
@@ -548,7 +565,7 @@ class Exercise(Question):
         """Show the solution code."""
         if not self._solution:
             return super().solution()
-        return Note(f"Solution ({self.name})", f"```python\n{self._solution.strip()}\n```")
+        return Note(_("Solution ({name})").format(name=_(self.name)), f"```python\n{self._solution.strip()}\n```")
 
     def check(self, fn: Callable = MISSING, *more) -> Result:
         """Check `fn` on every case; return a Result (and raise AssertionError in strict mode unless correct)."""
@@ -556,7 +573,7 @@ class Exercise(Question):
 
     def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
         """Run every case; the smallest failing one is shown and the library names the mistake."""
-        problem = call_problem((fn, *more), ["your function"], "check(your_function)")
+        problem = call_problem((fn, *more), [N_("your function")], "check(your_function)")
         if problem:
             return Result(self.name, Outcome.UNCHECKABLE, problem)
         runs: list[CaseRun] = []
@@ -568,7 +585,7 @@ class Exercise(Question):
             if call.error is not None:
                 if any(run.problem for run in runs):
                     break  # an earlier case already shows what is wrong
-                message = f"case `{case.description}`: {failure_sentence(call)}"
+                message = _("case `{case}`: {failure}").format(case=case.description, failure=failure_sentence(call))
                 return Result(self.name, Outcome.UNCHECKABLE, message)
             problem, detail = case.verdict(call.value, want)
             runs.append(CaseRun(index, case, want, call, problem, detail, changed))
@@ -579,7 +596,7 @@ class Exercise(Question):
         if edited is not None:
             return Result(self.name, Outcome.INCORRECT, _capital(in_place_message(edited)), "in_place")
         details = [f"{run.case.description}: {run.detail}" for run in runs if run.detail]
-        summary = f"passed {len(self.cases)} of {len(self.cases)} cases."
+        summary = _("passed {n} of {total} cases.").format(n=len(self.cases), total=len(self.cases))
         printed = next((run.call for run in runs if run.call.printed.summary()), None)
         message = "\n".join([summary, *details])
         return Result(self.name, Outcome.CORRECT, with_printed(message, printed) if printed else message)
@@ -590,20 +607,22 @@ class Exercise(Question):
         shown = min(failing, key=lambda run: (run.case.size, run.index))
         case = shown.case
         pair = case.show(shown.call.value, shown.want)
-        seen = f"On `{case.description}`: {pair}."
+        seen = _("On `{case}`: {pair}.").format(case=case.description, pair=pair)
         mistake, everywhere = self.named_mistake(runs)
         if mistake is not None and everywhere:
-            message = f"{mistake.says} {seen} {mistake.fix}"
+            message = f"{_(mistake.says)} {seen} {_(mistake.fix)}"
         elif mistake is not None:
-            message = (
-                f"{mistake.says} {seen} {mistake.fix} (On every case that fails your output is exactly what this "
-                "mistake gives; on a case you pass, it would differ.)"
+            message = f"{_(mistake.says)} {seen} {_(mistake.fix)} " + _(
+                "(On every case that fails your output is exactly what this mistake gives; on a case you pass, it "
+                "would differ.)"
             )
         else:
-            message = f"On `{case.description}` (the smallest case that fails): {shown.problem} {_capital(pair)}."
+            message = _("On `{case}` (the smallest case that fails): {problem} {pair}.").format(
+                case=case.description, problem=shown.problem, pair=_capital(pair)
+            )
         if shown.changed or any(run.changed for run in runs):
             edited = next(run for run in runs if run.changed)
-            message += f" Also: {in_place_message(edited)}"
+            message += " " + _("Also: {what}").format(what=in_place_message(edited))
         return Result(self.name, Outcome.INCORRECT, with_printed(message, shown.call), mistake.name if mistake else "")
 
     def mistake_output(self, m: int, c: int) -> Any:
@@ -646,8 +665,8 @@ def _capital(text: str) -> str:
 def in_place_message(run: CaseRun) -> str:
     """The sentence for a function that changed its inputs."""
     names = ", ".join(f"`{name}`" for name in run.changed)
-    return (
-        f"your function changes its input {names} in place (on `{run.case.description}` its values after the call "
-        "differ from before), so whatever uses it next sees changed numbers. Leave the inputs as they are and "
-        "build the result in new tensors (an ordinary subtraction or division, not the in-place kind)."
-    )
+    return _(
+        "your function changes its input {names} in place (on `{case}` its values after the call differ from "
+        "before), so whatever uses it next sees changed numbers. Leave the inputs as they are and build the result "
+        "in new tensors (an ordinary subtraction or division, not the in-place kind)."
+    ).format(names=names, case=run.case.description)

@@ -43,6 +43,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from rlvr.i18n import N_, _, ngettext
+
 DEFAULT_LIMIT_S = 5.0  # a few seconds per call: the exercises' functions take milliseconds, even on a busy machine
 RETRY_S = 0.2  # the clock re-fires this often after the limit, in case the learner's code swallowed it
 MAX_PRINTED_LINES = 3  # lines of a learner's output kept for the message
@@ -196,9 +198,15 @@ class OutputTail(io.TextIOBase):
         if total == 0:
             return ""
         shown = self.kept + ([_shorten(self._partial)] if self._partial and len(self.kept) < MAX_PRINTED_LINES else [])
-        head = f"Your function printed {total} line{'s' if total != 1 else ''}"
-        head += ":" if total <= len(shown) else f" (the first {len(shown)} shown):"
-        return "\n".join([head, *(f"    {line}" for line in shown)])
+        if total <= len(shown):
+            head = ngettext("Your function printed {n} line:", "Your function printed {n} lines:", total)
+        else:
+            head = ngettext(
+                "Your function printed {n} line (the first {shown} shown):",
+                "Your function printed {n} lines (the first {shown} shown):",
+                total,
+            )
+        return "\n".join([head.format(n=total, shown=len(shown)), *(f"    {line}" for line in shown)])
 
 
 def _shorten(line: str) -> str:
@@ -323,79 +331,87 @@ ERROR_EXPLANATIONS: list[tuple[type, str, str]] = [  # (exception type, regex on
     (
         TypeError,
         r"unexpected keyword argument|positional argument|required positional|takes \d+ positional",
-        "your function's parameters differ from the template's: keep the signature the notebook gave you.",
+        N_("your function's parameters differ from the template's: keep the signature the notebook gave you."),
     ),
     (
         RuntimeError,
         r"does not require grad and does not have a grad_fn",
-        "your loss is not connected to the parameters: it was computed without a graph (under no_grad, after "
-        "detaching, or from log-probs recorded while sampling); compute it from log-probs that keep their graph.",
+        N_(
+            "your loss is not connected to the parameters: it was computed without a graph (under no_grad, after "
+            "detaching, or from log-probs recorded while sampling); compute it from log-probs that keep their graph."
+        ),
     ),
     (
         RuntimeError,
         r"leaf Variable that requires grad is being used in an in-place operation",
-        "your function changes an input tensor in place; compute new tensors instead of overwriting its inputs.",
+        N_("your function changes an input tensor in place; compute new tensors instead of overwriting its inputs."),
     ),
     (
         RuntimeError,
         r"modified by an inplace operation",
-        "a tensor needed for the gradient was changed in place after it was used; write the result to a new tensor.",
+        N_(
+            "a tensor needed for the gradient was changed in place after it was used; write the result to a new tensor."
+        ),
     ),
     (
         RuntimeError,
         r"must match the size of tensor",
-        "two tensors of different shapes were combined (e.g. per-answer values [B] with per-token ones [B, T]): "
-        "give the smaller one the missing axis so that it lines up with the other.",
+        N_(
+            "two tensors of different shapes were combined (e.g. per-answer values [B] with per-token ones [B, T]): "
+            "give the smaller one the missing axis so that it lines up with the other."
+        ),
     ),
     (
         RuntimeError,
         r"view size is not compatible",
-        "a view of a tensor that is not contiguous: reshape it instead of viewing it.",
+        N_("a view of a tensor that is not contiguous: reshape it instead of viewing it."),
     ),
     (
         RuntimeError,
         r"shape '\[.*\]' is invalid for input of size",
-        "a reshape into groups does not fit the number of elements: check which axis holds the group size.",
+        N_("a reshape into groups does not fit the number of elements: check which axis holds the group size."),
     ),
     (
         RuntimeError,
         r"expected scalar type|same dtype|found dtype \w+ but expected",
-        "tensors of different dtypes were mixed: keep the dtype of the inputs.",
+        N_("tensors of different dtypes were mixed: keep the dtype of the inputs."),
     ),
-    (NameError, r"", "your function uses a name that is not defined: run the cell that defines it, or import it."),
-    (ZeroDivisionError, r"", "a division by zero: look for a count or a spread that can be 0 on this case."),
-    (RecursionError, r"", "your function calls itself without end."),
-    (SystemExit, r"", "your function called exit(): return a value instead of ending the program."),
+    (NameError, r"", N_("your function uses a name that is not defined: run the cell that defines it, or import it.")),
+    (ZeroDivisionError, r"", N_("a division by zero: look for a count or a spread that can be 0 on this case.")),
+    (RecursionError, r"", N_("your function calls itself without end.")),
+    (SystemExit, r"", N_("your function called exit(): return a value instead of ending the program.")),
 ]
 
 
 def explain_error(error: BaseException) -> str:
-    """One sentence saying what a learner's exception usually means, or ''."""
+    """One sentence saying what a learner's exception usually means (in the current language), or ''."""
     text = str(error)
     for kind, pattern, meaning in ERROR_EXPLANATIONS:
         if isinstance(error, kind) and re.search(pattern, text):
-            return meaning
+            return _(meaning)
     return ""
 
 
-def failure_sentence(call: Call, what: str = "your function") -> str:
+def failure_sentence(call: Call, what: str = N_("your function")) -> str:
     """The message for a call that timed out or raised: what happened, what it usually means, what it printed."""
     if call.timed_out:
-        text = (
-            f"{what} did not finish within {call.limit:g} s (stopped there): look for a loop that never ends, a "
-            "sleep, or waiting for input."
-        )
+        text = _(
+            "{what} did not finish within {seconds} s (stopped there): look for a loop that never ends, a sleep, "
+            "or waiting for input."
+        ).format(what=_(what), seconds=f"{call.limit:g}")
     else:
         meaning = explain_error(call.error)
-        text = f"{what} raised {one_line_error(call.error)}" + (
-            f". {meaning[0].upper()}{meaning[1:]}" if meaning else ""
-        )
+        text = _("{what} raised {error}").format(what=_(what), error=one_line_error(call.error))
+        if meaning:
+            text = _("{what} raised {error}. {meaning}").format(
+                what=_(what), error=one_line_error(call.error), meaning=meaning[0].upper() + meaning[1:]
+            )
     return with_printed(text, call)
 
 
 def with_printed(message: str, call: Call) -> str:
     """`message` followed by the first lines the call printed (if any) and its first warning."""
-    extra = [f"(warning seen: {call.warning})"] if call.warning else []
+    extra = [_("(warning seen: {warning})").format(warning=call.warning)] if call.warning else []
     printed = call.printed.summary()
     return "\n".join([message, *extra, *([printed] if printed else [])])
 
@@ -405,9 +421,9 @@ def describe(value: Any) -> str:
     if value is None:
         return "None"
     if isinstance(value, torch.Tensor):
-        return "a torch.Tensor"
+        return _("a torch.Tensor")
     if isinstance(value, np.ndarray):
-        return "a numpy array"
+        return _("a numpy array")
     name = type(value).__name__
-    article = "an" if name[0].lower() in "aeiou" else "a"
-    return f"{article} {name}"
+    text = _("an {type}") if name[0].lower() in "aeiou" else _("a {type}")
+    return text.format(type=name)

@@ -14,18 +14,21 @@ from typing import Callable
 from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem
 from rlvr.checks.guard import call_guarded, describe, failure_sentence
 from rlvr.experiments.gallery import BREAKAGES, MYSTERIES, NOT_BROKEN
+from rlvr.i18n import N_, _
 
 CHOICES = tuple(name for name in BREAKAGES if name not in NOT_BROKEN)
 POINTERS = {  # the true breakage -> where to look (a signal, not the answer)
-    "lr_too_high": "follow its think-first share and its mean answer length after the first ten steps",
-    "beta_too_large": "compare its KL to the warm-up with the healthy run's",
-    "greedy_sampling": "read its share of all-equal groups and its gradient norm from the very first step",
-    "flipped_sign": "does its reward go up or down, and what does its entropy do meanwhile?",
-    "forgotten_mask": "compare its gradient norm with the healthy run's at step 0, and look at its KL to the warm-up",
-    "std_without_epsilon": "look at its loss at step 0",
-    "no_clip_many_updates": "read its approx KL to the sampling policy and its clip fraction",
-    "from_scratch": "look at its malformed answers and its reward at step 0",
-    "loophole_verifier": "put its reward and its strict accuracy side by side",
+    "lr_too_high": N_("follow its think-first share and its mean answer length after the first ten steps"),
+    "beta_too_large": N_("compare its KL to the warm-up with the healthy run's"),
+    "greedy_sampling": N_("read its share of all-equal groups and its gradient norm from the very first step"),
+    "flipped_sign": N_("does its reward go up or down, and what does its entropy do meanwhile?"),
+    "forgotten_mask": N_(
+        "compare its gradient norm with the healthy run's at step 0, and look at its KL to the warm-up"
+    ),
+    "std_without_epsilon": N_("look at its loss at step 0"),
+    "no_clip_many_updates": N_("read its approx KL to the sampling policy and its clip fraction"),
+    "from_scratch": N_("look at its malformed answers and its reward at step 0"),
+    "loophole_verifier": N_("put its reward and its strict accuracy side by side"),
 }
 
 
@@ -42,7 +45,7 @@ class Diagnosis(Question):
 
     def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
         """The verdict on the learner's diagnosis."""
-        problem = call_problem((fn, *more), ["your function"], "check(my_diagnosis)")
+        problem = call_problem((fn, *more), [N_("your function")], "check(my_diagnosis)")
         if problem:
             return Result(self.name, Outcome.UNCHECKABLE, problem)
         call = call_guarded(fn)
@@ -57,40 +60,46 @@ class Diagnosis(Question):
         runs = ", ".join(f"'{run}'" for run in self.answers)
         if not isinstance(diagnosis, dict) or set(diagnosis) != set(self.answers):
             got = describe(diagnosis) if not isinstance(diagnosis, dict) else f"keys {sorted(diagnosis)}"
-            message = (
-                f"return a dict with one name per mystery run ({runs}), e.g. {{'A': 'flipped_sign', ...}}; got {got}."
-            )
+            message = _(
+                "return a dict with one name per mystery run ({runs}), e.g. {{'A': 'flipped_sign', ...}}; got {got}."
+            ).format(runs=runs, got=got)
             return Result(self.name, Outcome.INCORRECT, message)
         if all(value in (None, "", ...) for value in diagnosis.values()):
-            return Result(self.name, Outcome.NOT_ATTEMPTED, "name a gallery run for each mystery run.")
+            return Result(self.name, Outcome.NOT_ATTEMPTED, N_("name a gallery run for each mystery run."))
         lines = []
         for run, truth in self.answers.items():
             guess = diagnosis[run]
             if guess not in CHOICES:
-                lines.append(f"run {run}: {guess!r} is not a gallery run; choose from {', '.join(CHOICES)}.")
+                text = _("run {run}: {guess} is not a gallery run; choose from {choices}.")
+                lines.append(text.format(run=run, guess=repr(guess), choices=", ".join(CHOICES)))
             elif guess != truth:
-                lines.append(f"run {run}: not {guess}. Look again: {POINTERS[truth]}.")
+                text = _("run {run}: not {guess}. Look again: {pointer}.")
+                lines.append(text.format(run=run, guess=guess, pointer=_(POINTERS[truth])))
         if lines:
-            right = len(self.answers) - len(lines)
-            return Result(self.name, Outcome.INCORRECT, "\n".join([f"{right} of {len(self.answers)} right.", *lines]))
+            right = _("{right} of {total} right.").format(right=len(self.answers) - len(lines), total=len(self.answers))
+            return Result(self.name, Outcome.INCORRECT, "\n".join([right, *lines]))
         names = ", ".join(f"{run} = {truth}" for run, truth in self.answers.items())
-        return Result(self.name, Outcome.CORRECT, f"all {len(self.answers)} right: {names}.")
+        return Result(self.name, Outcome.CORRECT, _("all {n} right: {names}.").format(n=len(self.answers), names=names))
 
 
 mystery = Diagnosis(
-    "the three mystery runs",
+    N_("the three mystery runs"),
     MYSTERIES,
     hint=(
-        "Start from the healthy run's dashboard and look for the one panel where each mystery run differs most: a "
-        "flat line at 0 or 1, a value several times the healthy one, or a curve going the wrong way.",
-        "Use the gallery table of §3: its 'signal' column says which panel names each breakage. Compare the "
-        "mystery run's value of that signal with the gallery run's.",
+        N_(
+            "Start from the healthy run's dashboard and look for the one panel where each mystery run differs most: "
+            "a flat line at 0 or 1, a value several times the healthy one, or a curve going the wrong way."
+        ),
+        N_(
+            "Use the gallery table of §3: its 'signal' column says which panel names each breakage. Compare the "
+            "mystery run's value of that signal with the gallery run's."
+        ),
     ),
-    solution=(
-        "Run A: the gradient norm is several times the healthy run's from step 0 and the KL to the warm-up is far from "
-        "0 at step 0, where the policy *is* the warm-up: the padding is in the loss (`forgotten_mask`). Run B: every "
-        "group has all-equal rewards and the gradient is exactly 0 from the first step: greedy sampling gives a group "
-        "identical answers (`greedy_sampling`). Run C: the think-first share and the answer length collapse within a "
-        "few steps while the entropy falls: the steps are too large (`lr_too_high`)."
+    solution=N_(
+        "Run A: the gradient norm is several times the healthy run's from step 0 and the KL to the warm-up is far "
+        "from 0 at step 0, where the policy *is* the warm-up: the padding is in the loss (`forgotten_mask`). Run B: "
+        "every group has all-equal rewards and the gradient is exactly 0 from the first step: greedy sampling gives a "
+        "group identical answers (`greedy_sampling`). Run C: the think-first share and the answer length collapse "
+        "within a few steps while the entropy falls: the steps are too large (`lr_too_high`)."
     ),
 )

@@ -118,13 +118,15 @@ BREAKAGES: dict[str, Breakage] = {
         HEALTHY,
         Breakage(
             "lr_too_high",
-            "learning rate 1e-2 (100x the lecture's)",
+            N_("learning rate 1e-2 (100x the lecture's)"),
             overrides={"lr": 1e-2},
-            symptom="the answers turn to garbage: every one malformed, the reward 0, and it never comes back",
+            symptom=N_("the answers turn to garbage: every one malformed, the reward 0, and it never comes back"),
             signal="malformed_fraction",
-            cause="each update moves the policy so far that it forgets the answer format; once every answer gets 0, "
-            "every group is all-equal and no gradient can bring it back",
-            fix="lower the learning rate (1e-4 here); watch the gradient norm and the malformed share early on",
+            cause=N_(
+                "each update moves the policy so far that it forgets the answer format; once every answer gets 0, "
+                "every group is all-equal and no gradient can bring it back"
+            ),
+            fix=N_("lower the learning rate (1e-4 here); watch the gradient norm and the malformed share early on"),
         ),
         Breakage(
             "beta_too_large",

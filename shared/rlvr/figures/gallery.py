@@ -9,32 +9,33 @@ import numpy as np
 
 from rlvr.experiments.gallery import NOT_BROKEN, gallery_run
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
+from rlvr.i18n import N_, _
 from rlvr.signals import SIGNAL_NAMES
 from rlvr.train import history_curve
 from rlvr.widgets import AnalyticPanel, LivePlot, dropdown, fresh_axes, train_runs
 
 RUN_COLOR = COLORS["broken"]  # the run under study: drawn over the reference (black), the one the eye should follow
-PANELS = (  # (title, [(history key, label, style)], y-axis scale)
-    ("reward and strict accuracy", [("reward", "reward", {}), ("accuracy", "accuracy", {"ls": ":"})], "linear"),
-    ("groups with all-equal rewards", [("all_same_group_fraction", "", {})], "linear"),
-    ("advantage std", [("advantage_std", "", {})], "linear"),
-    ("token entropy (nats)", [("entropy", "", {})], "linear"),
-    ("gradient norm", [("grad_norm", "", {})], "log"),
-    ("loss", [("loss", "", {})], "linear"),
-    ("KL to the warm-up (per answer)", [("kl_to_ref", "", {"marker": ".", "ls": "none"})], "linear"),
-    ("approx KL to the sampling policy", [("approx_kl", "", {})], "linear"),
-    ("clip fraction", [("clip_fraction", "", {})], "linear"),
+PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles translated when drawn
+    (N_("reward and strict accuracy"), [("reward", "reward", {}), ("accuracy", "accuracy", {"ls": ":"})], "linear"),
+    (N_("groups with all-equal rewards"), [("all_same_group_fraction", "", {})], "linear"),
+    (N_("advantage std"), [("advantage_std", "", {})], "linear"),
+    (N_("token entropy (nats)"), [("entropy", "", {})], "linear"),
+    (N_("gradient norm"), [("grad_norm", "", {})], "log"),
+    (N_("loss"), [("loss", "", {})], "linear"),
+    (N_("KL to the warm-up (per answer)"), [("kl_to_ref", "", {"marker": ".", "ls": "none"})], "linear"),
+    (N_("approx KL to the sampling policy"), [("approx_kl", "", {})], "linear"),
+    (N_("clip fraction"), [("clip_fraction", "", {})], "linear"),
     (
-        "mean length (tokens)",
+        N_("mean length (tokens)"),
         [("mean_length_correct", "right", RIGHT), ("mean_length_wrong", "wrong", WRONG)],
         "linear",
     ),
     (
-        "malformed / cut at max length",
+        N_("malformed / cut at max length"),
         [("malformed_fraction", "malformed", {}), ("truncated_fraction", "cut", WRONG)],
         "linear",
     ),
-    ("think-first share", [("cot_fraction", "", {})], "linear"),
+    (N_("think-first share"), [("cot_fraction", "", {})], "linear"),
 )
 
 
@@ -58,43 +59,43 @@ def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict
                 x = np.arange(len(y))
                 ax.plot(x, np.where(y > 0, y, np.nan) if scale == "log" else y, color=color, lw=width, **style)
         ax.set_yscale(scale)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(_(title), fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         for _label, step in (crashes or {}).items():
             ax.axvline(step, color=RUN_COLOR, ls="--", lw=1)
     for ax in axes[8:]:
-        ax.set_xlabel("RL step", fontsize=8)
+        ax.set_xlabel(_("RL step"), fontsize=8)
     handles = [axes[0].plot([], [], color=c, lw=w, label=label)[0] for label, _h, c, w in drawn]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, frameon=False)
     axes[0].legend(
         handles=[axes[0].plot([], [], color="#555555", **s)[0] for s in ({}, {"ls": ":"})],
-        labels=["reward", "strict accuracy"],
+        labels=[_("reward"), _("strict accuracy")],
         fontsize=7,
         loc="best",
     )
     axes[9].legend(
         handles=[axes[9].plot([], [], color="#555555", **s)[0] for s in (RIGHT, WRONG)],
-        labels=["right answers", "wrong answers"],
+        labels=[_("right answers"), _("wrong answers")],
         fontsize=7,
         loc="best",
     )
     fig.subplots_adjust(top=0.9, hspace=0.45, wspace=0.3)
 
 
-def live_dashboard(reference: dict | None = None, label: str = "this run", every: int | None = None) -> LivePlot:
+def live_dashboard(reference: dict | None = None, label: str = N_("this run"), every: int | None = None) -> LivePlot:
     """An on_step(step, total, history) callback that redraws the dashboard while a run trains."""
-    return LivePlot(lambda fig, history: draw_dashboard(fig, {label: history}, reference), every, figsize=(13, 7.5))
+    return LivePlot(lambda fig, history: draw_dashboard(fig, {_(label): history}, reference), every, figsize=(13, 7.5))
 
 
 def crash_marks(run) -> dict:
     """{label: step} for draw_dashboard's crash marks of a GalleryRun (empty if it did not crash)."""
-    return {} if run.crash is None else {"crash": len(run.history)}
+    return {} if run.crash is None else {_("crash"): len(run.history)}
 
 
 def draw_gallery_run(fig, run, healthy) -> None:
     """The dashboard of one gallery run (red) over the healthy run of its seed (black)."""
-    draw_dashboard(fig, {run.breakage.title: run.history}, {"healthy run": healthy.history}, crash_marks(run))
+    draw_dashboard(fig, {_(run.breakage.title): run.history}, {_("healthy run"): healthy.history}, crash_marks(run))
 
 
 def draw_gallery(fig, runs: dict, healthy) -> None:
@@ -111,7 +112,7 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
             ax.text(
                 0.5,
                 0.5,
-                f"{SIGNAL_NAMES[key]} NaN at step 0,\ncrash at {where}",
+                _("{signal} NaN at step 0,\ncrash at {where}").format(signal=SIGNAL_NAMES[key], where=where),
                 ha="center",
                 va="center",
                 transform=ax.transAxes,
@@ -124,7 +125,7 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
         for history, color, width in ((healthy.history, COLORS["exact"], 1.0), (run.history, RUN_COLOR, 1.6)):
             y = history_curve(history, key)
             ax.plot(np.arange(len(y)), y, color=color, lw=width, marker="." if key == "kl_to_ref" else None)
-        ax.set_xlabel("RL step", fontsize=8)
+        ax.set_xlabel(_("RL step"), fontsize=8)
         ax.set_yscale("log" if key == "grad_norm" else "linear")
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
@@ -132,7 +133,12 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
         ax.set_visible(False)
     handles = [axes[0].plot([], [], color=c, lw=w)[0] for c, w in ((RUN_COLOR, 1.6), (COLORS["exact"], 1.0))]
     fig.legend(
-        handles, ["broken run", "healthy run (same seed)"], loc="upper center", ncol=2, fontsize=8, frameon=False
+        handles,
+        [_("broken run"), _("healthy run (same seed)")],
+        loc="upper center",
+        ncol=2,
+        fontsize=8,
+        frameon=False,
     )
     fig.subplots_adjust(top=0.9, hspace=0.55, wspace=0.3)
 
@@ -149,8 +155,8 @@ def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPan
     """A dropdown of gallery runs; the figure is the chosen run's dashboard over the healthy run. load(name) -> run."""
     return AnalyticPanel(
         lambda fig, run: draw_gallery_run(fig, load(run), healthy),
-        {"run": dropdown("run", list(names), value, description="broken run")},
+        {"run": dropdown("run", list(names), value, description=_("broken run"))},
         figsize=(13, 7.5),
-        title="Every signal of one broken run (red) against the healthy run (black)",
+        title=_("Every signal of one broken run (red) against the healthy run (black)"),
         remember=len(names),
     )
