@@ -38,7 +38,7 @@ SOURCES = (  # the modules whose learner-facing words are wrapped (paths inside 
     "widgets.py",
 )
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "NN_": (1, 2)}
-PRINTF_FIELD = re.compile(r"%(?:\([^)]*\))?[#0\- +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa%]")
+PRINTF_FIELD = re.compile(r"%(?:\([^)]*\))?[sdr]")  # argparse's fields: %s, %r, %(name)s ("90% of" is none)
 
 
 def po_path(lang: str) -> Path:

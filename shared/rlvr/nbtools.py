@@ -379,7 +379,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} problem(s). Fix with `python -m rlvr notebooks strip` / `generate`.")
+        print(f"{len(problems)} problem(s). Fix with `python -m rlvr notebooks strip` / `generate` / `translate`.")
         return 1
     print(f"ok: {len(solution_paths(args.root))} solution and {len(student_paths(args.root))} student notebooks.")
     return 0
