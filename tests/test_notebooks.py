@@ -15,14 +15,26 @@ from rlvr import nblint, nbtools
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = nbtools.solution_paths(ROOT)
 STUDENTS = nbtools.student_paths(ROOT)
+TRANSLATED = ("zh_CN",)  # the translated editions (rlvr.nbtranslate): they run like the English ones
+TRANSLATED_SOLUTIONS = sorted(
+    p for lang in TRANSLATED for p in (ROOT / "solutions" / lang).glob(nbtools.NOTEBOOK_PATTERN)
+)
+TRANSLATED_STUDENTS = sorted(
+    p for lang in TRANSLATED for p in (ROOT / "notebooks" / lang).glob(nbtools.NOTEBOOK_PATTERN)
+)
 NOTEBOOK_TIMEOUT = 600
+
+
+def notebook_id(path) -> str:
+    """`01_x.ipynb` for an English notebook, `zh_CN/01_x.ipynb` for a translated one."""
+    return path.name if path.parent.name in ("solutions", "notebooks") else f"{path.parent.name}/{path.name}"
 
 
 def notebook_params(paths):
     """One `notebooks`-marked pytest param per notebook, or a single placeholder while none exist yet."""
     if not paths:
         return [pytest.param(None, id="no-notebooks-yet")]
-    return [pytest.param(path, id=path.name, marks=pytest.mark.notebooks) for path in paths]
+    return [pytest.param(path, id=notebook_id(path), marks=pytest.mark.notebooks) for path in paths]
 
 
 def assert_folder_has_no_notebooks(folder):
@@ -52,13 +64,17 @@ def test_student_notebook_matches_its_solution(path):
     assert student_path.read_text(encoding="utf-8") == expected, "out of date: run `python -m rlvr notebooks generate`"
 
 
-@pytest.mark.parametrize("path", [*SOLUTIONS, *STUDENTS], ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path",
+    [*SOLUTIONS, *STUDENTS, *TRANSLATED_SOLUTIONS, *TRANSLATED_STUDENTS],
+    ids=lambda p: f"{p.relative_to(ROOT).parent}/{p.name}",
+)
 def test_notebook_text_passes_the_learner_lint(path):
     """What a learner reads (Markdown, code) holds no verification machinery, no wall of text, no solution marker."""
     assert nblint.lint_notebook(nbtools.read_notebook(path), path.name) == []
 
 
-@pytest.mark.parametrize("path", notebook_params(SOLUTIONS))
+@pytest.mark.parametrize("path", notebook_params([*SOLUTIONS, *TRANSLATED_SOLUTIONS]))
 def test_solution_notebook_runs_in_fast_strict_mode(path):
     if path is None:
         assert_folder_has_no_notebooks(ROOT / "solutions")
@@ -67,7 +83,7 @@ def test_solution_notebook_runs_in_fast_strict_mode(path):
     assert nblint.lint_notebook(nb, path.name) == []  # what the cells printed, too
 
 
-@pytest.mark.parametrize("path", notebook_params(STUDENTS))
+@pytest.mark.parametrize("path", notebook_params([*STUDENTS, *TRANSLATED_STUDENTS]))
 def test_student_notebook_runs_in_fast_mode(path):
     if path is None:
         assert_folder_has_no_notebooks(ROOT / "notebooks")
