@@ -48,6 +48,7 @@ MPLFONTS_FILE = ("fonts", "NotoSansCJKsc-Regular.otf")  # inside the mplfonts pa
 
 _chosen: str | None = None
 _font_family: str | None = None  # the CJK family added to matplotlib's font.family, while one is
+_registered: set[str] = set()  # font files given to matplotlib's font manager
 
 
 def normalize(lang: str | None) -> str | None:
@@ -166,7 +167,9 @@ def use_figure_font(on: bool = True) -> str | None:
             stacklevel=2,
         )
         return None
-    font_manager.fontManager.addfont(str(path))
+    if str(path) not in _registered:  # once per process: addfont appends to matplotlib's font list
+        font_manager.fontManager.addfont(str(path))
+        _registered.add(str(path))
     _font_family = font_manager.FontProperties(fname=str(path)).get_name()
     matplotlib.rcParams["font.family"] = [*families, _font_family]
     return _font_family

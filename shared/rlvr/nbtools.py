@@ -381,8 +381,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if problems:
         print(f"{len(problems)} problem(s). Fix with `python -m rlvr notebooks strip` / `generate` / `translate`.")
         return 1
-    print(f"ok: {len(solution_paths(args.root))} solution and {len(student_paths(args.root))} student notebooks.")
+    translated = _translated_summary(args.root)
+    counts = f"{len(solution_paths(args.root))} solution and {len(student_paths(args.root))} student notebooks"
+    print(f"ok: {counts}{translated}.")
     return 0
+
+
+def _translated_summary(root: Path) -> str:
+    """'; zh_CN: 1 translated notebook (i18n/zh_CN/NOTEBOOKS)' for each language with a list, else ''."""
+    folder = Path(root) / "i18n"
+    lists = sorted(folder.glob("*/NOTEBOOKS")) if folder.is_dir() else []
+    parts = []
+    for path in lists:
+        lang = path.parent.name
+        count = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.split("#")[0].strip())
+        parts.append(f"; {lang}: {count} translated notebook{'s' if count != 1 else ''} (i18n/{lang}/NOTEBOOKS)")
+    return "".join(parts)
 
 
 def _cmd_translate(args: argparse.Namespace) -> int:
