@@ -56,7 +56,8 @@ PAGE_REPORT_JS = """() => {
   while (walker.nextNode()) {
     const node = walker.currentNode;
     if (node.parentElement.closest(skip)) continue;
-    if (/\\$|\\\\\\(|\\\\\\[/.test(node.textContent)) raw.push(node.textContent.trim().slice(0, 80));
+    // a pair of $ (a lone $ is a character, e.g. the task's end-of-answer token), or \\( \\[ MathJax left alone
+    if (/\\$[^$]*\\$|\\\\\\(|\\\\\\[/.test(node.textContent)) raw.push(node.textContent.trim().slice(0, 80));
   }
   const formulas = [...article.querySelectorAll('.math')];
   const images = [...article.querySelectorAll('img')];
