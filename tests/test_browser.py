@@ -48,6 +48,10 @@ BACK_LATENCIES_MS: list[tuple[float, float]] = []  # the same, moving back to a 
 ACTIVE = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook shown (JupyterLab keeps other tabs hidden)
 
 
+CHINESE = ROOT / "notebooks" / "zh_CN" / "06_when_rlvr_breaks.ipynb"  # the translated notebook the test opens
+CHINESE_TIMEOUT_S = 900  # run alone (-k chinese), it trains the gallery's fast runs itself; after 06 it loads them
+
+
 def notebooks() -> list[Path]:
     """The student notebooks (or the ones named in RLVR_BROWSER_NOTEBOOKS, comma-separated)."""
     override = os.environ.get("RLVR_BROWSER_NOTEBOOKS")
@@ -81,6 +85,9 @@ def workdir():
     folder = Path(tempfile.mkdtemp(prefix="rlvr-browser-"))
     for nb in notebooks():
         shutil.copy(nb, folder / nb.name)
+    if CHINESE.exists():
+        (folder / "zh_CN").mkdir()
+        shutil.copy(CHINESE, folder / "zh_CN" / CHINESE.name)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -166,18 +173,18 @@ def browser_context():
     shutil.rmtree(profile, ignore_errors=True)
 
 
-def run_all_cells(page) -> None:
+def run_all_cells(page, timeout: float = RUN_ALL_TIMEOUT_S) -> None:
     """Run > Run All Cells, then wait until every code cell shows an execution count and none is running."""
     page.click("div.lm-MenuBar-itemLabel:text-is('Run')")
     page.click("li.lm-Menu-item:has-text('Run All Cells')")
-    deadline = time.time() + RUN_ALL_TIMEOUT_S
+    deadline = time.time() + timeout
     while time.time() < deadline:
         done = page.evaluate("""() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
                                 .every(e => /\\[\\d+\\]/.test(e.textContent))""")
         if done:
             return
         page.wait_for_timeout(500)
-    raise AssertionError(f"cells still queued or running after {RUN_ALL_TIMEOUT_S} s")
+    raise AssertionError(f"cells still queued or running after {timeout:g} s")
 
 
 def save_and_read(page, path: Path) -> dict:
@@ -368,6 +375,52 @@ def test_notebook_in_jupyterlab(notebook, server, workdir, browser_context):
         page.locator(f"{ACTIVE} .rlvr-training").first.scroll_into_view_if_needed()
         click_one_run(page)
         page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}-after-run.png"), full_page=True)
+    page.close()
+
+
+# Draws a character in the page's sans-serif font and a private-use character no font has (a box): the same pixels
+# mean the browser has no font for Chinese and shows boxes.
+SHOWS_GLYPH_JS = """(ch) => {
+  const canvas = document.createElement('canvas'); canvas.width = canvas.height = 48;
+  const ctx = canvas.getContext('2d');
+  const draw = (c) => { ctx.clearRect(0, 0, 48, 48); ctx.font = '36px sans-serif'; ctx.fillText(c, 4, 40);
+                        return ctx.getImageData(0, 0, 48, 48).data.join(','); };
+  return draw(ch) !== draw('\\uE000');
+}"""
+
+
+def chinese_title() -> str:
+    """The Chinese notebook's first heading, from its catalogue (what the page must show)."""
+    from rlvr import nbtranslate
+
+    catalog = nbtranslate.read_catalogue(ROOT / "i18n" / "zh_CN" / f"{CHINESE.stem}.po")
+    return next(m.string for m in catalog if m.id and m.id.startswith("06 "))
+
+
+@pytest.mark.skipif(not CHINESE.exists(), reason="no Chinese notebook yet")
+def test_chinese_notebook_renders(server, workdir, browser_context):
+    """A translated notebook in JupyterLab: it runs clean, its Markdown, widgets and checker box speak Chinese, and
+    the browser has glyphs for the Chinese characters (no boxes)."""
+    page = browser_context.new_page()
+    page.goto(f"{server}/lab/workspaces/zh06/tree/zh_CN/{CHINESE.name}?reset&token={TOKEN}")
+    page.wait_for_selector(".jp-CodeCell", timeout=90_000)
+    page.wait_for_timeout(2000)
+    run_all_cells(page, CHINESE_TIMEOUT_S)
+    saved = save_and_read(page, workdir / "zh_CN" / CHINESE.name)
+    assert not error_outputs(saved), f"cells raised errors: {error_outputs(saved)}"
+    page.wait_for_timeout(1000)
+    assert "Error displaying widget" not in page.content()
+    title = page.locator(f"{ACTIVE} .jp-RenderedMarkdown h1").first
+    title.scroll_into_view_if_needed()  # JupyterLab hides cells far from the view
+    assert title.text_content().strip().rstrip("¶").strip() == chinese_title()
+    page.locator(f"{ACTIVE} .jp-Cell").nth(15).scroll_into_view_if_needed()  # the panel's cell: rendered when seen
+    panel = page.locator(f"{ACTIVE} .rlvr-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+    assert "故障运行" in panel.inner_text() and panel.locator("img").count() >= 1  # the dropdown's label, the figure
+    assert "未作答" in " ".join(page.locator(f"{ACTIVE} .jp-OutputArea").all_text_contents())  # the checker's box
+    assert page.evaluate(SHOWS_GLYPH_JS, "故"), "the browser has no font for Chinese: it would show boxes"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"zh_CN-{CHINESE.stem}.png"), full_page=True)
     page.close()
 
 

@@ -509,7 +509,6 @@ def build(notebook: Path, catalogue: Path, lang: str = DEFAULT_LANGUAGE) -> nbfo
             cell.source = translate_code(cell.source, translations, where)
             if not setup_done:
                 cell.source, setup_done = with_language_call(cell.source, lang), True
-    nb.metadata["language_info"] = nb.metadata.get("language_info", {"name": "python"})
     nb.metadata["rlvr_translation"] = {"language": lang, "source": f"solutions/{Path(notebook).name}"}
     return nb
 
