@@ -292,3 +292,17 @@ def test_a_previous_msgid_survives_reading_and_writing(tmp_path):
     po.write_text(t.catalogue_text(again), encoding="utf-8")
     assert "#|" in po.read_text(encoding="utf-8")  # Babel still writes it while previous_id is set ...
     assert "#|" not in t.catalogue_text(t.read_catalogue(po))  # ... and it goes once the entry is not fuzzy
+
+
+def test_an_english_text_that_comes_back_gets_its_old_translation_back():
+    """msgmerge semantics: a removed entry goes obsolete (#~) with its translation, and returns with it."""
+    catalog = t.new_catalogue("x", "zh_CN")
+    catalog.add("Old English.", string="旧的中文。")
+    without = t.new_catalogue("x", None)
+    without.add("Something else entirely, about bananas.")
+    catalog = t.merge(without, catalog, "x")
+    assert "Old English." in catalog.obsolete and catalog.get("Old English.") is None
+    again = t.new_catalogue("x", None)
+    again.add("Old English.")
+    catalog = t.merge(again, catalog, "x")
+    assert catalog.get("Old English.").string == "旧的中文。" and not catalog.get("Old English.").fuzzy

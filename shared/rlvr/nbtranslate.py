@@ -295,8 +295,14 @@ def new_catalogue(stem: str, lang: str):
 
 
 def merge(template, existing=None, stem: str = "notebook", lang: str = DEFAULT_LANGUAGE):
-    """The catalogue after folding in a template (msgmerge semantics, by Babel's Catalog.update)."""
+    """The catalogue after folding in a template (msgmerge semantics, by Babel's Catalog.update): an obsolete entry
+    (`#~`) whose English is back in the template comes back with its translation, as msgmerge does (Babel's update
+    alone would leave it obsolete)."""
     catalog = existing if existing is not None else new_catalogue(stem, lang)
+    for key, message in list(catalog.obsolete.items()):
+        if key in template and key not in catalog:
+            catalog[message.id] = message
+            del catalog.obsolete[key]
     catalog.update(template, no_fuzzy_matching=False, update_header_comment=False, update_creation_date=False)
     return catalog
 
