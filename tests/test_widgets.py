@@ -212,6 +212,25 @@ def test_exercise_reports_a_redraw_that_keeps_what_the_last_draw_left():
     assert problems and all("differs from a draw on a new figure" in p for p in problems)
 
 
+def test_same_picture_forgives_antialiasing_jitter_but_not_a_left_over_mark():
+    import io
+
+    from PIL import Image
+
+    def png(pixels):
+        buffer = io.BytesIO()
+        Image.fromarray(pixels.astype(np.uint8)).save(buffer, format="png")
+        return buffer.getvalue()
+
+    base = np.full((20, 30, 3), 255)
+    jitter, mark = base.copy(), base.copy()
+    jitter[5, 5] -= 3  # a line's edge antialiased one level differently
+    mark[5, 5:9] = 0  # a short dark stroke: something the last draw left
+    assert w.same_picture(png(base), png(jitter))
+    assert not w.same_picture(png(base), png(mark))
+    assert not w.same_picture(png(base), png(base[:10]))
+
+
 # ----------------------------------------------------------------------------- axes reused between draws
 
 
