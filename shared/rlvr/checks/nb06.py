@@ -18,7 +18,7 @@ from rlvr.i18n import N_, _
 
 CHOICES = tuple(name for name in BREAKAGES if name not in NOT_BROKEN)
 POINTERS = {  # the true breakage -> where to look (a signal, not the answer)
-    "lr_too_high": N_("follow its think-first share and its mean answer length after the first ten steps"),
+    "lr_too_high": N_("follow its malformed answers and its reward over the first twenty steps"),
     "beta_too_large": N_("compare its KL to the warm-up with the healthy run's"),
     "greedy_sampling": N_("read its share of all-equal groups and its gradient norm from the very first step"),
     "flipped_sign": N_("does its reward go up or down, and what does its entropy do meanwhile?"),
@@ -99,7 +99,7 @@ mystery = Diagnosis(
         "Run A: the gradient norm is several times the healthy run's from step 0 and the KL to the warm-up is far "
         "from 0 at step 0, where the policy *is* the warm-up: the padding is in the loss (`forgotten_mask`). Run B: "
         "every group has all-equal rewards and the gradient is exactly 0 from the first step: greedy sampling gives a "
-        "group identical answers (`greedy_sampling`). Run C: the think-first share and the answer length collapse "
-        "within a few steps while the entropy falls: the steps are too large (`lr_too_high`)."
+        "group identical answers (`greedy_sampling`). Run C: its answers are well formed at first, then within a few "
+        "steps every one is malformed and the reward is 0 for good: the steps are too large (`lr_too_high`)."
     ),
 )

@@ -24,7 +24,7 @@ from rlvr.signals import SIGNAL_NAMES, failures
 from rlvr.task import STOP_ID
 from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
 
-STEPS = 60  # steps of a gallery run at full size (the loophole's: 150)
+STEPS = 60  # steps of a gallery run at full size (the loophole's: 250)
 STEPS_FULL = 200  # size("rl_steps") at full size: fast mode shrinks a gallery run in proportion
 
 
@@ -188,19 +188,23 @@ BREAKAGES: dict[str, Breakage] = {
             "from_scratch",
             N_("RL from a random model, no warm-up"),
             from_scratch=True,
-            symptom=N_("the reward is 0 at every step"),
+            symptom=N_("the reward stays at about 0: almost no answer is even well formed"),
             signal="malformed_fraction",
-            cause=N_("a random model never writes a well-formed answer: no group has a reward to compare"),
+            cause=N_("a random model almost never writes a well-formed answer: nearly every group is all 0"),
             fix=N_("start from a model that can already answer sometimes (SFT warm-up, or a stronger base model)"),
         ),
         Breakage(
             "loophole_verifier",
-            N_("a verifier that pays for the right digit anywhere in the answer"),
+            N_("a verifier that pays for the right digit anywhere in the answer (lr 3e-4, 250 steps)"),
             bug="loophole_verifier",
-            steps=150,
-            symptom=N_("the reward climbs to ~1 while the strict accuracy falls to ~0"),
+            overrides={"lr": 3e-4},  # the optimisation pressure of a long run: at 1e-4 one seed in four had not
+            steps=250,  # found the loophole after 300 steps, learning the task instead
+            symptom=N_("the reward climbs to ~1 while the strict accuracy falls"),
             signal="accuracy",
-            cause=N_("the policy learns to write 16 digits in a row: one is right (lecture §1: over-optimisation)"),
+            cause=N_(
+                "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on "
+                "(lecture §1: over-optimisation)"
+            ),
             fix=N_("make the verifier check the format and the answer; log a strict metric beside the reward"),
         ),
     )
@@ -323,7 +327,7 @@ def head(run: GalleryRun, key: str, first: int = 5) -> float:
 
 SYMPTOMS: dict[str, Callable[[GalleryRun, GalleryRun], bool]] = {  # name -> (run, healthy run of the seed) -> shown?
     "healthy": lambda r, h: tail(r, "accuracy") > head(r, "accuracy") + 0.3 and not signatures(r),
-    "lr_too_high": lambda r, h: head(r, "malformed_fraction") < 0.1 and tail(r, "malformed_fraction") > 0.9,
+    "lr_too_high": lambda r, h: r.curve("malformed_fraction")[0] < 0.1 and tail(r, "malformed_fraction") > 0.9,
     "beta_too_large": lambda r, h: (
         tail(r, "accuracy") < tail(h, "accuracy") - 0.15 and tail(r, "kl_to_ref") < 0.5 * tail(h, "kl_to_ref")
     ),
@@ -336,11 +340,15 @@ SYMPTOMS: dict[str, Callable[[GalleryRun, GalleryRun], bool]] = {  # name -> (ru
     ),
     "std_without_epsilon": lambda r, h: r.crash is not None and math.isnan(r.history[0]["loss"]),
     "no_clip_many_updates": lambda r, h: tail(r, "accuracy") < 0.3 and tail(r, "approx_kl") > 0.02,
-    "from_scratch": lambda r, h: bool((r.curve("reward") == 0).all()),
+    "from_scratch": lambda r, h: float(r.curve("reward").max()) < 0.05 and tail(r, "malformed_fraction") > 0.9,
     "loophole_verifier": lambda r, h: (
         tail(r, "reward") > head(r, "reward") + 0.3 and tail(r, "accuracy") < head(r, "accuracy")
     ),
-    "clipped_many_updates": lambda r, h: tail(r, "accuracy") > 0.8 and not signatures(r),
+    "clipped_many_updates": lambda r, h: (  # trains as well as the healthy run (it learns within its first steps)
+        tail(r, "accuracy") > r.curve("accuracy")[0] + 0.3
+        and tail(r, "accuracy") > tail(h, "accuracy") - 0.1
+        and not signatures(r)
+    ),
 }
 
 
