@@ -69,7 +69,7 @@ def decode_step_ms(model, answers: int, repeats: int = 30) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        rollout = sample(model, prompts, generator=generator, samples_per_prompt=min(8, answers))
+        rollout = sample(model, prompts, generator=generator, group_size=min(8, answers))
         times.append((time.perf_counter() - start) / rollout.responses.shape[1])
     return 1e3 * statistics.median(times)
 

@@ -128,9 +128,7 @@ def make_step(
     """A learner's step with one knob per typical mistake (the defaults are right)."""
 
     def step(policy, ref, optimizer, prompts, generator, group_size=8, beta=0.0, eps=1e-4, clip_eps=0.2):
-        rollout = sample(
-            policy, task.prompt_tokens(prompts), temperature, generator=generator, samples_per_prompt=group_size
-        )
+        rollout = sample(policy, task.prompt_tokens(prompts), temperature, generator=generator, group_size=group_size)
         digits = repeat(prompts, group_size, axis=0) if repeat is np.repeat else np.tile(prompts, (group_size, 1))
         rewards = task.score_batch(torch.as_tensor(digits), rollout.responses)["reward"]
         r = rewards.view(-1, group_size)
@@ -138,7 +136,7 @@ def make_step(
             advantages = (rewards - rewards.mean()) / (rewards.std(correction=0) + eps)
         else:
             advantages = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True, correction=0) + eps)).reshape(-1)
-        logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
+        logps = response_logps(policy, rollout.prompt_ids, rollout.responses, group_size=group_size)
         if detach == "new":
             ratio = torch.exp(logps.detach() - logps)  # the wrong tensor detached
         else:
@@ -148,7 +146,7 @@ def make_step(
         if beta > 0 and kl:
             with torch.no_grad():
                 frozen = ref if kl_model == "ref" else policy  # "policy": a KL against the policy itself
-                ref_logps = response_logps(frozen, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
+                ref_logps = response_logps(frozen, rollout.prompt_ids, rollout.responses, group_size=group_size)
             log_r = ref_logps - logps if kl == "k3" else logps - ref_logps
             if not kl_outside:
                 per_token = per_token + beta * (torch.exp(log_r) - 1 - log_r)

@@ -82,7 +82,7 @@ def test_negative_temperature_refused(model, prompts):
 
 @pytest.mark.parametrize("group_size", [1, 2, 8])
 def test_shared_prompt_prefill_gives_the_numbers_of_repeated_prompts(model, prompts, group_size):
-    shared = sample(model, prompts[:8], generator=torch.Generator().manual_seed(3), samples_per_prompt=group_size)
+    shared = sample(model, prompts[:8], generator=torch.Generator().manual_seed(3), group_size=group_size)
     repeated = sample(
         model, prompts[:8].repeat_interleave(group_size, dim=0), generator=torch.Generator().manual_seed(3)
     )
@@ -113,12 +113,12 @@ def test_kv_cache_repeat_interleave_maps_row_i_to_a_group():
 @pytest.mark.parametrize("group_size", [2, 8])
 def test_shared_prompt_training_forward_matches_the_full_forward(model, prompts, group_size):
     """Log-probs and their gradients with each prompt run once per group equal those of the full sequences."""
-    rollout = sample(model, prompts[:6], generator=torch.Generator().manual_seed(4), samples_per_prompt=group_size)
+    rollout = sample(model, prompts[:6], generator=torch.Generator().manual_seed(4), group_size=group_size)
     weights = torch.randn(rollout.responses.shape, generator=torch.Generator().manual_seed(5))  # [B, T]
 
     def logps_and_grads(g):
         model.zero_grad(set_to_none=True)
-        logps = response_logps(model, rollout.prompt_ids, rollout.responses, samples_per_prompt=g)  # [B, T]
+        logps = response_logps(model, rollout.prompt_ids, rollout.responses, group_size=g)  # [B, T]
         (logps * weights * rollout.response_mask).sum().backward()
         return logps.detach(), [p.grad.clone() for p in model.parameters()]
 
@@ -138,15 +138,13 @@ def test_joined_keys_and_values_give_the_buffers_numbers_and_gradients_bit_for_b
     from rlvr.model import KVCache
 
     prompt_ids = prompt_tokens(sample_prompts(n_prompts, np.random.default_rng(group_size)))
-    rollout = sample(
-        biased_model, prompt_ids, generator=torch.Generator().manual_seed(4), samples_per_prompt=group_size
-    )
+    rollout = sample(biased_model, prompt_ids, generator=torch.Generator().manual_seed(4), group_size=group_size)
     weights = torch.randn(rollout.responses.shape, generator=torch.Generator().manual_seed(5))  # [B, T]
 
-    def through_buffers(model, prompts, tokens, samples_per_prompt):  # hidden_after_prompts as it was written
+    def through_buffers(model, prompts, tokens, group_size):  # hidden_after_prompts as it was written
         cache = KVCache(model.cfg, prompts.shape[0])
-        last = model.hidden(prompts, cache)[:, -1:].repeat_interleave(samples_per_prompt, dim=0)  # [N*G, 1, D]
-        rest = model.hidden(tokens, cache.repeat_interleave(samples_per_prompt))  # [N*G, T, D]
+        last = model.hidden(prompts, cache)[:, -1:].repeat_interleave(group_size, dim=0)  # [N*G, 1, D]
+        rest = model.hidden(tokens, cache.repeat_interleave(group_size))  # [N*G, T, D]
         return torch.cat([last, rest], dim=1)  # [N*G, 1+T, D]
 
     results = []
@@ -167,20 +165,20 @@ def test_joined_keys_and_values_give_the_buffers_numbers_and_gradients_bit_for_b
 def test_shared_prompt_forward_refuses_groups_with_different_prompts(model, prompts):
     responses = torch.randint(0, 10, (8, 5))
     with pytest.raises(ValueError, match="share one prompt"):
-        response_logps(model, prompts[:8], responses, samples_per_prompt=4)  # 8 different prompts
+        response_logps(model, prompts[:8], responses, group_size=4)  # 8 different prompts
     with pytest.raises(ValueError, match="share one prompt"):
-        response_logps(model, prompts[:1].repeat(6, 1), responses[:6], samples_per_prompt=4)  # 6 rows, G = 4
+        response_logps(model, prompts[:1].repeat(6, 1), responses[:6], group_size=4)  # 6 rows, G = 4
 
 
 def test_shared_prompt_forward_with_one_token_answers_and_bad_group_sizes(model, prompts):
     group = prompts[:3].repeat_interleave(4, dim=0)  # [12, P]
     responses = torch.randint(0, 10, (12, 1))  # every answer one token long (e.g. a bare '$')
-    shared = response_logps(model, group, responses, samples_per_prompt=4)
+    shared = response_logps(model, group, responses, group_size=4)
     assert shared.shape == (12, 1)
     assert torch.allclose(shared, response_logps(model, group, responses), atol=1e-5)
     for bad in (0, -1):
-        with pytest.raises(ValueError, match="samples_per_prompt must be >= 1"):
-            response_logps(model, group, responses, samples_per_prompt=bad)
+        with pytest.raises(ValueError, match="group_size must be >= 1"):
+            response_logps(model, group, responses, group_size=bad)
 
 
 def test_value_model_with_a_shared_prompt_matches_the_full_forward(model, prompts):
@@ -191,9 +189,9 @@ def test_value_model_with_a_shared_prompt_matches_the_full_forward(model, prompt
     assert torch.allclose(value(group, responses, 3), value(group, responses), atol=1e-5)
 
 
-def test_samples_per_prompt_below_one_refused(model, prompts):
-    with pytest.raises(ValueError, match="samples_per_prompt"):
-        sample(model, prompts, samples_per_prompt=0)
+def test_group_size_below_one_refused(model, prompts):
+    with pytest.raises(ValueError, match="group_size"):
+        sample(model, prompts, group_size=0)
 
 
 def test_response_mask_stops_after_first_stop_token():
@@ -219,14 +217,14 @@ def test_same_seed_same_initial_weights():
 
 
 # ---------------------------------------------------------------- the decode step's tricks (issue 22)
-def plain_scores(model, prompt_ids, tokens, temperature, samples_per_prompt):
+def plain_scores(model, prompt_ids, tokens, temperature, group_size):
     """The log-probs `sample` draws each token from, as a loop without its speed-ups computes them (a fresh cache,
     the bias per step, the values of every layer row-major), teacher-forced on `tokens` [B, T]: [B, T, V]."""
     from rlvr.model import KVCache
 
     cache = KVCache(model.cfg, prompt_ids.shape[0])
-    logits = model(prompt_ids, cache)[:, -1].repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
-    cache = cache.repeat_interleave(samples_per_prompt)
+    logits = model(prompt_ids, cache)[:, -1].repeat_interleave(group_size, dim=0)  # [B, V]
+    cache = cache.repeat_interleave(group_size)
     logprobs = []
     for step in range(tokens.shape[1]):
         logprobs.append(torch.log_softmax(logits if temperature in (0, 1) else logits / temperature, dim=-1))
@@ -259,7 +257,7 @@ def test_sample_draws_each_token_as_the_plain_loop_would(biased_model, temperatu
             prompt_ids,
             temperature,
             generator=torch.Generator().manual_seed(seed),
-            samples_per_prompt=group_size,
+            group_size=group_size,
         )
         tokens = got.responses.masked_fill(~got.response_mask, STOP_ID)  # [B, T] what was fed back at each step
         logprobs = plain_scores(biased_model, prompt_ids, tokens, temperature, group_size)  # [B, T, V]
@@ -304,7 +302,7 @@ def test_sampling_draws_the_noise_once_per_call(biased_model, prompts):
     """Two calls from one generator use up exactly one uniform per (step, answer, token) each."""
     gen, ref = torch.Generator().manual_seed(4), torch.Generator().manual_seed(4)
     for _ in range(2):
-        sample(biased_model, prompts[:3], generator=gen, samples_per_prompt=4)
+        sample(biased_model, prompts[:3], generator=gen, group_size=4)
         torch.rand((MAX_NEW_TOKENS, 12, VOCAB_SIZE), generator=ref)
     assert torch.equal(gen.get_state(), ref.get_state())
 
@@ -370,11 +368,11 @@ def test_static_cache_reuses_its_buffers_and_a_plain_one_does_not():
 
 
 def test_no_grad_shared_prompt_forward_equals_the_one_with_grad(model, prompts):
-    rollout = sample(model, prompts[:4], generator=torch.Generator().manual_seed(2), samples_per_prompt=8)
-    with_grad = response_logps(model, rollout.prompt_ids, rollout.responses, samples_per_prompt=8)
+    rollout = sample(model, prompts[:4], generator=torch.Generator().manual_seed(2), group_size=8)
+    with_grad = response_logps(model, rollout.prompt_ids, rollout.responses, group_size=8)
     with torch.no_grad():
-        sample(model, prompts, samples_per_prompt=8)  # leaves other numbers in the static buffers
-        without = response_logps(model, rollout.prompt_ids, rollout.responses, samples_per_prompt=8)
+        sample(model, prompts, group_size=8)  # leaves other numbers in the static buffers
+        without = response_logps(model, rollout.prompt_ids, rollout.responses, group_size=8)
     assert torch.equal(with_grad.detach(), without)
 
 
@@ -443,7 +441,7 @@ def _grpo_loss(logps, rollout, advantages):
 @pytest.fixture(scope="module")
 def grouped(biased_model, prompts):
     """A rollout of 6 groups of 4 and advantages that are 0 on groups 1, 2 and 4."""
-    rollout = sample(biased_model, prompts[:6], generator=torch.Generator().manual_seed(3), samples_per_prompt=4)
+    rollout = sample(biased_model, prompts[:6], generator=torch.Generator().manual_seed(3), group_size=4)
     advantages = torch.randn(24, generator=torch.Generator().manual_seed(0))
     advantages.view(6, 4)[[1, 2, 4]] = 0.0
     return rollout, advantages
@@ -458,7 +456,7 @@ def test_update_logps_runs_only_groups_with_an_advantage(biased_model, grouped, 
     monkeypatch.setattr(m, "response_logps", lambda *a, **k: seen.append(a[1].shape[0]) or real(*a, **k))
     logps = m.update_logps(biased_model, rollout, advantages, 4)
     assert seen == [12]  # groups 0, 3, 5
-    full = real(biased_model, rollout.prompt_ids, rollout.responses, samples_per_prompt=4)
+    full = real(biased_model, rollout.prompt_ids, rollout.responses, group_size=4)
     rows = (advantages.view(6, 4) != 0).any(1).repeat_interleave(4)
     assert torch.allclose(logps[rows], full[rows], atol=1e-6)
     assert torch.equal(logps[~rows], rollout.logps[~rows])

@@ -178,7 +178,7 @@ def test_scores_of_several_answers_per_prompt_match_repeated_prompts(policy):
     from rlvr.evaluate import held_out_prompts, sample_scores
 
     prompts = held_out_prompts(30)
-    shared = sample_scores(policy, prompts, seed=2, batch_size=40, samples_per_prompt=4)
+    shared = sample_scores(policy, prompts, seed=2, batch_size=40, group_size=4)
     repeated = sample_scores(policy, np.repeat(prompts, 4, axis=0), seed=2, batch_size=40)
     assert shared.keys() == repeated.keys()
     for key in shared:

@@ -54,12 +54,12 @@ def sample_scores(
     temperature: float = 1.0,
     seed: int = 0,
     batch_size: int = 2000,
-    samples_per_prompt: int = 1,
+    group_size: int = 1,
 ) -> dict[str, torch.Tensor]:
-    """Sample samples_per_prompt answers per prompt (about batch_size answers at a time) and score them; returns
-    score_batch's dict of [n * samples_per_prompt] tensors, prompt by prompt."""
+    """Sample group_size answers per prompt (about batch_size answers at a time) and score them; returns
+    score_batch's dict of [n * group_size] tensors, prompt by prompt."""
     generator = torch.Generator().manual_seed(seed)
-    per_chunk = max(1, batch_size // samples_per_prompt)  # prompts per batch
+    per_chunk = max(1, batch_size // group_size)  # prompts per batch
     parts = []
     for start in range(0, len(prompts), per_chunk):
         chunk = prompts[start : start + per_chunk]
@@ -68,9 +68,9 @@ def sample_scores(
             prompt_tokens(chunk),
             temperature=temperature,
             generator=generator,
-            samples_per_prompt=samples_per_prompt,
+            group_size=group_size,
         )
-        parts.append(score_batch(torch.as_tensor(np.repeat(chunk, samples_per_prompt, axis=0)), rollout.responses))
+        parts.append(score_batch(torch.as_tensor(np.repeat(chunk, group_size, axis=0)), rollout.responses))
     return {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
 
 
@@ -94,8 +94,8 @@ def pass_at_k_curve(
     seed: int = 0,
 ) -> dict[int, float]:
     """Unbiased pass@k averaged over held-out prompts, from n_samples answers per prompt at temperature 1."""
-    correct = sample_scores(
-        model, held_out_prompts(n_prompts), 1.0, seed, batch_size=4000, samples_per_prompt=n_samples
-    )["correct"]  # [n * s]
+    correct = sample_scores(model, held_out_prompts(n_prompts), 1.0, seed, batch_size=4000, group_size=n_samples)[
+        "correct"
+    ]  # [n * s]
     n_correct = correct.view(n_prompts, n_samples).sum(dim=1).tolist()  # [n]
     return {int(k): float(np.mean([pass_at_k(n_samples, c, k) for c in n_correct])) for k in ks}

@@ -56,7 +56,7 @@ def grpo_step(
 ) -> dict:
     """One GRPO step: sample, score, group advantages, per-answer token-mean loss (+ beta * k3), one update."""
     rollout = sample(
-        policy, prompt_tokens(prompts), temperature, max_new_tokens, generator, samples_per_prompt=group_size
+        policy, prompt_tokens(prompts), temperature, max_new_tokens, generator, group_size=group_size
     )  # B = P x G answers, rows i*G ... i*G+G-1 for prompt i
     rewards = score_batch(group_prompts(prompts, group_size), rollout.responses)["reward"]  # [B]
     advantages = grpo_advantages(rewards, group_size, eps)  # [B]
@@ -65,9 +65,7 @@ def grpo_step(
     per_token, _clipped = ppo_clip_loss(logps, logps.detach(), advantages, clip_eps)  # [B, T]
     if beta > 0:
         with torch.no_grad():
-            ref_logps = response_logps(
-                ref, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size
-            )  # [B, T]
+            ref_logps = response_logps(ref, rollout.prompt_ids, rollout.responses, group_size=group_size)  # [B, T]
         per_token = per_token + beta * kl_k3(logps, ref_logps)
     loss = aggregate_loss(per_token, rollout.response_mask, "seq_mean_token_mean")
     optimizer.zero_grad(set_to_none=True)

@@ -321,11 +321,9 @@ class TinyTransformer(nn.Module):
         """Next-token logits from final hidden states (tied embeddings). [..., D] -> [..., V]."""
         return hidden @ self.tok_emb.weight.T
 
-    def hidden_after_prompts(
-        self, prompt_ids: torch.Tensor, tokens: torch.Tensor, samples_per_prompt: int
-    ) -> torch.Tensor:
+    def hidden_after_prompts(self, prompt_ids: torch.Tensor, tokens: torch.Tensor, group_size: int) -> torch.Tensor:
         """Final hidden states at each prompt's last position and at every token that continues it; each prompt runs
-        through the model once and its keys and values are shared by its G = samples_per_prompt continuations.
+        through the model once and its keys and values are shared by its G = group_size continuations.
 
         Args:
             prompt_ids: int64 [N, P].
@@ -340,8 +338,8 @@ class TinyTransformer(nn.Module):
             cache = JoinedKV(self.cfg)
         else:
             cache = KVCache(self.cfg, prompt_ids.shape[0], device=prompt_ids.device, static=True)
-        last = self.hidden(prompt_ids, cache)[:, -1:].repeat_interleave(samples_per_prompt, dim=0)  # [N*G, 1, D]
-        rest = self.hidden(tokens, cache.repeat_interleave(samples_per_prompt))  # [N*G, T, D]
+        last = self.hidden(prompt_ids, cache)[:, -1:].repeat_interleave(group_size, dim=0)  # [N*G, 1, D]
+        rest = self.hidden(tokens, cache.repeat_interleave(group_size))  # [N*G, T, D]
         return torch.cat([last, rest], dim=1)  # [N*G, 1+T, D]
 
     def num_parameters(self) -> int:
@@ -368,10 +366,10 @@ class ValueModel(nn.Module):
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
 
-    def forward(self, prompt_ids: torch.Tensor, responses: torch.Tensor, samples_per_prompt: int = 1) -> torch.Tensor:
-        """Value of the state before each response token. [B, P], [B, T] -> [B, T] (samples_per_prompt: as in
+    def forward(self, prompt_ids: torch.Tensor, responses: torch.Tensor, group_size: int = 1) -> torch.Tensor:
+        """Value of the state before each response token. [B, P], [B, T] -> [B, T] (group_size: as in
         `response_logps`)."""
-        h = _hidden_before_responses(self.body, prompt_ids, responses, samples_per_prompt)  # [B, T, D]
+        h = _hidden_before_responses(self.body, prompt_ids, responses, group_size)  # [B, T, D]
         return self.head(h).squeeze(-1)  # [B, T]
 
 
@@ -393,7 +391,7 @@ def sample(
     temperature: float = 1.0,
     max_new_tokens: int = MAX_NEW_TOKENS,
     generator: torch.Generator | None = None,
-    samples_per_prompt: int = 1,
+    group_size: int = 1,
 ) -> Rollout:
     """Sample answers for a batch of equal-length prompts with a KV cache; stop at '$' or after max_new_tokens.
 
@@ -401,11 +399,11 @@ def sample(
         prompt_ids: int64 [N, P].
         temperature: 1.0 samples the policy itself; 0 decodes greedily.
         generator: torch.Generator that fixes the samples.
-        samples_per_prompt: G answers per prompt (rows i*G ... i*G+G-1 answer prompt i). Each prompt is run
+        group_size: G answers per prompt (rows i*G ... i*G+G-1 answer prompt i). Each prompt is run
             through the model once and its cache shared by its G answers: the same numbers as repeating the prompt
             G times, with 1/G of the prompt work.
     Returns:
-        Rollout of B = N * samples_per_prompt answers: prompt_ids [B, P]; responses, logps, response_mask [B, T],
+        Rollout of B = N * group_size answers: prompt_ids [B, P]; responses, logps, response_mask [B, T],
         T <= max_new_tokens.
 
     A decode step does only what depends on the new token: the attention biases are computed once per call
@@ -416,10 +414,10 @@ def sample(
     """
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
-    if samples_per_prompt < 1:
-        raise ValueError(f"samples_per_prompt must be >= 1, got {samples_per_prompt}")
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
     with torch.inference_mode():
-        tokens, logprobs = _decode(model, prompt_ids, temperature, max_new_tokens, generator, samples_per_prompt)
+        tokens, logprobs = _decode(model, prompt_ids, temperature, max_new_tokens, generator, group_size)
     drawn = torch.stack(tokens, dim=1)  # [B, T] with what was drawn after '$' too
     mask = response_mask(drawn)  # [B, T]
     logprobs = torch.stack(logprobs, dim=1)  # [B, T, V]
@@ -428,7 +426,7 @@ def sample(
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     entropy = token_entropy(logprobs) if temperature > 0 else torch.zeros_like(logps)  # greedy: one choice, 0 nats
     return Rollout(
-        prompt_ids.repeat_interleave(samples_per_prompt, dim=0),
+        prompt_ids.repeat_interleave(group_size, dim=0),
         drawn.masked_fill(~mask, PAD_ID),
         logps.masked_fill(~mask, 0.0),
         mask,
@@ -442,7 +440,7 @@ def _decode(
     temperature: float,
     max_new_tokens: int,
     generator: torch.Generator | None,
-    samples_per_prompt: int,
+    group_size: int,
 ) -> tuple[list, list]:
     """`sample`'s loop: the tokens drawn (T x [B], also after '$') and the log-probs they were drawn from
     (T x [B, V])."""
@@ -451,9 +449,9 @@ def _decode(
     cache = KVCache(model.cfg, N, device=prompt_ids.device, static=True)
     cache.bias = model.position_biases()
     logits = model(prompt_ids, cache)[:, -1]  # [N, V]
-    if samples_per_prompt > 1:
-        logits = logits.repeat_interleave(samples_per_prompt, dim=0)  # [B, V]
-        cache = cache.repeat_interleave(samples_per_prompt)
+    if group_size > 1:
+        logits = logits.repeat_interleave(group_size, dim=0)  # [B, V]
+        cache = cache.repeat_interleave(group_size)
     cache.start_decoding()
     tokens, logprobs = [], []  # T x [B], T x [B, V]
     done = torch.zeros(logits.shape[0], dtype=torch.bool, device=prompt_ids.device)  # [B]
@@ -489,45 +487,42 @@ def response_logps(
     prompt_ids: torch.Tensor,
     responses: torch.Tensor,
     return_logits: bool = False,
-    samples_per_prompt: int = 1,
+    group_size: int = 1,
 ):
     """Log-prob of each response token in one batched forward pass (keeps the graph for training).
 
     Args:
         prompt_ids: int64 [B, P]; responses: int64 [B, T].
-        samples_per_prompt: G > 1 when rows i*G ... i*G+G-1 share one prompt (a group): the prompt then runs through
+        group_size: G > 1 when rows i*G ... i*G+G-1 share one prompt (a group): the prompt then runs through
             the model once for its group, as in `sample`; about a third less work for this task's 11-token prompts.
     Returns:
         logps [B, T] (and the logits [B, T, V] when return_logits).
     """
-    if samples_per_prompt == 1:  # logits of every position, then the slice: the warm-up's numbers since day one
+    if group_size == 1:  # logits of every position, then the slice: the warm-up's numbers since day one
         seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
         logits = model(seq)[:, prompt_ids.shape[1] - 1 :]  # [B, T, V]
     else:
-        logits = model.logits(_hidden_before_responses(model, prompt_ids, responses, samples_per_prompt))  # [B, T, V]
+        logits = model.logits(_hidden_before_responses(model, prompt_ids, responses, group_size))  # [B, T, V]
     logps = torch.log_softmax(logits, dim=-1).gather(2, responses[..., None]).squeeze(-1)  # [B, T]
     return (logps, logits) if return_logits else logps
 
 
 def _hidden_before_responses(
-    model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor, samples_per_prompt: int
+    model: TinyTransformer, prompt_ids: torch.Tensor, responses: torch.Tensor, group_size: int
 ) -> torch.Tensor:
     """Final hidden state at the position before each response token. [B, P], [B, T] -> [B, T, D]."""
     P = prompt_ids.shape[1]
-    if samples_per_prompt < 1:
-        raise ValueError(f"samples_per_prompt must be >= 1, got {samples_per_prompt}")
-    if samples_per_prompt == 1:
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    if group_size == 1:
         seq = torch.cat([prompt_ids, responses], dim=1)[:, :-1]  # [B, P+T-1]
         return model.hidden(seq)[:, P - 1 :]  # [B, T, D]
-    prompts = prompt_ids[::samples_per_prompt]  # [N, P]
-    if prompt_ids.shape[0] % samples_per_prompt or not torch.equal(
-        prompts.repeat_interleave(samples_per_prompt, dim=0), prompt_ids
-    ):
+    prompts = prompt_ids[::group_size]  # [N, P]
+    if prompt_ids.shape[0] % group_size or not torch.equal(prompts.repeat_interleave(group_size, dim=0), prompt_ids):
         raise ValueError(
-            f"samples_per_prompt={samples_per_prompt}: rows i*G ... i*G+G-1 must share one prompt "
-            f"(got {prompt_ids.shape[0]} rows)"
+            f"group_size={group_size}: rows i*G ... i*G+G-1 must share one prompt (got {prompt_ids.shape[0]} rows)"
         )
-    return model.hidden_after_prompts(prompts, responses[:, :-1], samples_per_prompt)  # [B, T, D]
+    return model.hidden_after_prompts(prompts, responses[:, :-1], group_size)  # [B, T, D]
 
 
 def update_logps(
@@ -557,12 +552,12 @@ def update_logps(
             )
         groups = (advantages.reshape(-1, group_size) != 0).any(dim=1)  # [P]; NaN counts as not 0
     if every_row or bool(groups.all()):
-        return response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=group_size)
+        return response_logps(policy, rollout.prompt_ids, rollout.responses, group_size=group_size)
     if not groups.any():
         groups[0] = True  # one group runs, so the loss has a graph (its gradient is 0; the optimizer still steps)
     rows = groups.repeat_interleave(group_size)  # [B]
     logps = rollout.logps.clone()  # [B, T]
     logps[rows] = response_logps(
-        policy, rollout.prompt_ids[rows], rollout.responses[rows], samples_per_prompt=group_size
+        policy, rollout.prompt_ids[rows], rollout.responses[rows], group_size=group_size
     )  # [B', T] with graph
     return logps

@@ -255,7 +255,7 @@ class Trainer:
             cfg.temperature,
             cfg.max_new_tokens,
             self.generator,
-            samples_per_prompt=cfg.group_size,
+            group_size=cfg.group_size,
         )  # B = P x G answers, a group per prompt
         prompts = np.repeat(prompts, cfg.group_size, axis=0)  # [B, 10]
         scores = score_batch(torch.as_tensor(prompts), rollout.responses)
@@ -268,7 +268,7 @@ class Trainer:
         rollout = batch.rollout
         with torch.no_grad():
             return response_logps(
-                self.ref, rollout.prompt_ids, rollout.responses, samples_per_prompt=self.cfg.group_size
+                self.ref, rollout.prompt_ids, rollout.responses, group_size=self.cfg.group_size
             )  # [B, T]
 
     def advantages(self, batch: Batch) -> dict:
@@ -288,9 +288,7 @@ class Trainer:
                 logps = (
                     rollout.logps
                     if cfg.temperature == 1.0
-                    else response_logps(
-                        self.policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=cfg.group_size
-                    )
+                    else response_logps(self.policy, rollout.prompt_ids, rollout.responses, group_size=cfg.group_size)
                 )  # [B, T]
                 kl = logps - ref_logps
         token_rewards = shaped_rewards(batch.rewards, kl, rollout.response_mask, cfg.beta, cfg.clamp_kl)  # [B, T]

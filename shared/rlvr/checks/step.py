@@ -309,10 +309,10 @@ def loss_variants(case: StepCase, call: int) -> tuple[Variant, ...]:
     prompt_ids = prompt_tokens(call_prompts(case, call)).repeat_interleave(case.group_size, dim=0)  # [B, 11]
     responses = want["responses"]  # [B, T]
     with torch.no_grad():
-        ref_logps = response_logps(ref, prompt_ids, responses, samples_per_prompt=case.group_size)  # [B, T]
+        ref_logps = response_logps(ref, prompt_ids, responses, group_size=case.group_size)  # [B, T]
     model = copy.deepcopy(policy).train()
     params = list(model.parameters())
-    logps = response_logps(model, prompt_ids, responses, samples_per_prompt=case.group_size)  # [B, T]
+    logps = response_logps(model, prompt_ids, responses, group_size=case.group_size)  # [B, T]
     mask = response_mask(responses)  # [B, T]
     variants = []
     for name, (loss, advice) in _variant_losses(logps, ref_logps, want["advantages"], mask, case.beta).items():

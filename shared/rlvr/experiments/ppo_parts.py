@@ -124,7 +124,7 @@ def one_update_gradient_gap(model, n_prompts: int = 8, group_size: int = 4, seed
     """
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
     prompts = sample_prompts(n_prompts, rng)  # [P, 10]
-    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator, samples_per_prompt=group_size)
+    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator, group_size=group_size)
     prompts = np.repeat(prompts, group_size, axis=0)  # [B, 10]
     rewards = score_batch(torch.as_tensor(prompts), rollout.responses)["reward"]  # [B]
     advantages = compute_advantages(rewards, group_size, "grpo")  # [B]
@@ -172,7 +172,7 @@ def reuse_batch(
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
     prompts = sample_prompts(n_prompts, rng)  # [P, 10]
-    rollout = sample(policy.eval(), prompt_tokens(prompts), 1.0, generator=generator, samples_per_prompt=group_size)
+    rollout = sample(policy.eval(), prompt_tokens(prompts), 1.0, generator=generator, group_size=group_size)
     prompts = np.repeat(prompts, group_size, axis=0)  # [B, 10]
     advantages = compute_advantages(score_batch(torch.as_tensor(prompts), rollout.responses)["reward"], group_size)
     mask, old_logps = rollout.response_mask, None

@@ -511,7 +511,7 @@ def mean_vs_leave_one_out(model, n_prompts: int = 32, group_size: int = 8, seed:
     """Sample n_prompts x group_size answers from `model`, score them, and compare the two baselines' advantages."""
     rng, generator = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
     prompts = sample_prompts(n_prompts, rng)  # [P, 10]
-    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator, samples_per_prompt=group_size)
+    rollout = sample(model, prompt_tokens(prompts), 1.0, generator=generator, group_size=group_size)
     digits = torch.as_tensor(np.repeat(prompts, group_size, axis=0))  # [B, 10]
     rewards = score_batch(digits, rollout.responses)["reward"]  # [B]
     a_mean = compute_advantages(rewards, group_size, "mean")  # [B] r_i - mean(r)

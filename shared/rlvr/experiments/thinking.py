@@ -230,12 +230,12 @@ def step_shapes(
     P, G = prompts_per_step, group_size
     prompts = sample_prompts(P, np.random.default_rng(seed))  # [P, 10]
     rollout = sample(
-        policy, prompt_tokens(prompts), 1.0, generator=torch.Generator().manual_seed(seed), samples_per_prompt=G
+        policy, prompt_tokens(prompts), 1.0, generator=torch.Generator().manual_seed(seed), group_size=G
     )  # [B, T]
     rewards = score_batch(torch.as_tensor(np.repeat(prompts, G, axis=0)), rollout.responses)["reward"]  # [B]
     grouped = rewards.view(P, G)  # [P, G]
     advantages = grpo_advantages(rewards, G, RLConfig.advantage_eps)  # [B]
-    logps = response_logps(policy, rollout.prompt_ids, rollout.responses, samples_per_prompt=G)  # [B, T]
+    logps = response_logps(policy, rollout.prompt_ids, rollout.responses, group_size=G)  # [B, T]
     per_token, _ = ppo_clip_loss(logps, logps.detach(), advantages, RLConfig.clip_eps)  # [B, T]
     mask = rollout.response_mask  # [B, T]
     per_answer = (per_token * mask).sum(dim=1) / mask.sum(dim=1)  # [B]
