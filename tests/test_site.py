@@ -359,6 +359,19 @@ def test_switch_links_to_the_same_page_or_the_home_page():
     assert home["中文"] == "../../zh_CN/index.html"
 
 
+def test_a_translated_notebooks_links_reach_the_docs_in_the_repository_and_on_the_site():
+    """solutions/zh_CN/ is one folder deeper than solutions/; on the site both sit one folder below docs/."""
+    from rlvr.nbtranslate import one_folder_deeper
+
+    english = "See [the notation](../docs/notation.md) and [a paper](https://arxiv.org/abs/2402.03300)."
+    moved = one_folder_deeper(english)
+    assert "](../../docs/notation.md)" in moved and "](https://arxiv.org" in moved
+    for code, text in (("en", english), ("zh_CN", moved)):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+        site.site_links(nb, site.LANGUAGES[code])
+        assert nb.cells[0].source == english, code
+
+
 def test_each_page_gets_the_readme_commands():
     """The run-it-live note quotes the README's Quick start block, names the solution and the student notebook."""
     commands = site.quick_start((ROOT / "README.md").read_text(encoding="utf-8"))

@@ -502,6 +502,12 @@ def with_language_call(source: str, lang: str) -> str:
     return "\n".join(["import rlvr", call, *lines])
 
 
+def one_folder_deeper(markdown: str) -> str:
+    """Relative links of a notebook moved from solutions/ to solutions/<lang>/: '](../docs/x.md)' ->
+    '](../../docs/x.md)'."""
+    return markdown.replace("](../", "](../../")
+
+
 def build(notebook: Path, catalogue: Path, lang: str = DEFAULT_LANGUAGE) -> nbformat.NotebookNode:
     """The translated solution notebook: every cell of the English one with its text from the catalogue."""
     translations = Translations.read(catalogue, lang)
@@ -510,7 +516,7 @@ def build(notebook: Path, catalogue: Path, lang: str = DEFAULT_LANGUAGE) -> nbfo
     for index, cell in enumerate(nb.cells):
         where = f"{Path(notebook).name} cell {index}"
         if cell.cell_type == "markdown":
-            cell.source = translate_markdown(cell.source, translations, where)
+            cell.source = one_folder_deeper(translate_markdown(cell.source, translations, where))
         elif cell.cell_type == "code":
             cell.source = translate_code(cell.source, translations, where)
             if not setup_done:

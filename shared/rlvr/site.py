@@ -289,6 +289,7 @@ def web_notebook(nb: nbformat.NotebookNode, lang: Language, path: Path, commands
     """An executed notebook as the site shows it: static figures, folded solutions, the run-it-live note under its
     title."""
     nb = web_outputs(copy.deepcopy(nb))
+    site_links(nb, lang)
     fold_solutions(nb, lang.words)
     solution = f"{lang.solutions}/{path.name}"
     student = f"{lang.notebooks}/{path.name}"
@@ -296,6 +297,15 @@ def web_notebook(nb: nbformat.NotebookNode, lang: Language, path: Path, commands
     note.id = "rlvr-site-run-live"
     nb.cells.insert(split_title(nb), note)
     return nb
+
+
+def site_links(nb: nbformat.NotebookNode, lang: Language) -> None:
+    """Relative links written for the notebook's folder in the repository ('../../docs/' from solutions/zh_CN/)
+    made right for the site, where every edition's notebooks sit one folder below its docs/."""
+    up = "](" + "../" * len(Path(lang.solutions).parts)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace(up, "](../")
 
 
 # --------------------------------------------------------------------------- executing (once)
