@@ -206,22 +206,6 @@ def reuse_text(results: list[ReuseResult]) -> str:
 
 
 # ============================================================================================== PPO for LMs
-@one_thread()
-def grpo_run(seed: int = 0, fast: bool | None = None, progress: bool = False):
-    """Notebook 03's GRPO run (`rl_steps` steps from the warm-up of the same seed): from the cache, or trained now."""
-    from rlvr.train import RLConfig, run
-
-    return run(RLConfig.replicate(seed, algo="grpo", steps=size("rl_steps", fast)), progress=progress)
-
-
-def trained_policy(seed: int = 0, fast: bool | None = None):
-    """(policy, reference): notebook 03's GRPO run (cached on disk) and the frozen warm-up model it started from."""
-    from rlvr.train import warm_start
-
-    result = grpo_run(seed, fast)
-    return result.policy, warm_start(result.config).model
-
-
 def reference_model(result):
     """The frozen warm-up model a run started from (its KL reference)."""
     from rlvr.train import warm_start
@@ -245,6 +229,20 @@ def kl_run_config(seed: int = 0, beta: float = KL_RUN_BETA, steps: int | None = 
 
     steps = kl_run_steps(fast) if steps is None else steps
     return RLConfig.replicate(seed, algo="ppo", beta=beta, steps=steps)
+
+
+@one_thread()
+def kl_run(seed: int = 0, fast: bool | None = None):
+    """Notebook 02's PPO run with a KL penalty (`kl_run_config`): from the cache, or trained now."""
+    from rlvr.train import run
+
+    return run(kl_run_config(seed, fast=fast))
+
+
+def trained_policy(seed: int = 0, fast: bool | None = None):
+    """(policy, reference): notebook 02's PPO run and the frozen warm-up model it started from (its KL reference)."""
+    result = kl_run(seed, fast)
+    return result.policy, reference_model(result)
 
 
 @dataclass
@@ -835,12 +833,12 @@ def schulman_rows(tables: list[dict], seeds: tuple) -> list[Row]:
 
 
 def policy_kl_rows(summaries: list[dict], seeds: tuple) -> list[Row]:
-    """The lecture's 'true KL 1.36, std k3 8.1 > k1 1.0' next to the GRPO policy against the warm-up model."""
-    note = "GRPO policy (notebook 03) vs warm-up"
+    """The lecture's 'true KL 1.36, std k3 8.1 > k1 1.0' next to notebook 02's PPO policy against its warm-up."""
+    note = f"PPO policy with a KL penalty (beta {KL_RUN_BETA:g}, notebook 02) vs warm-up"
     rows = [
         lecture_row(
             section="2.3",
-            figure="true KL per answer, GRPO policy from warm-up",
+            figure="true KL per answer, our PPO policy from its warm-up",
             lecture=float(LECTURE_KL["true_kl"]),
             shown=LECTURE_KL["true_kl"],
             values=[s["true_kl"] for s in summaries],
