@@ -23,18 +23,39 @@ from rlvr.i18n import LOCALE_DIR
 PACKAGE = Path(__file__).resolve().parent
 DOMAIN = "rlvr"
 LANGUAGES = ("zh_CN",)
-SOURCES = (  # the modules whose learner-facing words are wrapped (paths inside rlvr/)
+SOURCES = (  # the modules whose learner-facing words go through rlvr.i18n (paths inside rlvr/)
     "argparse_words.py",
     "budget.py",
     "checks/compare.py",
     "checks/core.py",
     "checks/guard.py",
+    "checks/nb01.py",
+    "checks/nb02.py",
+    "checks/nb03.py",
+    "checks/nb04.py",
+    "checks/nb05.py",
     "checks/nb06.py",
+    "checks/ppo_step.py",
+    "checks/step.py",
+    "checks/wrong_groups.py",
     "cli.py",
+    "experiments/bandit.py",
+    "experiments/common.py",
     "experiments/gallery.py",
+    "experiments/length_bias.py",
+    "experiments/ppo_parts.py",
+    "experiments/race.py",
+    "experiments/thinking.py",
+    "figures/bandit.py",
     "figures/gallery.py",
+    "figures/length_bias.py",
+    "figures/ppo_parts.py",
+    "figures/race.py",
+    "figures/thinking.py",
     "nbtools.py",
+    "sft.py",
     "signals.py",
+    "validation.py",
     "widgets.py",
 )
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "NN_": (1, 2)}

@@ -33,6 +33,7 @@ from rlvr.experiments.thinking import (
     warmup_metrics,
     warmup_on_disk,
 )
+from rlvr.i18n import _
 from rlvr.figures.palette import ALGO_COLORS, COLORS, algo_color, knob_color
 from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
 from rlvr.train import RLConfig, RunResult
@@ -203,7 +204,7 @@ def draw_algo_comparison(fig, runs: dict, teacher_error_rate: float = DEFAULT_TE
 def model_style(label: str, index: int) -> tuple[str, str]:
     """(colour, line style) of a model's curve: the warm-up in brown, a GRPO policy in GRPO's blue (dashed when
     sampled at T = 1 next to a greedy one), anything else in the one-knob colours."""
-    if label.startswith("warm-up"):
+    if label.startswith(("warm-up", _("warm-up model"))):  # the label as a notebook of either language writes it
         return COLORS["warmup"], "-"
     if "GRPO" in label:
         return ALGO_COLORS["grpo"], "--" if "T = 1" in label else "-"
