@@ -236,6 +236,7 @@ def test_text_view_holds_sources_printed_text_markdown_tables_and_errors():
             },
         ),
         new_output("execute_result", data={"text/plain": "0.25"}, execution_count=1),
+        new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure size 640x480>"}),
         new_output("error", ename="ValueError", evalue="bad shape", traceback=[]),
     ]
     text = nbtools.to_text(new_notebook(cells=[new_markdown_cell("We measure **79%**."), code]))
@@ -244,3 +245,4 @@ def test_text_view_holds_sources_printed_text_markdown_tables_and_errors():
     assert "| a | 94% |" in text and "Markdown object" not in text  # the table, not its repr
     assert "--- result:\n0.25" in text
     assert "--- error: ValueError: bad shape" in text
+    assert "--- figure (PNG" in text and "<Figure size" not in text

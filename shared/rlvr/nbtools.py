@@ -320,6 +320,8 @@ def to_text(nb: nbformat.NotebookNode) -> str:
                 parts.append(f"--- {output.get('name', 'stdout')}:\n{output.get('text', '')}")
             elif output.get("output_type") == "error":
                 parts.append(f"--- error: {output.get('ename')}: {output.get('evalue')}\n")
+            elif "image/png" in data:  # its text/plain is only '<Figure size ...>'
+                parts.append("--- figure (PNG; see the HTML view)\n")
             elif "text/markdown" in data or "text/plain" in data:
                 parts.append(f"--- result:\n{data.get('text/markdown') or data.get('text/plain')}\n")
     return "\n".join(parts)
