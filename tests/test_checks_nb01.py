@@ -187,7 +187,8 @@ def test_strict_mode_raises_on_a_wrong_answer(monkeypatch):
 
 
 def test_free_answer_has_hint_and_solution():
-    assert "grad p / p" in checks.score_mean_zero.hint().text and "independently" in checks.score_mean_zero.hint(2).text
+    assert "grad pi / pi" in checks.score_mean_zero.hint().text
+    assert "independently" in checks.score_mean_zero.hint(2).text
     assert "(G-1)/G" in checks.score_mean_zero.solution().text
 
 
@@ -197,3 +198,19 @@ def test_a_correct_answer_lists_every_case(exercise):
     assert message.startswith(f"passed {len(exercise.cases)} of {len(exercise.cases)} cases.")
     for case in exercise.cases:
         assert f"{case.description}: ok | maxdiff" in message
+
+
+def test_verdicts_cases_hints_and_model_answers_in_chinese():
+    from rlvr import i18n
+
+    i18n.set_language("zh_CN")
+    try:
+        wrong = str(checks.mean_baseline.check(lambda rewards, group_size: rewards - rewards.mean()))
+        right = str(checks.rloo.check(checks.rloo.reference))
+        hint, answer = str(checks.score_mean_zero.hint()), str(checks.score_mean_zero.solution())
+    finally:
+        i18n.set_language("en")
+        i18n.set_language(None)
+    assert wrong.startswith("[不正确] 均值基线") and "整批数据的均值" in wrong and "三组、每组 2 个回答" in wrong
+    assert "5 组、每组 8 个随机 0/1 奖励" in right and "通过 | 最大差" in right
+    assert "grad pi / pi" in hint and r"\pi_\theta(o)" in answer and "策略梯度" in answer

@@ -14,6 +14,7 @@ import torch
 from .cache import SHIPPED_DIR, Entry, Loaded, load_or_create, save_checkpoint
 from .config import pick
 from .evaluate import evaluate
+from .i18n import _
 from .model import ModelConfig, TinyTransformer, response_logps
 from .task import DEFAULT_TEACHER_ERROR_RATE, prompt_tokens, sample_prompts, teacher_batch
 from .validation import SEED, check_fields, integer, number
@@ -126,7 +127,7 @@ def _progress_bar(cfg: SFTConfig):
 
     return tqdm(
         total=cfg.steps,
-        desc=f"warm-up (teacher error {cfg.teacher_error_rate:g}, seed {cfg.seed})",
+        desc=_("warm-up (teacher error {rate}, seed {seed})").format(rate=f"{cfg.teacher_error_rate:g}", seed=cfg.seed),
         unit="step",
         leave=False,
     )
@@ -183,10 +184,13 @@ def cache_entry(cfg: SFTConfig) -> Entry:
 
 
 def where_from(warm: WarmUp) -> str:
-    """'shipped with the package', 'loaded from the cache' or 'trained in 57 s': for a printed line."""
+    """'shipped with the package', 'loaded from the cache' or 'trained in 57 s': for a printed line (in the current
+    language)."""
     if warm.shipped:
-        return "shipped with the package"
-    return "loaded from the cache" if warm.from_cache else f"trained in {warm.seconds:.0f} s"
+        return _("shipped with the package")
+    if warm.from_cache:
+        return _("loaded from the cache")
+    return _("trained in {seconds} s").format(seconds=f"{warm.seconds:.0f}")
 
 
 SHIPPED_WARM_UPS = (SFTConfig(),)  # in the package (rlvr/weights): what every notebook and `reproduce` start from

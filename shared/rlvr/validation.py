@@ -7,6 +7,8 @@ import numbers
 from dataclasses import dataclass, fields
 from typing import Callable
 
+from .i18n import _
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -21,7 +23,9 @@ class ConfigError(ValueError):
     """A config field out of its allowed range; .field names it (the CLI reports it as --field)."""
 
     def __init__(self, field_name: str, value, allowed: str):
-        super().__init__(f"{field_name} must be {allowed}, got {value!r}")
+        # in the current language: a rule's `allowed` text is in the catalogue (the CLI's option help lists it)
+        text = _("{field} must be {allowed}, got {value}")
+        super().__init__(text.format(field=field_name, allowed=_(allowed), value=repr(value)))
         self.field = field_name
 
 

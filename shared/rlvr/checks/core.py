@@ -217,6 +217,10 @@ class Case:
     atol: float = DEFAULT_ATOL
     rtol: float = DEFAULT_RTOL
 
+    def title(self) -> str:
+        """The description as a learner reads it, in the current language (a checker module marks it with N_)."""
+        return _(self.description)
+
     @property
     def size(self) -> int:
         """Total number of input entries: the smallest failing case is the one shown."""
@@ -255,28 +259,47 @@ class Case:
         if problem:
             return problem, ""
         if isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor) and got.shape == want.shape:
-            return None, f"ok | maxdiff {max_abs_diff(got, want):.1e}"
-        return None, "ok"
+            return None, _("ok | maxdiff {diff}").format(diff=f"{max_abs_diff(got, want):.1e}")
+        return None, _("ok")
 
     def show(self, got: Any, want: Any) -> str:
         """'expected ..., got ...' for this case."""
         return expected_got(got, want)
 
 
+@dataclass
+class RandomGroupsCase(Case):
+    """A case of `random_group_cases`: its description is `words` (translated where shown) and then `more`, the
+    keyword arguments of every call as code (", eps=0.0001")."""
+
+    words: str = ""
+    more: str = ""
+
+    def title(self) -> str:
+        """The words in the current language, then the keyword arguments."""
+        return _(self.words) + self.more
+
+
 def random_group_cases(**kwargs) -> list[Case]:
     """Two seeded cases of group rewards the lecture's examples do not cover: 5 groups of 8 rewards in {0, 1}
     (a 1 with chance 0.4, seed 0) and 3 groups of 5 rewards uniform in [0, 1) (seed 1); kwargs go to every call."""
     suffix = "".join(f", {key}={value}" for key, value in kwargs.items())
+    binary = N_("5 groups of 8 random 0/1 rewards (seed 0), group_size=8")
+    uniform = N_("3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5")
     return [
-        Case(
-            f"5 groups of 8 random 0/1 rewards (seed 0), group_size=8{suffix}",
+        RandomGroupsCase(
+            binary + suffix,
             args=(seeded_rewards(5, 8, 0, binary=True), 8),
             kwargs=dict(kwargs),
+            words=binary,
+            more=suffix,
         ),
-        Case(
-            f"3 groups of 5 rewards uniform in [0, 1) (seed 1), group_size=5{suffix}",
+        RandomGroupsCase(
+            uniform + suffix,
             args=(seeded_rewards(3, 5, 1, binary=False), 5),
             kwargs=dict(kwargs),
+            words=uniform,
+            more=suffix,
         ),
     ]
 
@@ -377,15 +400,17 @@ class GradCase(Case):
         """Check the value, then that the output is attached, then each gradient."""
         problem = compare(got.value, want.value, self.atol, self.rtol)
         if problem:
-            return f"value WRONG: {problem}", ""
+            return _("value WRONG: {problem}").format(problem=problem), ""
         if got.detached or (got.grads is None and want.grads is not None):
             return (
-                "value ok | your output is detached from the inputs (it has no grad_fn), so no gradient "
-                "can flow: avoid .detach(), .item(), .numpy() and torch.tensor(...) on intermediate results.",
+                _(
+                    "value ok | your output is detached from the inputs (it has no grad_fn), so no gradient "
+                    "can flow: avoid .detach(), .item(), .numpy() and torch.tensor(...) on intermediate results."
+                ),
                 "",
             )
         if want.grads is None:
-            return None, "value ok"
+            return None, _("value ok")
         return self._grad_verdict(got.grads, want.grads)
 
     def _grad_verdict(self, got: dict, want: dict) -> tuple[str | None, str]:
@@ -395,8 +420,10 @@ class GradCase(Case):
             worst = max(worst, max_abs_diff(got[key], want[key]))
             problem = compare_tensors(got[key], want[key], self.atol, self.rtol)
             if problem:
-                return f"value ok | grad WRONG with respect to `{key}`: {problem}", ""
-        return None, f"value ok | grad ok | maxdiff {worst:.1e}"
+                return _("value ok | grad WRONG with respect to `{key}`: {problem}").format(
+                    key=key, problem=problem
+                ), ""
+        return None, _("value ok | grad ok | maxdiff {diff}").format(diff=f"{worst:.1e}")
 
     def show(self, got: GradOutput, want: GradOutput) -> str:
         """'expected ..., got ...' of the value, else of the first gradient that differs."""
@@ -405,7 +432,7 @@ class GradCase(Case):
         if compare(got.value, want.value, self.atol, self.rtol) is not None:
             return expected_got(got.value, want.value)
         if got.grads is None or want.grads is None:
-            return "the value is right but your output carries no gradient"
+            return _("the value is right but your output carries no gradient")
         for key in want.grads:
             if compare_tensors(got.grads[key], want.grads[key], self.atol, self.rtol) is not None:
                 return self._show_grad(key, got.grads[key], want.grads[key], want.value)
@@ -417,13 +444,17 @@ class GradCase(Case):
         if isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape == want.shape:
             weights = _projection_weights(value.shape).to(want.dtype)
             pair = expected_got(got / weights.to(got.dtype), want / weights)
-            return f"the value is right; the derivative of each entry with respect to its `{key}`: {pair}"
-        if isinstance(value, torch.Tensor) and value.dim() > 0:
-            return (
-                f"the value is right; the gradient with respect to `{key}` (of a fixed weighted sum of the outputs): "
-                f"{expected_got(got, want)}"
+            return _("the value is right; the derivative of each entry with respect to its `{key}`: {pair}").format(
+                key=key, pair=pair
             )
-        return f"the value is right; the gradient with respect to `{key}`: {expected_got(got, want)}"
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            return _(
+                "the value is right; the gradient with respect to `{key}` (of a fixed weighted sum of the outputs): "
+                "{pair}"
+            ).format(key=key, pair=expected_got(got, want))
+        return _("the value is right; the gradient with respect to `{key}`: {pair}").format(
+            key=key, pair=expected_got(got, want)
+        )
 
 
 # --------------------------------------------------------------------------- the mistake library
@@ -565,7 +596,8 @@ class Exercise(Question):
         """Show the solution code."""
         if not self._solution:
             return super().solution()
-        return Note(_("Solution ({name})").format(name=_(self.name)), f"```python\n{self._solution.strip()}\n```")
+        code = _(self._solution).strip()  # the same code; a catalogue may translate its comments
+        return Note(_("Solution ({name})").format(name=_(self.name)), f"```python\n{code}\n```")
 
     def check(self, fn: Callable = MISSING, *more) -> Result:
         """Check `fn` on every case; return a Result (and raise AssertionError in strict mode unless correct)."""
@@ -585,7 +617,7 @@ class Exercise(Question):
             if call.error is not None:
                 if any(run.problem for run in runs):
                     break  # an earlier case already shows what is wrong
-                message = _("case `{case}`: {failure}").format(case=case.description, failure=failure_sentence(call))
+                message = _("case `{case}`: {failure}").format(case=case.title(), failure=failure_sentence(call))
                 return Result(self.name, Outcome.UNCHECKABLE, message)
             problem, detail = case.verdict(call.value, want)
             runs.append(CaseRun(index, case, want, call, problem, detail, changed))
@@ -595,7 +627,7 @@ class Exercise(Question):
         edited = next((run for run in runs if run.changed), None)
         if edited is not None:
             return Result(self.name, Outcome.INCORRECT, _capital(in_place_message(edited)), "in_place")
-        details = [f"{run.case.description}: {run.detail}" for run in runs if run.detail]
+        details = [f"{run.case.title()}: {run.detail}" for run in runs if run.detail]
         summary = _("passed {n} of {total} cases.").format(n=len(self.cases), total=len(self.cases))
         printed = next((run.call for run in runs if run.call.printed.summary()), None)
         message = "\n".join([summary, *details])
@@ -607,7 +639,7 @@ class Exercise(Question):
         shown = min(failing, key=lambda run: (run.case.size, run.index))
         case = shown.case
         pair = case.show(shown.call.value, shown.want)
-        seen = _("On `{case}`: {pair}.").format(case=case.description, pair=pair)
+        seen = _("On `{case}`: {pair}.").format(case=case.title(), pair=pair)
         mistake, everywhere = self.named_mistake(runs)
         if mistake is not None and everywhere:
             message = f"{_(mistake.says)} {seen} {_(mistake.fix)}"
@@ -618,7 +650,7 @@ class Exercise(Question):
             )
         else:
             message = _("On `{case}` (the smallest case that fails): {problem} {pair}.").format(
-                case=case.description, problem=shown.problem, pair=_capital(pair)
+                case=case.title(), problem=shown.problem, pair=_capital(pair)
             )
         if shown.changed or any(run.changed for run in runs):
             edited = next(run for run in runs if run.changed)
@@ -669,4 +701,4 @@ def in_place_message(run: CaseRun) -> str:
         "your function changes its input {names} in place (on `{case}` its values after the call differ from "
         "before), so whatever uses it next sees changed numbers. Leave the inputs as they are and build the result "
         "in new tensors (an ordinary subtraction or division, not the in-place kind)."
-    ).format(names=names, case=run.case.description)
+    ).format(names=names, case=run.case.title())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from rlvr.checks import Exercise, FreeAnswer, GradCase, Mistake
+from rlvr.i18n import N_
 
 
 def _clipped_objective(ratio: torch.Tensor, advantage, clip_eps: float = 0.2) -> torch.Tensor:
@@ -37,83 +38,97 @@ def _band(ratio, clip_eps):
 MISTAKES = [
     Mistake(
         "max_for_min",
-        "You keep the LARGER of the two terms; PPO keeps the smaller one (the pessimistic choice).",
-        "For each entry, keep the smaller of the unclipped and the clipped term.",
+        N_("You keep the LARGER of the two terms; PPO keeps the smaller one (the pessimistic choice)."),
+        N_("For each entry, keep the smaller of the unclipped and the clipped term."),
         lambda ratio, advantage, clip_eps=0.2: torch.maximum(ratio * advantage, _band(ratio, clip_eps) * advantage),
     ),
     Mistake(
         "clipped_only",
-        "You return the clipped term alone; PPO takes the smaller of it and the unclipped term.",
-        "Compute both terms, ratio times advantage and clipped ratio times advantage, and keep the smaller of each "
-        "pair.",
+        N_("You return the clipped term alone; PPO takes the smaller of it and the unclipped term."),
+        N_(
+            "Compute both terms, ratio times advantage and clipped ratio times advantage, and keep the smaller of each "
+            "pair."
+        ),
         lambda ratio, advantage, clip_eps=0.2: _band(ratio, clip_eps) * advantage,
     ),
     Mistake(
         "unclipped_only",
-        "You return the unclipped term (ratio times advantage): nothing is clipped.",
-        "Also compute the term with the ratio held inside [1 - clip_eps, 1 + clip_eps], and keep the smaller of "
-        "the two.",
+        N_("You return the unclipped term (ratio times advantage): nothing is clipped."),
+        N_(
+            "Also compute the term with the ratio held inside [1 - clip_eps, 1 + clip_eps], and keep the smaller of "
+            "the two."
+        ),
         lambda ratio, advantage, clip_eps=0.2: ratio * advantage,
     ),
     Mistake(
         "upper_cap_only",
-        "For negative advantages your objective is the optimistic one: the ratio is only capped from above (at "
-        "1 + clip_eps), as if the larger term were kept when A < 0; right for positive advantages, wrong for "
-        "negative ones.",
-        "Hold the ratio inside both ends of the band, then keep the smaller of the clipped and the unclipped term: "
-        "the min takes care of the sign.",
+        N_(
+            "For negative advantages your objective is the optimistic one: the ratio is only capped from above (at "
+            "1 + clip_eps), as if the larger term were kept when A < 0; right for positive advantages, wrong for "
+            "negative ones."
+        ),
+        N_(
+            "Hold the ratio inside both ends of the band, then keep the smaller of the clipped and the unclipped term: "
+            "the min takes care of the sign."
+        ),
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(ratio, torch.full_like(ratio, 1 + clip_eps)) * advantage,
     ),
     Mistake(
         "loss_sign",
-        "You return the loss, minus the objective; this exercise asks for the objective itself (to maximise).",
-        "Drop the minus sign: the minus belongs to the loss the optimizer minimises, later.",
+        N_("You return the loss, minus the objective; this exercise asks for the objective itself (to maximise)."),
+        N_("Drop the minus sign: the minus belongs to the loss the optimizer minimises, later."),
         lambda ratio, advantage, clip_eps=0.2: -torch.minimum(ratio * advantage, _band(ratio, clip_eps) * advantage),
     ),
     Mistake(
         "fixed_eps",
-        "Your band ignores the clip_eps argument: it is fixed at 0.2.",
-        "Use clip_eps for both ends of the band.",
+        N_("Your band ignores the clip_eps argument: it is fixed at 0.2."),
+        N_("Use clip_eps for both ends of the band."),
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(ratio * advantage, _band(ratio, 0.2) * advantage),
     ),
     Mistake(
         "clip_product",
-        "You clip the product ratio times advantage to the band, instead of the ratio.",
-        "Hold the ratio inside the band first, then multiply by the advantage.",
+        N_("You clip the product ratio times advantage to the band, instead of the ratio."),
+        N_("Hold the ratio inside the band first, then multiply by the advantage."),
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(
             ratio * advantage, torch.clamp(ratio * advantage, 1 - clip_eps, 1 + clip_eps)
         ),
     ),
     Mistake(
         "clipped_detached",
-        "The clipped term is detached from the graph: inside the band the two terms are equal, the min splits the "
-        "gradient between them, and half of it is lost.",
-        "Keep the clipped ratio in the graph (do not detach it); the clip itself gives gradient 0 outside the band.",
+        N_(
+            "The clipped term is detached from the graph: inside the band the two terms are equal, the min splits the "
+            "gradient between them, and half of it is lost."
+        ),
+        N_(
+            "Keep the clipped ratio in the graph (do not detach it); the clip itself gives gradient 0 outside the band."
+        ),
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(
             ratio * advantage, _band(ratio, clip_eps).detach() * advantage
         ),
     ),
     Mistake(
         "unclipped_detached",
-        "The unclipped term is detached from the graph, so the gradient is lost wherever it is the smaller term "
-        "(and halved inside the band).",
-        "Keep the ratio in the graph in both terms; only the clip decides where the gradient stops.",
+        N_(
+            "The unclipped term is detached from the graph, so the gradient is lost wherever it is the smaller term "
+            "(and halved inside the band)."
+        ),
+        N_("Keep the ratio in the graph in both terms; only the clip decides where the gradient stops."),
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(
             ratio.detach() * advantage, _band(ratio, clip_eps) * advantage
         ),
     ),
     Mistake(
         "averaged",
-        "You return the mean over all entries; the exercise asks for the objective of each entry.",
-        "Return one value per ratio, without averaging.",
+        N_("You return the mean over all entries; the exercise asks for the objective of each entry."),
+        N_("Return one value per ratio, without averaging."),
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(
             ratio * advantage, _band(ratio, clip_eps) * advantage
         ).mean(),
     ),
     Mistake(
         "global_min",
-        "You take the minimum over all entries at once (one number) instead of entry by entry.",
-        "Compare the two terms entry by entry, one result per ratio.",
+        N_("You take the minimum over all entries at once (one number) instead of entry by entry."),
+        N_("Compare the two terms entry by entry, one result per ratio."),
         lambda ratio, advantage, clip_eps=0.2: torch.min(
             torch.stack(torch.broadcast_tensors(ratio * advantage, _band(ratio, clip_eps) * advantage))
         ),
@@ -121,28 +136,35 @@ MISTAKES = [
 ]
 
 clipped_objective = Exercise(
-    name="PPO's clipped objective (value and gradient)",
+    name=N_("PPO's clipped objective (value and gradient)"),
     reference=_clipped_objective,
     mistakes=MISTAKES,
     cases=[
         _case(
-            "the lecture's Exercise 2: A = +2, eps = 0.2, ratios [0.5, 1.0, 1.1, 1.5]", [0.5, 1.0, 1.1, 1.5], 2.0, 0.2
+            N_("the lecture's Exercise 2: A = +2, eps = 0.2, ratios [0.5, 1.0, 1.1, 1.5]"),
+            [0.5, 1.0, 1.1, 1.5],
+            2.0,
+            0.2,
         ),
-        _case("a negative advantage: A = -1, eps = 0.2, ratios [0.5, 0.9, 1.3]", [0.5, 0.9, 1.3], -1.0, 0.2),
+        _case(N_("a negative advantage: A = -1, eps = 0.2, ratios [0.5, 0.9, 1.3]"), [0.5, 0.9, 1.3], -1.0, 0.2),
         _case(
-            "one advantage per ratio, A = [2, -2, 1, -1], eps = 0.1, ratios [1.3, 1.3, 0.7, 0.7]",
+            N_("one advantage per ratio, A = [2, -2, 1, -1], eps = 0.1, ratios [1.3, 1.3, 0.7, 0.7]"),
             [1.3, 1.3, 0.7, 0.7],
             [2.0, -2.0, 1.0, -1.0],
             0.1,
         ),
     ],
     hint=[
-        "PPO keeps, for each entry, the more pessimistic of two objectives: the ratio times the advantage, and the "
-        "same with the ratio held inside a band around 1. Taking the smaller of the two is what makes it "
-        "pessimistic for BOTH signs of the advantage.",
-        r"$L(\rho) = \min\big(\rho A,\ \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon)\,A\big)$ entry by "
-        r"entry, with $\epsilon$ the argument clip_eps. Build it from tensor operations on the ratio only, so that "
-        "autograd can differentiate it.",
+        N_(
+            "PPO keeps, for each entry, the more pessimistic of two objectives: the ratio times the advantage, and the "
+            "same with the ratio held inside a band around 1. Taking the smaller of the two is what makes it "
+            "pessimistic for BOTH signs of the advantage."
+        ),
+        N_(
+            r"$L(\rho) = \min\big(\rho A,\ \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon)\,A\big)$ entry by "
+            r"entry, with $\epsilon$ the argument clip_eps. Build it from tensor operations on the ratio only, so that "
+            "autograd can differentiate it."
+        ),
     ],
     solution="""
 unclipped = ratio * advantage                                          # [N]
@@ -152,14 +174,19 @@ return torch.minimum(unclipped, clipped)                               # [N]
 )
 
 one_update = FreeAnswer(
-    "clipping when every batch is used for one update only",
+    N_("clipping when every batch is used for one update only"),
     hint=[
-        r"The ratio $\rho = \pi_\theta / \pi_{old}$ (pi_old: the policy that sampled the batch) compares the policy "
-        "with the one that sampled the batch. Before the first update on a batch, how do the two compare?",
-        r"At $\rho = 1$, for either sign of $A$: which term does the min pick, and what is the gradient of the "
-        "objective there? Compare it with the policy gradient of notebook 01.",
+        N_(
+            r"The ratio $\rho = \pi_\theta / \pi_{old}$ (pi_old: the policy that sampled the batch) compares the "
+            r"policy "
+            "with the one that sampled the batch. Before the first update on a batch, how do the two compare?"
+        ),
+        N_(
+            r"At $\rho = 1$, for either sign of $A$: which term does the min pick, and what is the gradient of the "
+            "objective there? Compare it with the policy gradient of notebook 01."
+        ),
     ],
-    solution=r"""
+    solution=N_(r"""
 Clipping does nothing then. The ratio is computed against the policy that sampled the batch, and before the
 first (and only) update on it the two are the same policy: $\rho_t = 1$ for every token. At $\rho = 1$ we are inside
 $[1-\epsilon, 1+\epsilon]$, the clipped and unclipped terms are equal, and
@@ -170,5 +197,5 @@ The clip only acts once the same batch is reused: after a few updates the policy
 from 1, and the clip switches the gradient off for tokens that have already moved far enough in the direction
 their advantage asks for. (In short: with one update per batch, PPO is the policy gradient with advantages $A_t$;
 the same holds for GRPO with one update per batch, notebook 03.)
-""",
+"""),
 )

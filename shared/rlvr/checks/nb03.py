@@ -21,6 +21,7 @@ from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
 from rlvr.checks import wrong_groups as w
 from rlvr.checks.core import random_group_cases
 from rlvr.checks.step import StepCase, StepExercise
+from rlvr.i18n import N_
 
 ONE_RIGHT = [1.0, 0, 0, 0, 0, 0, 0, 0]  # the lecture's Exercise 3 group
 
@@ -39,32 +40,32 @@ def _grpo_cases() -> list[Case]:
     """From the lecture's group to the cases that catch the usual slips (std, grouping, eps)."""
     return [
         Case(
-            "the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8, eps=0",
+            N_("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8, eps=0"),
             args=(torch.tensor(ONE_RIGHT), 8),
             kwargs={"eps": 0.0},
         ),
         Case(
-            "two answers per group [1, 0, 0, 1], group_size=2, eps=0 (population std of [1, 0] is 0.5)",
+            N_("two answers per group [1, 0, 0, 1], group_size=2, eps=0 (population std of [1, 0] is 0.5)"),
             args=(torch.tensor([1.0, 0, 0, 1]), 2),
             kwargs={"eps": 0.0},
         ),
         Case(
-            "two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4, eps=0 (each group has its own mean and std)",
+            N_("two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4, eps=0 (each group has its own mean and std)"),
             args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4),
             kwargs={"eps": 0.0},
         ),
         Case(
-            "the lecture's group with eps=1e-4 (eps is added to the std)",
+            N_("the lecture's group with eps=1e-4 (eps is added to the std)"),
             args=(torch.tensor(ONE_RIGHT), 8),
             kwargs={"eps": 1e-4},
         ),
         Case(
-            "all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4, eps=1e-4 (std 0: advantages 0, not NaN)",
+            N_("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4, eps=1e-4 (std 0: advantages 0, not NaN)"),
             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4),
             kwargs={"eps": 1e-4},
         ),
         Case(
-            "one group [1, 0, 0, 0], group_size=4, a large eps=0.5 (shows where eps goes)",
+            N_("one group [1, 0, 0, 0], group_size=4, a large eps=0.5 (shows where eps goes)"),
             args=(torch.tensor([1.0, 0, 0, 0]), 4),
             kwargs={"eps": 0.5},
         ),
@@ -75,13 +76,13 @@ def _grpo_cases() -> list[Case]:
 def _dr_grpo_cases() -> list[Case]:
     """The same groups, without eps (Dr. GRPO divides by nothing)."""
     return [
-        Case("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8", args=(torch.tensor(ONE_RIGHT), 8)),
+        Case(N_("the lecture's group [1, 0, 0, 0, 0, 0, 0, 0], group_size=8"), args=(torch.tensor(ONE_RIGHT), 8)),
         Case(
-            "two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4 (each group has its own mean)",
+            N_("two groups of 4 [1, 0, 0, 0, 1, 1, 0, 0], group_size=4 (each group has its own mean)"),
             args=(torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0]), 4),
         ),
         Case(
-            "all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4 (advantages 0)",
+            N_("all rewards equal [1, 1, 1, 1, 0, 0, 0, 0], group_size=4 (advantages 0)"),
             args=(torch.tensor([1.0, 1, 1, 1, 0, 0, 0, 0]), 4),
         ),
         *random_group_cases(),
@@ -98,28 +99,32 @@ def _shared_mistakes(advantage) -> list[Mistake]:
     return [
         Mistake(
             "columns",
-            "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to "
-            "different prompts.",
-            "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) "
-            "and work along each row.",
+            N_(
+                "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to "
+                "different prompts."
+            ),
+            N_(
+                "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) "
+                "and work along each row."
+            ),
             lambda rewards, group_size, eps=0.0: w.from_columns(advantage(w.columns(rewards, group_size).T, eps).T),
         ),
         Mistake(
             "groups_of_p",
-            "Your groups hold B/G consecutive answers (the number of prompts), not group_size.",
-            "Shape the rewards into one row per prompt, with group_size entries in each row.",
+            N_("Your groups hold B/G consecutive answers (the number of prompts), not group_size."),
+            N_("Shape the rewards into one row per prompt, with group_size entries in each row."),
             lambda rewards, group_size, eps=0.0: w.flat(advantage(w.rows(rewards, rewards.numel() // group_size), eps)),
         ),
         Mistake(
             "not_flattened",
-            "Your advantages are right but come back as one row per group.",
-            "Flatten them back to one advantage per answer, the shape of the rewards.",
+            N_("Your advantages are right but come back as one row per group."),
+            N_("Flatten them back to one advantage per answer, the shape of the rewards."),
             lambda rewards, group_size, eps=0.0: advantage(w.rows(rewards, group_size), eps),
         ),
         Mistake(
             "sign",
-            "Your advantages have the wrong sign: a right answer in a mixed group gets a negative advantage.",
-            "Subtract the group mean from the reward, not the reward from the group mean.",
+            N_("Your advantages have the wrong sign: a right answer in a mixed group gets a negative advantage."),
+            N_("Subtract the group mean from the reward, not the reward from the group mean."),
             lambda rewards, group_size, eps=0.0: -w.flat(advantage(w.rows(rewards, group_size), eps)),
         ),
     ]
@@ -128,72 +133,81 @@ def _shared_mistakes(advantage) -> list[Mistake]:
 GRPO_MISTAKES = [
     Mistake(
         "unbiased_std",
-        "You divide by the unbiased std (squared deviations summed over G - 1, torch's default); Exercise 3 uses the "
-        "population std (over G).",
-        "Use the population std: the square root of the MEAN squared deviation of the group.",
+        N_(
+            "You divide by the unbiased std (squared deviations summed over G - 1, torch's default); Exercise 3 uses "
+            "the population std (over G)."
+        ),
+        N_("Use the population std: the square root of the MEAN squared deviation of the group."),
         _rows_then(lambda r, eps: w.zscore(r, eps, unbiased=True)),
     ),
     Mistake(
         "batch_normalised",
-        "You normalise with the mean and std of the whole batch, not of each group.",
-        "Give every group its own mean and its own std.",
+        N_("You normalise with the mean and std of the whole batch, not of each group."),
+        N_("Give every group its own mean and its own std."),
         lambda rewards, group_size, eps=0.0: (rewards - rewards.mean()) / (rewards.std(correction=0) + eps),
     ),
     Mistake(
         "batch_std",
-        "You subtract each group's mean but divide by the std of the whole batch.",
-        "Divide each group by its own std (plus eps).",
+        N_("You subtract each group's mean but divide by the std of the whole batch."),
+        N_("Divide each group by its own std (plus eps)."),
         lambda rewards, group_size, eps=0.0: (
             w.flat(w.mean_centred(w.rows(rewards, group_size))) / (rewards.std(correction=0) + eps)
         ),
     ),
     Mistake(
         "divides_by_variance",
-        "You divide by the group's variance, not its std (the square root of the variance).",
-        "Take the square root of the variance before adding eps and dividing.",
+        N_("You divide by the group's variance, not its std (the square root of the variance)."),
+        N_("Take the square root of the variance before adding eps and dividing."),
         _rows_then(lambda r, eps: w.mean_centred(r) / (w.std(r) ** 2 + eps)),
     ),
     Mistake(
         "no_std",
-        "You do not divide by the std: that is Dr. GRPO's advantage (the next function), not GRPO's.",
-        "Divide each group's centred rewards by the group's population std plus eps.",
+        N_("You do not divide by the std: that is Dr. GRPO's advantage (the next function), not GRPO's."),
+        N_("Divide each group's centred rewards by the group's population std plus eps."),
         _rows_then(lambda r, eps: w.mean_centred(r)),
     ),
     Mistake(
         "eps_in_var",
-        "You put eps under the square root (the square root of variance plus eps); GRPO adds eps to the std itself.",
-        "Take the square root first, then add eps to the std.",
+        N_(
+            "You put eps under the square root (the square root of variance plus eps); GRPO adds eps to the std itself."
+        ),
+        N_("Take the square root first, then add eps to the std."),
         _rows_then(lambda r, eps: w.zscore(r, eps, where="var")),
     ),
     Mistake(
         "eps_floor",
-        "You use the larger of the std and eps; GRPO adds eps to the std of every group.",
-        "Add eps to the std, for every group, instead of using it as a floor.",
+        N_("You use the larger of the std and eps; GRPO adds eps to the std of every group."),
+        N_("Add eps to the std, for every group, instead of using it as a floor."),
         _rows_then(lambda r, eps: w.zscore(r, eps, where="floor")),
     ),
     Mistake(
         "eps_after",
-        "You add eps after dividing (to the advantage); GRPO adds it to the std in the denominator.",
-        "Add eps to the std, then divide the centred rewards by that sum.",
+        N_("You add eps after dividing (to the advantage); GRPO adds it to the std in the denominator."),
+        N_("Add eps to the std, then divide the centred rewards by that sum."),
         _rows_then(lambda r, eps: w.zscore(r, eps, where="after")),
     ),
     Mistake(
         "eps_ignored",
-        "You leave eps out: a group whose rewards are all equal divides 0 by 0, and a large eps changes nothing.",
-        "Divide by the std PLUS eps.",
+        N_("You leave eps out: a group whose rewards are all equal divides 0 by 0, and a large eps changes nothing."),
+        N_("Divide by the std PLUS eps."),
         _rows_then(lambda r, eps: w.zscore(r, 0.0, where="none")),
     ),
     Mistake(
         "eps_ignored_guarded",
-        "You leave eps out of the denominator (and patch the all-equal groups to 0 by hand), so eps changes nothing.",
-        "Divide by the std PLUS eps; the all-equal groups then come out as 0 by themselves.",
+        N_(
+            "You leave eps out of the denominator (and patch the all-equal groups to 0 by hand), so eps changes "
+            "nothing."
+        ),
+        N_("Divide by the std PLUS eps; the all-equal groups then come out as 0 by themselves."),
         _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, where="none"), nan=0.0)),
     ),
     Mistake(
         "leave_one_out",
-        "You subtract the mean of the OTHER answers (leave-one-out, RLOO); GRPO subtracts the group mean, the "
-        "answer itself included.",
-        "Subtract the plain mean of all G rewards of the group, then divide by its std plus eps.",
+        N_(
+            "You subtract the mean of the OTHER answers (leave-one-out, RLOO); GRPO subtracts the group mean, the "
+            "answer itself included."
+        ),
+        N_("Subtract the plain mean of all G rewards of the group, then divide by its std plus eps."),
         _rows_then(lambda r, eps: w.loo_centred(r) / (w.std(r) + eps)),
     ),
     *_shared_mistakes(lambda r, eps: w.zscore(r, eps)),
@@ -202,60 +216,68 @@ GRPO_MISTAKES = [
 DR_GRPO_MISTAKES = [
     Mistake(
         "divides_by_std",
-        "You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean.",
-        "Drop the division: return each reward minus its group's mean.",
+        N_("You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean."),
+        N_("Drop the division: return each reward minus its group's mean."),
         _rows_then(lambda r, eps: w.zscore(r, 1e-4)),
     ),
     Mistake(
         "divides_by_std_no_eps",
-        "You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean.",
-        "Drop the division: return each reward minus its group's mean.",
+        N_("You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean."),
+        N_("Drop the division: return each reward minus its group's mean."),
         _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, where="none"), nan=0.0)),
     ),
     Mistake(
         "leave_one_out",
-        "You subtract the mean of the OTHER answers (leave-one-out, RLOO); Dr. GRPO subtracts the plain group mean.",
-        "Subtract the mean of all G rewards of the group, the answer's own included.",
+        N_(
+            "You subtract the mean of the OTHER answers (leave-one-out, RLOO); Dr. GRPO subtracts the plain group mean."
+        ),
+        N_("Subtract the mean of all G rewards of the group, the answer's own included."),
         _rows_then(lambda r, eps: w.loo_centred(r)),
     ),
     Mistake(
         "batch_mean",
-        "You subtract the mean of the whole batch, not the mean of each group.",
-        "Give every group its own mean.",
+        N_("You subtract the mean of the whole batch, not the mean of each group."),
+        N_("Give every group its own mean."),
         lambda rewards, group_size: rewards - rewards.mean(),
     ),
     *_shared_mistakes(lambda r, eps: w.mean_centred(r)),
 ]
 
 grpo_advantages = Exercise(
-    name="GRPO advantages (population std + eps)",
+    name=N_("GRPO advantages (population std + eps)"),
     reference=_reference_grpo,
     cases=_grpo_cases(),
     mistakes=GRPO_MISTAKES,
     hint=[
-        "Within each group of G consecutive answers: centre the rewards on the group's mean, then scale them by "
-        "the group's spread, with eps keeping the scale finite when every reward of the group is the same.",
-        r"$\hat A_i = \dfrac{r_i - \operatorname{mean}(r_1..r_G)}{\operatorname{std}(r_1..r_G) + \varepsilon}$ "
-        r"with the POPULATION std, $\sqrt{\frac{1}{G}\sum_j (r_j - \bar r)^2}$ (divide by $G$, not $G - 1$); one "
-        "row of G rewards per prompt, then back to one advantage per answer.",
+        N_(
+            "Within each group of G consecutive answers: centre the rewards on the group's mean, then scale them by "
+            "the group's spread, with eps keeping the scale finite when every reward of the group is the same."
+        ),
+        N_(
+            r"$\hat A_i = \dfrac{r_i - \operatorname{mean}(r_1..r_G)}{\operatorname{std}(r_1..r_G) + \varepsilon}$ "
+            r"with the POPULATION std, $\sqrt{\frac{1}{G}\sum_j (r_j - \bar r)^2}$ (divide by $G$, not $G - 1$); one "
+            "row of G rewards per prompt, then back to one advantage per answer."
+        ),
     ],
-    solution="""
+    solution=N_("""
 r = rewards.view(-1, group_size)                             # [B/G, G]
 centred = r - r.mean(dim=1, keepdim=True)                    # [B/G, G]
 std = r.std(dim=1, keepdim=True, correction=0)               # [B/G, 1] population std
 return (centred / (std + eps)).reshape(-1)                   # [B]
-""",
+"""),
 )
 
 dr_grpo_advantages = Exercise(
-    name="Dr. GRPO advantages (group mean only)",
+    name=N_("Dr. GRPO advantages (group mean only)"),
     reference=_reference_dr_grpo,
     cases=_dr_grpo_cases(),
     mistakes=DR_GRPO_MISTAKES,
     hint=[
-        "Dr. GRPO keeps GRPO's baseline and drops its scaling: nothing is divided.",
-        r"$\hat A_i = r_i - \operatorname{mean}(r_1..r_G)$ within each group of G consecutive answers, one "
-        "advantage per answer.",
+        N_("Dr. GRPO keeps GRPO's baseline and drops its scaling: nothing is divided."),
+        N_(
+            r"$\hat A_i = r_i - \operatorname{mean}(r_1..r_G)$ within each group of G consecutive answers, one "
+            "advantage per answer."
+        ),
     ],
     solution="""
 r = rewards.view(-1, group_size)                             # [B/G, G]
@@ -264,18 +286,23 @@ return (r - r.mean(dim=1, keepdim=True)).reshape(-1)         # [B]
 )
 
 which_is_larger = FreeAnswer(
-    "Exercise 3: who rewards the lone right answer more, and what it means for hard prompts",
+    N_("Exercise 3: who rewards the lone right answer more, and what it means for hard prompts"),
     hint=[
-        "Compare the lone right answer's two advantages (2.65 and 0.875). What does dividing by the group's std do "
-        "when almost every reward of the group is the same?",
-        r"The std of a 0/1 group with a share $p$ of ones is $\sqrt{p(1-p)}$: compare it for a hard prompt "
-        r"($p$ small) with a balanced one ($p = 0.5$).",
+        N_(
+            "Compare the lone right answer's two advantages (2.65 and 0.875). What does dividing by the group's std do "
+            "when almost every reward of the group is the same?"
+        ),
+        N_(
+            r"The std of a 0/1 group with a share $p$ of ones is $\sqrt{p(1-p)}$: compare it for a hard prompt "
+            r"($p$ small) with a balanced one ($p = 0.5$)."
+        ),
     ],
-    solution=(
+    solution=N_(
         "GRPO gives the lone right answer 2.65 (Dr. GRPO 0.875): dividing by the small std of a mostly-wrong group "
         "multiplies the signal by 1/0.331 ≈ 3, where a balanced group (p = 0.5, std 0.5) gets x2. Prompts that are "
         "very hard (or very easy) have a small std, so GRPO weighs them more than balanced ones, and Dr. GRPO does "
-        "not (lecture 4.1: up to 3.5x; with groups of 8 the effect is much weaker, as notebook 01 section 5 measures)."
+        "not (lecture 4.1: up to 3.5x; with groups of 8 the effect is much weaker, as notebook 01 section 5 "
+        "measures)."
     ),
 )
 
@@ -284,13 +311,13 @@ which_is_larger = FreeAnswer(
 def _pass_cases() -> list[Case]:
     """Check values of Chen et al. 2021 (arXiv:2107.03374, section 2.1) and the edge cases of the estimator."""
     return [
-        Case("n=10, c=3, k=1 (pass@1 is c/n)", args=(10, 3, 1)),
-        Case("n=10, c=3, k=5", args=(10, 3, 5)),
-        Case("n=16, c=0, k=16 (no right answer among the samples)", args=(16, 0, 16)),
-        Case("n=16, c=10, k=8 (n - c < k: every draw of 8 contains a right answer)", args=(16, 10, 8)),
-        Case("n=16, c=16, k=1 (every sample right)", args=(16, 16, 1)),
-        Case("n=16, c=2, k=4", args=(16, 2, 4)),
-        Case("n=200, c=7, k=50 (large n: use a numerically stable form)", args=(200, 7, 50)),
+        Case(N_("n=10, c=3, k=1 (pass@1 is c/n)"), args=(10, 3, 1)),
+        Case(N_("n=10, c=3, k=5"), args=(10, 3, 5)),
+        Case(N_("n=16, c=0, k=16 (no right answer among the samples)"), args=(16, 0, 16)),
+        Case(N_("n=16, c=10, k=8 (n - c < k: every draw of 8 contains a right answer)"), args=(16, 10, 8)),
+        Case(N_("n=16, c=16, k=1 (every sample right)"), args=(16, 16, 1)),
+        Case(N_("n=16, c=2, k=4"), args=(16, 2, 4)),
+        Case(N_("n=200, c=7, k=50 (large n: use a numerically stable form)"), args=(200, 7, 50)),
     ]
 
 
@@ -312,66 +339,74 @@ def _product(n, c, k, first) -> float:
 PASS_MISTAKES = [
     Mistake(
         "with_replacement",
-        "You use 1 - (1 - c/n)^k: it draws the k answers WITH replacement, a biased estimate of pass@k (Chen et al. "
-        "count draws without replacement).",
-        "Draw the k answers without replacement from the n samples: the chance that all k are wrong is the number "
-        "of ways to pick k wrong ones over the number of ways to pick any k, and pass@k is 1 minus that.",
+        N_(
+            "You use 1 - (1 - c/n)^k: it draws the k answers WITH replacement, a biased estimate of pass@k (Chen et "
+            "al. count draws without replacement)."
+        ),
+        N_(
+            "Draw the k answers without replacement from the n samples: the chance that all k are wrong is the number "
+            "of ways to pick k wrong ones over the number of ways to pick any k, and pass@k is 1 minus that."
+        ),
         lambda n, c, k: 1 - (1 - c / n) ** k,
     ),
     Mistake(
         "all_right",
-        "You compute the chance that ALL k draws are right; pass@k asks for AT LEAST one right answer.",
-        "Take 1 minus the chance that all k draws are wrong.",
+        N_("You compute the chance that ALL k draws are right; pass@k asks for AT LEAST one right answer."),
+        N_("Take 1 minus the chance that all k draws are wrong."),
         lambda n, c, k: math.comb(c, k) / math.comb(n, k),
     ),
     Mistake(
         "all_wrong",
-        "You return the chance that all k draws are wrong; pass@k is 1 minus it.",
-        "Subtract your result from 1.",
+        N_("You return the chance that all k draws are wrong; pass@k is 1 minus it."),
+        N_("Subtract your result from 1."),
         lambda n, c, k: math.comb(n - c, k) / math.comb(n, k),
     ),
     Mistake(
         "pass_at_1",
-        "You return c/n whatever k is: that is pass@1.",
-        "Use k: the chance that at least one of k answers drawn without replacement is right.",
+        N_("You return c/n whatever k is: that is pass@1."),
+        N_("Use k: the chance that at least one of k answers drawn without replacement is right."),
         lambda n, c, k: c / n,
     ),
     Mistake(
         "percent",
-        "You return a percentage; pass@k is a probability between 0 and 1.",
-        "Do not multiply by 100.",
+        N_("You return a percentage; pass@k is a probability between 0 and 1."),
+        N_("Do not multiply by 100."),
         lambda n, c, k: 100 * _unbiased(n, c, k),
     ),
     Mistake(
         "product_one_term_too_many",
-        "Your product runs over one term too many: it starts at n - c instead of n - c + 1.",
-        "Start the product at n - c + 1 (c terms in all, one per right answer).",
+        N_("Your product runs over one term too many: it starts at n - c instead of n - c + 1."),
+        N_("Start the product at n - c + 1 (c terms in all, one per right answer)."),
         lambda n, c, k: _product(n, c, k, n - c),
     ),
     Mistake(
         "product_one_term_too_few",
-        "Your product runs over one term too few: it starts at n - c + 2 instead of n - c + 1.",
-        "Start the product at n - c + 1 (c terms in all, one per right answer).",
+        N_("Your product runs over one term too few: it starts at n - c + 2 instead of n - c + 1."),
+        N_("Start the product at n - c + 1 (c terms in all, one per right answer)."),
         lambda n, c, k: _product(n, c, k, n - c + 2),
     ),
     Mistake(
         "union_bound",
-        "You add up k chances of c/n (capped at 1): a union bound, not the chance of at least one right answer.",
-        "Compute 1 minus the chance that all k draws are wrong.",
+        N_("You add up k chances of c/n (capped at 1): a union bound, not the chance of at least one right answer."),
+        N_("Compute 1 minus the chance that all k draws are wrong."),
         lambda n, c, k: min(1.0, k * c / n),
     ),
 ]
 
 pass_at_k = Exercise(
-    name="unbiased pass@k (Chen et al. 2021)",
+    name=N_("unbiased pass@k (Chen et al. 2021)"),
     reference=objectives.pass_at_k,
     cases=_pass_cases(),
     mistakes=PASS_MISTAKES,
     hint=[
-        "pass@k is the chance that at least one of k answers, drawn WITHOUT replacement from the n samples, is "
-        "right: 1 minus the chance that all k are wrong. Count, do not raise c/n to a power.",
-        r"$\text{pass@}k = 1 - \binom{n-c}{k} \big/ \binom{n}{k}$ (Chen et al. 2021, section 2.1), which is 1 "
-        r"when $n - c < k$; for large $n$ the same number is $1 - \prod_{i=n-c+1}^{n} (1 - k/i)$.",
+        N_(
+            "pass@k is the chance that at least one of k answers, drawn WITHOUT replacement from the n samples, is "
+            "right: 1 minus the chance that all k are wrong. Count, do not raise c/n to a power."
+        ),
+        N_(
+            r"$\text{pass@}k = 1 - \binom{n-c}{k} \big/ \binom{n}{k}$ (Chen et al. 2021, section 2.1), which is 1 "
+            r"when $n - c < k$; for large $n$ the same number is $1 - \prod_{i=n-c+1}^{n} (1 - k/i)$."
+        ),
     ],
     solution="""
 if n - c < k:
@@ -381,13 +416,15 @@ return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 )
 
 large_k = FreeAnswer(
-    "Exercise 6: why a large k hides what RL gained",
+    N_("Exercise 6: why a large k hides what RL gained"),
     hint=[
-        "pass@16 asks whether at least one of 16 answers is right. How good must a model be to pass that, and how "
-        "much does it gain from being right more often?",
-        r"Compute $1 - (1 - p)^{16}$ for $p = 0.1$ and $p = 0.9$ and compare the change with the change of pass@1.",
+        N_(
+            "pass@16 asks whether at least one of 16 answers is right. How good must a model be to pass that, and how "
+            "much does it gain from being right more often?"
+        ),
+        N_(r"Compute $1 - (1 - p)^{16}$ for $p = 0.1$ and $p = 0.9$ and compare the change with the change of pass@1."),
     ],
-    solution=(
+    solution=N_(
         "p = 0.1: pass@16 = 1 - 0.9^16 ≈ 0.81; p = 0.9: pass@16 = 1 - 0.1^16 ≈ 1.0. pass@1 goes from 10% to 90% "
         "(9x) while pass@16 goes from 81% to 100%. With many tries a model that is right only now and then "
         "already passes, so a large k measures what the model CAN sample, not how reliably it does it; RL's gain "
@@ -398,14 +435,16 @@ large_k = FreeAnswer(
 
 # ----------------------------------------------------------------------------------------------- Exercise 7
 perfect_teacher = FreeAnswer(
-    "Exercise 7(a): a perfect teacher",
+    N_("Exercise 7(a): a perfect teacher"),
     hint=[
-        "What is left for RL to learn when every chain of thought of the warm-up is already right?",
-        "Set the teacher error rate to 0 in the warm-up panel and in the 'start from' GRPO panel. Compare the "
-        "warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then how many RL "
-        "steps the think-first share needs to pass 90%.",
+        N_("What is left for RL to learn when every chain of thought of the warm-up is already right?"),
+        N_(
+            "Set the teacher error rate to 0 in the warm-up panel and in the 'start from' GRPO panel. Compare the "
+            "warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then how many RL "
+            "steps the think-first share needs to pass 90%."
+        ),
     ],
-    solution=(
+    solution=N_(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
         "learn: to choose the think-first format. Accuracy rises much sooner and ends higher because the chains need "
         "no repair, the policy moves less far from its warm-up, and most groups end all right (no signal)."
@@ -413,13 +452,15 @@ perfect_teacher = FreeAnswer(
 )
 
 kl_penalty = FreeAnswer(
-    "Exercise 7(b): a KL penalty, beta = 0.04",
+    N_("Exercise 7(b): a KL penalty, beta = 0.04"),
     hint=[
-        "How large is the penalty, beta times the KL to the warm-up, next to the reward that thinking earns?",
-        "Compare the two runs of section 5 (beta 0 and 0.04): the curves, the held-out think-first share and the "
-        "KL to the warm-up printed under them; multiply that KL by 0.04.",
+        N_("How large is the penalty, beta times the KL to the warm-up, next to the reward that thinking earns?"),
+        N_(
+            "Compare the two runs of section 5 (beta 0 and 0.04): the curves, the held-out think-first share and the "
+            "KL to the warm-up printed under them; multiply that KL by 0.04."
+        ),
     ],
-    solution=(
+    solution=N_(
         "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
         "is large compared with beta times the KL printed above (a few hundredths). A larger beta (0.2) costs more "
         "accuracy and lowers the KL we measure more, though not in proportion: with k3 in the loss the expected "
@@ -430,15 +471,19 @@ kl_penalty = FreeAnswer(
 
 
 group_size_runs = FreeAnswer(
-    "Exercise 7(c): group size G = 2 and G = 32",
+    N_("Exercise 7(c): group size G = 2 and G = 32"),
     hint=[
-        "A group carries a signal only when its answers disagree. How often do all G answers of a group agree, "
-        "for G of 2 and of 32?",
-        r"With a share $p$ of right answers a group is all-equal with chance $p^G + (1-p)^G$. Run the G panel at 2 "
-        "and 32 (32 prompts per step, so 64 or 1024 answers per step); watch the all-equal share and the steps "
-        "until the think-first share passes 90%.",
+        N_(
+            "A group carries a signal only when its answers disagree. How often do all G answers of a group agree, "
+            "for G of 2 and of 32?"
+        ),
+        N_(
+            r"With a share $p$ of right answers a group is all-equal with chance $p^G + (1-p)^G$. Run the G panel at 2 "
+            "and 32 (32 prompts per step, so 64 or 1024 answers per step); watch the all-equal share and the steps "
+            "until the think-first share passes 90%."
+        ),
     ],
-    solution=(
+    solution=N_(
         "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal and learning "
         "is slower per step. G = 32: almost no group is all-equal and learning is faster per step, at 4x the "
         "sampling cost of G = 8."
@@ -448,41 +493,51 @@ group_size_runs = FreeAnswer(
 
 # ----------------------------------------------------------------------------------------------- your GRPO step
 STEP_HINT = [
-    "Five stages, in order: sample G answers per prompt from the policy at temperature 1 with the generator you "
-    "are given; score each answer against its own prompt; turn the rewards into group advantages (Exercise 3); "
-    "the loss, PPO's clipped objective with each answer's advantage on all of its tokens, averaged over each "
-    "answer's own tokens and then over the answers, with a minus sign; then one optimizer update.",
-    r"The loss is $-\frac{1}{B}\sum_i \frac{1}{|o_i|}\sum_{t} \min\big(\rho_{i,t}\hat A_i,\ "
-    r"\operatorname{clip}(\rho_{i,t}, 1-\epsilon, 1+\epsilon)\,\hat A_i\big)$ over the real tokens (the response "
-    r"mask), with $\rho_{i,t} = \exp(\log\pi_\theta - \log\pi_{old})$ and the old log-probs a copy of the "
-    r"policy's log-probs without a graph: in value $\rho$ is 1, its gradient that of $\log\pi_\theta$. The tools "
-    "are in the table of section 5. Then clear the optimizer's gradients, run the backward pass of the loss, and "
-    "take one optimizer step.",
+    N_(
+        "Five stages, in order: sample G answers per prompt from the policy at temperature 1 with the generator you "
+        "are given; score each answer against its own prompt; turn the rewards into group advantages (Exercise 3); "
+        "the loss, PPO's clipped objective with each answer's advantage on all of its tokens, averaged over each "
+        "answer's own tokens and then over the answers, with a minus sign; then one optimizer update."
+    ),
+    N_(
+        r"The loss is $-\frac{1}{B}\sum_i \frac{1}{|o_i|}\sum_{t} \min\big(\rho_{i,t}\hat A_i,\ "
+        r"\operatorname{clip}(\rho_{i,t}, 1-\epsilon, 1+\epsilon)\,\hat A_i\big)$ over the real tokens (the response "
+        r"mask), with $\rho_{i,t} = \exp(\log\pi_\theta - \log\pi_{old})$ and the old log-probs a copy of the "
+        r"policy's log-probs without a graph: in value $\rho$ is 1, its gradient that of $\log\pi_\theta$. The tools "
+        "are in the table of section 5. Then clear the optimizer's gradients, run the backward pass of the loss, and "
+        "take one optimizer step."
+    ),
 ]
 
 KL_HINT = [
-    "The penalty is beta times Schulman's k3 estimate of the KL between the policy and the frozen warm-up model "
-    "(the ref argument), added to every token's loss before the per-answer mean.",
-    r"$k_3 = (e^{\ell} - 1) - \ell$ with $\ell = \log\pi_{ref}(o_t) - \log\pi_\theta(o_t)$; the reference "
-    "log-probs come from ref, without a graph (it is frozen); the policy's keep theirs.",
+    N_(
+        "The penalty is beta times Schulman's k3 estimate of the KL between the policy and the frozen warm-up model "
+        "(the ref argument), added to every token's loss before the per-answer mean."
+    ),
+    N_(
+        r"$k_3 = (e^{\ell} - 1) - \ell$ with $\ell = \log\pi_{ref}(o_t) - \log\pi_\theta(o_t)$; the reference "
+        "log-probs come from ref, without a graph (it is frozen); the policy's keep theirs."
+    ),
 ]
 
 grpo_step = StepExercise(
-    name="your GRPO step, end to end",
+    name=N_("your GRPO step, end to end"),
     cases=[
-        StepCase("6 prompts x 8 answers, beta = 0", prompts=6, group_size=8, seed=0),
-        StepCase("5 prompts x 4 answers, beta = 0 (another group size)", prompts=5, group_size=4, seed=1),
+        StepCase(N_("6 prompts x 8 answers, beta = 0"), prompts=6, group_size=8, seed=0),
+        StepCase(N_("5 prompts x 4 answers, beta = 0 (another group size)"), prompts=5, group_size=4, seed=1),
     ],
     hint=STEP_HINT,
-    solution="See the solution notebook: the five stages of the hint, written out with shapes.",
+    solution=N_("See the solution notebook: the five stages of the hint, written out with shapes."),
 )
 
 grpo_step_kl = StepExercise(
-    name="Exercise 7(b): the KL penalty in your step",
+    name=N_("Exercise 7(b): the KL penalty in your step"),
     cases=[
         StepCase(
-            "6 prompts x 8 answers, beta = 0.04 (the policy is the warm-up plus a little noise, so its KL "
-            "to the warm-up is not 0)",
+            N_(
+                "6 prompts x 8 answers, beta = 0.04 (the policy is the warm-up plus a little noise, so its KL "
+                "to the warm-up is not 0)"
+            ),
             prompts=6,
             group_size=8,
             beta=0.04,
@@ -490,6 +545,6 @@ grpo_step_kl = StepExercise(
         )
     ],
     hint=KL_HINT,
-    solution="`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`.",
+    solution=N_("`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`."),
     kl=True,
 )

@@ -6,6 +6,7 @@ import torch
 from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
 from rlvr.checks.ppo_step import PPOCase, PPOPiecesExercise
 from rlvr.objectives import masked_mean, ppo_clip_loss
+from rlvr.i18n import N_
 
 
 def _clip_fraction(logps, old_logps, advantages, response_mask, clip_eps=0.2):
@@ -37,24 +38,26 @@ def _cases():
     zeros = torch.zeros(1, 6)
     return [
         Case(
-            "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage +1 on every token, eps 0.2",
+            N_("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage +1 on every token, eps 0.2"),
             args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.2),
         ),
         Case(
-            "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage -1 on every token, eps 0.2",
+            N_("one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage -1 on every token, eps 0.2"),
             args=(_log(ratios), zeros, -torch.ones(1, 6), full, 0.2),
         ),
         Case(
-            "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage 0 on every token (an all-equal group), "
-            "eps 0.2",
+            N_(
+                "one answer, ratios [0.5, 0.75, 0.81, 1.1, 1.21, 1.5], advantage 0 on every token (an all-equal "
+                "group), eps 0.2"
+            ),
             args=(_log(ratios), zeros, torch.zeros(1, 6), full, 0.2),
         ),
         Case(
-            "same ratios, advantage +1, eps 0.05 (a narrower clip range)",
+            N_("same ratios, advantage +1, eps 0.05 (a narrower clip range)"),
             args=(_log(ratios), zeros, torch.ones(1, 6), full, 0.05),
         ),
         Case(
-            "two answers of lengths 4 and 1 (the rest is padding with extreme ratios), advantages +1 and -1",
+            N_("two answers of lengths 4 and 1 (the rest is padding with extreme ratios), advantages +1 and -1"),
             args=(
                 _log([[1.5, 0.5, 1.0, 1.0], [1.5, 3.0, 0.1, 3.0]]).squeeze(0),
                 torch.zeros(2, 4),
@@ -64,10 +67,10 @@ def _cases():
             ),
         ),
         Case(
-            "seeded batch of 4 answers (lengths 7, 2, 5, 3; one with advantage 0), eps 0.2",
+            N_("seeded batch of 4 answers (lengths 7, 2, 5, 3; one with advantage 0), eps 0.2"),
             kwargs={**_random_batch(), "clip_eps": 0.2},
         ),
-        Case("same seeded batch, eps 0.1", kwargs={**_random_batch(), "clip_eps": 0.1}),
+        Case(N_("same seeded batch, eps 0.1"), kwargs={**_random_batch(), "clip_eps": 0.1}),
     ]
 
 
@@ -95,46 +98,58 @@ def _outside(ratio, clip_eps):
 CLIP_FRACTION_MISTAKES = [
     Mistake(
         "two_sided",
-        "You count every ratio outside the band whatever the advantage's sign (CleanRL's two-sided clipfrac); "
-        "here a token counts only where the clip is the term the min keeps, so its gradient is 0.",
-        "Count a token when its ratio is above 1 + clip_eps with a positive advantage, or below 1 - clip_eps with "
-        "a negative one.",
+        N_(
+            "You count every ratio outside the band whatever the advantage's sign (CleanRL's two-sided clipfrac); "
+            "here a token counts only where the clip is the term the min keeps, so its gradient is 0."
+        ),
+        N_(
+            "Count a token when its ratio is above 1 + clip_eps with a positive advantage, or below 1 - clip_eps with "
+            "a negative one."
+        ),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             _outside(_ratio(logps, old_logps), clip_eps), response_mask
         ),
     ),
     Mistake(
         "two_sided_nonzero",
-        "You count every ratio outside the band on tokens with a nonzero advantage, whatever its sign; a token "
-        "counts only on the side where the clip is the term the min keeps.",
-        "Above the band counts only with a positive advantage, below the band only with a negative one.",
+        N_(
+            "You count every ratio outside the band on tokens with a nonzero advantage, whatever its sign; a token "
+            "counts only on the side where the clip is the term the min keeps."
+        ),
+        N_("Above the band counts only with a positive advantage, below the band only with a negative one."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             _outside(_ratio(logps, old_logps), clip_eps) & (advantages != 0), response_mask
         ),
     ),
     Mistake(
         "upper_only",
-        "You count only ratios above the band (with positive advantages); with a negative advantage the clip acts "
-        "below the band.",
-        "Also count the tokens whose ratio is below 1 - clip_eps while their advantage is negative.",
+        N_(
+            "You count only ratios above the band (with positive advantages); with a negative advantage the clip acts "
+            "below the band."
+        ),
+        N_("Also count the tokens whose ratio is below 1 - clip_eps while their advantage is negative."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             (advantages > 0) & (_ratio(logps, old_logps) > 1 + clip_eps), response_mask
         ),
     ),
     Mistake(
         "lower_only",
-        "You count only ratios below the band (with negative advantages); with a positive advantage the clip acts "
-        "above the band.",
-        "Also count the tokens whose ratio is above 1 + clip_eps while their advantage is positive.",
+        N_(
+            "You count only ratios below the band (with negative advantages); with a positive advantage the clip acts "
+            "above the band."
+        ),
+        N_("Also count the tokens whose ratio is above 1 + clip_eps while their advantage is positive."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             (advantages < 0) & (_ratio(logps, old_logps) < 1 - clip_eps), response_mask
         ),
     ),
     Mistake(
         "sides_swapped",
-        "You pair the sides the wrong way round: a ratio above the band with a NEGATIVE advantage is not clipped "
-        "(there the unclipped term is the smaller one, and its gradient flows).",
-        "Above the band counts with a positive advantage, below the band with a negative one.",
+        N_(
+            "You pair the sides the wrong way round: a ratio above the band with a NEGATIVE advantage is not clipped "
+            "(there the unclipped term is the smaller one, and its gradient flows)."
+        ),
+        N_("Above the band counts with a positive advantage, below the band with a negative one."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             ((advantages < 0) & (_ratio(logps, old_logps) > 1 + clip_eps))
             | ((advantages > 0) & (_ratio(logps, old_logps) < 1 - clip_eps)),
@@ -143,8 +158,11 @@ CLIP_FRACTION_MISTAKES = [
     ),
     Mistake(
         "zero_advantage_counted",
-        "You count tokens with advantage 0 as if it were positive; with A = 0 both terms are 0 and nothing is clipped.",
-        "Use a strict comparison: only a positive advantage counts above the band.",
+        N_(
+            "You count tokens with advantage 0 as if it were positive; with A = 0 both terms are 0 and nothing is "
+            "clipped."
+        ),
+        N_("Use a strict comparison: only a positive advantage counts above the band."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             ((advantages >= 0) & (_ratio(logps, old_logps) > 1 + clip_eps))
             | ((advantages < 0) & (_ratio(logps, old_logps) < 1 - clip_eps)),
@@ -153,25 +171,27 @@ CLIP_FRACTION_MISTAKES = [
     ),
     Mistake(
         "no_mask",
-        "You average over the padding too; only an answer's real tokens count.",
-        "Count and divide over the tokens where the response mask is True.",
+        N_("You average over the padding too; only an answer's real tokens count."),
+        N_("Count and divide over the tokens where the response mask is True."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
             _active(_ratio(logps, old_logps), advantages, clip_eps).float().mean()
         ),
     ),
     Mistake(
         "padding_in_denominator",
-        "You count the clipped real tokens but divide by every position, padding included.",
-        "Divide by the number of real tokens (where the response mask is True).",
+        N_("You count the clipped real tokens but divide by every position, padding included."),
+        N_("Divide by the number of real tokens (where the response mask is True)."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
             (_active(_ratio(logps, old_logps), advantages, clip_eps) & response_mask).sum() / response_mask.numel()
         ),
     ),
     Mistake(
         "per_answer_mean",
-        "You average within each answer first, then over answers; the clip fraction is one mean over all the real "
-        "tokens of the batch.",
-        "Count the clipped real tokens of the whole batch and divide by the number of real tokens of the batch.",
+        N_(
+            "You average within each answer first, then over answers; the clip fraction is one mean over all the real "
+            "tokens of the batch."
+        ),
+        N_("Count the clipped real tokens of the whole batch and divide by the number of real tokens of the batch."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
             (
                 (_active(_ratio(logps, old_logps), advantages, clip_eps).float() * response_mask).sum(dim=1)
@@ -181,9 +201,11 @@ CLIP_FRACTION_MISTAKES = [
     ),
     Mistake(
         "log_ratio_band",
-        "You compare the LOG ratio with plus or minus clip_eps; the band is on the ratio itself, [1 - clip_eps, "
-        "1 + clip_eps].",
-        "Exponentiate the log-prob difference first, then compare the ratio with 1 - clip_eps and 1 + clip_eps.",
+        N_(
+            "You compare the LOG ratio with plus or minus clip_eps; the band is on the ratio itself, [1 - clip_eps, "
+            "1 + clip_eps]."
+        ),
+        N_("Exponentiate the log-prob difference first, then compare the ratio with 1 - clip_eps and 1 + clip_eps."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             _active(logps - old_logps + 1, advantages, clip_eps),  # log ratio > eps  <=>  log ratio + 1 > 1 + eps
             response_mask,
@@ -191,16 +213,16 @@ CLIP_FRACTION_MISTAKES = [
     ),
     Mistake(
         "inverted_ratio",
-        "Your ratio is upside down: old over new. The ratio is the new policy's probability over the old one's.",
-        "Exponentiate the new log-probs minus the old ones.",
+        N_("Your ratio is upside down: old over new. The ratio is the new policy's probability over the old one's."),
+        N_("Exponentiate the new log-probs minus the old ones."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
             _active(_ratio(old_logps, logps), advantages, clip_eps), response_mask
         ),
     ),
     Mistake(
         "count",
-        "You return the NUMBER of clipped tokens; the exercise asks for their share of the real tokens.",
-        "Divide the count by the number of real tokens.",
+        N_("You return the NUMBER of clipped tokens; the exercise asks for their share of the real tokens."),
+        N_("Divide the count by the number of real tokens."),
         lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
             (_active(_ratio(logps, old_logps), advantages, clip_eps) & response_mask).sum()
         ),
@@ -208,17 +230,21 @@ CLIP_FRACTION_MISTAKES = [
 ]
 
 clip_fraction = Exercise(
-    name="clip fraction",
+    name=N_("clip fraction"),
     reference=_clip_fraction,
     cases=_cases(),
     mistakes=CLIP_FRACTION_MISTAKES,
     hint=[
-        "A token counts as clipped when the clipped term is the one PPO's min keeps AND it differs from the "
-        "unclipped one, so that its gradient is 0. That happens on one side of the band only, and the side depends "
-        "on the sign of the advantage. Padding does not count.",
-        r"Clipped: $\rho_t > 1+\epsilon$ with $A_t > 0$, or $\rho_t < 1-\epsilon$ with $A_t < 0$, where "
-        r"$\rho_t = \exp(\log\pi_\theta - \log\pi_{old})$. The fraction is the number of such real tokens over "
-        "the number of real tokens of the whole batch (one mean, not one per answer).",
+        N_(
+            "A token counts as clipped when the clipped term is the one PPO's min keeps AND it differs from the "
+            "unclipped one, so that its gradient is 0. That happens on one side of the band only, and the side depends "
+            "on the sign of the advantage. Padding does not count."
+        ),
+        N_(
+            r"Clipped: $\rho_t > 1+\epsilon$ with $A_t > 0$, or $\rho_t < 1-\epsilon$ with $A_t < 0$, where "
+            r"$\rho_t = \exp(\log\pi_\theta - \log\pi_{old})$. The fraction is the number of such real tokens over "
+            "the number of real tokens of the whole batch (one mean, not one per answer)."
+        ),
     ],
     solution="""
 ratio = torch.exp(logps - old_logps)  # [B, T]
@@ -230,14 +256,18 @@ return float((clipped.float() * mask).sum() / mask.sum())
 
 
 no_clip_prediction = FreeAnswer(
-    "GRPO-8 without clipping",
+    N_("GRPO-8 without clipping"),
     hint=[
-        "Clipping only acts from the second update on a batch, and only on tokens whose ratio has already moved "
-        "out of the band. How far do the ratios move in 8 updates at this learning rate?",
-        "Read the clip-fraction figure of section 4: what share of the tokens is clipped by the 8th update? What "
-        "could 8 unclipped steps on the same 256 answers do if that share were large?",
+        N_(
+            "Clipping only acts from the second update on a batch, and only on tokens whose ratio has already moved "
+            "out of the band. How far do the ratios move in 8 updates at this learning rate?"
+        ),
+        N_(
+            "Read the clip-fraction figure of section 4: what share of the tokens is clipped by the 8th update? What "
+            "could 8 unclipped steps on the same 256 answers do if that share were large?"
+        ),
     ],
-    solution=(
+    solution=N_(
         "Without clipping, every update pushes every token with its full advantage however far its ratio has "
         "already moved, so the 8 updates on one batch can drift as far as they like in the direction that batch "
         "favours. Whether that matters depends on how far the ratios get. If they stay well inside "
@@ -251,22 +281,28 @@ no_clip_prediction = FreeAnswer(
 
 # ----------------------------------------------------------------------------------------------- your PPO pieces
 ppo_pieces = PPOPiecesExercise(
-    name="your GAE and value loss inside a PPO step",
+    name=N_("your GAE and value loss inside a PPO step"),
     cases=[
-        PPOCase("gamma = lam = 1, beta = 0 (the race's setting)"),
+        PPOCase(N_("gamma = lam = 1, beta = 0 (the race's setting)")),
         PPOCase(
-            "gamma = 0.9, lam = 0.8, beta = 0.1 (a KL reward on every token)", gamma=0.9, lam=0.8, beta=0.1, seed=1
+            N_("gamma = 0.9, lam = 0.8, beta = 0.1 (a KL reward on every token)"), gamma=0.9, lam=0.8, beta=0.1, seed=1
         ),
     ],
     hint=[
-        "GAE runs backwards over each answer's tokens: a token's advantage is its one-step surprise (its reward "
-        "plus the discounted next value, minus its own value) plus the discounted advantage of the next token. "
-        "Padding has value 0 and advantage 0, and nothing comes after the last real token. The value loss is a "
-        "mean squared error over the real tokens.",
-        r"$\delta_t = r_t + \gamma V_{t+1} - V_t$ (with $V$ 0 after the last real token), "
-        r"$A_t = \delta_t + \gamma\lambda A_{t+1}$ from the last token back, returns $R_t = A_t + V_t$, all 0 on "
-        r"padding; value loss $\frac{1}{N}\sum_{\text{real } t} (V_t - R_t)^2$ with $N$ the number of real tokens.",
+        N_(
+            "GAE runs backwards over each answer's tokens: a token's advantage is its one-step surprise (its reward "
+            "plus the discounted next value, minus its own value) plus the discounted advantage of the next token. "
+            "Padding has value 0 and advantage 0, and nothing comes after the last real token. The value loss is a "
+            "mean squared error over the real tokens."
+        ),
+        N_(
+            r"$\delta_t = r_t + \gamma V_{t+1} - V_t$ (with $V$ 0 after the last real token), "
+            r"$A_t = \delta_t + \gamma\lambda A_{t+1}$ from the last token back, returns $R_t = A_t + V_t$, all 0 on "
+            r"padding; value loss $\frac{1}{N}\sum_{\text{real } t} (V_t - R_t)^2$ with $N$ the number of real tokens."
+        ),
     ],
-    solution="See the solution notebook: the backward loop of the hint, and `((values - returns) ** 2 * m).sum() / "
-    "m.sum()` with `m = response_mask.float()`.",
+    solution=N_(
+        "See the solution notebook: the backward loop of the hint, and `((values - returns) ** 2 * m).sum() / "
+        "m.sum()` with `m = response_mask.float()`."
+    ),
 )

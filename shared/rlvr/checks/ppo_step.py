@@ -24,8 +24,9 @@ import numpy as np
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import MISSING, Outcome, Question, Result, call_problem, changed_inputs
+from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem, changed_inputs
 from rlvr.checks.guard import Call, call_guarded, describe, failure_sentence, with_printed
+from rlvr.i18n import N_, _
 from rlvr.train import Batch, RLConfig, StepHooks, Trainer, value_loss, warm_start
 
 PIECE_LIMIT_S = 10.0  # per call of a learner's GAE or value loss (milliseconds when right)
@@ -171,85 +172,103 @@ def _returns_with(fn):
     return gae
 
 
-GAE_MISTAKES = {  # name: (sentence naming it and what to change, the wrong GAE)
+GAE_MISTAKES = {  # name: (sentence naming it and what to change, translated where shown; the wrong GAE)
     "unmasked": (
-        "padding is treated as answer tokens: the recursion runs through the padding after each answer. Set "
-        "values, deltas and advantages to 0 on padding, so each answer's recursion starts at its last real token.",
+        N_(
+            "padding is treated as answer tokens: the recursion runs through the padding after each answer. Set "
+            "values, deltas and advantages to 0 on padding, so each answer's recursion starts at its last real token."
+        ),
         lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, torch.ones_like(m), gamma, lam),
     ),
     "returns_are_advantages": (
-        "your returns are the advantages; the value model's target is the advantages PLUS the values.",
+        N_("your returns are the advantages; the value model's target is the advantages PLUS the values."),
         _returns_with(lambda a, v, m: a),
     ),
     "returns_reward_to_go": (
-        "your returns are the discounted sums of the rewards to come (Monte-Carlo returns); PPO's value target here "
-        "is the GAE advantage plus the value, which equals them only when lambda is 1.",
+        N_(
+            "your returns are the discounted sums of the rewards to come (Monte-Carlo returns); PPO's value target "
+            "here is the GAE advantage plus the value, which equals them only when lambda is 1."
+        ),
         lambda r, v, m, gamma=1.0, lam=1.0: (objectives.gae(r, v, m, gamma, lam)[0], _reward_to_go(r, m, gamma)),
     ),
     "returns_unmasked": (
-        "your returns are not 0 on padding: the values there were added back. Mask the returns (or the values) so "
-        "that padding gets 0.",
+        N_(
+            "your returns are not 0 on padding: the values there were added back. Mask the returns (or the values) so "
+            "that padding gets 0."
+        ),
         _returns_with(lambda a, v, m: a + v),
     ),
     "forwards": (
-        "you run the recursion forwards, from the first token; GAE runs backwards, from the last token, so that each "
-        "advantage includes what comes AFTER its token.",
+        N_(
+            "you run the recursion forwards, from the first token; GAE runs backwards, from the last token, so that "
+            "each advantage includes what comes AFTER its token."
+        ),
         lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, forwards=True),
     ),
     "no_gamma": (
-        "gamma is missing (you discount by 1). Multiply the next value by gamma in the one-step error, and the next "
-        "advantage by gamma times lambda.",
+        N_(
+            "gamma is missing (you discount by 1). Multiply the next value by gamma in the one-step error, and the "
+            "next advantage by gamma times lambda."
+        ),
         lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, m, 1.0, lam),
     ),
     "no_lambda": (
-        "lambda is missing (you use 1: Monte-Carlo advantages). The next token's advantage is weighed by gamma "
-        "TIMES lambda.",
+        N_(
+            "lambda is missing (you use 1: Monte-Carlo advantages). The next token's advantage is weighed by gamma "
+            "TIMES lambda."
+        ),
         lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, m, gamma, 1.0),
     ),
     "recursion_lambda_only": (
-        "the recursion weighs the next advantage by lambda alone; it is gamma times lambda.",
+        N_("the recursion weighs the next advantage by lambda alone; it is gamma times lambda."),
         lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, recursion=lam),
     ),
     "bootstrap_from_padding": (
-        "off by one at the end of each answer: after its last real token you bootstrap from the value the model "
-        "predicts on the padding; the value after the last real token is 0.",
+        N_(
+            "off by one at the end of each answer: after its last real token you bootstrap from the value the model "
+            "predicts on the padding; the value after the last real token is 0."
+        ),
         lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, next_from="raw"),
     ),
     "next_value_is_current": (
-        "off by one: the one-step error uses this token's value where the NEXT token's value belongs (V at t + 1).",
+        N_("off by one: the one-step error uses this token's value where the NEXT token's value belongs (V at t + 1)."),
         lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, next_from="current"),
     ),
 }
 
-VALUE_LOSS_MISTAKES = {  # name: (sentence, the wrong value loss)
+VALUE_LOSS_MISTAKES = {  # name: (sentence, translated where shown; the wrong value loss)
     "padding": (
-        "padding is counted: average the squared error over the real tokens only (the response mask).",
+        N_("padding is counted: average the squared error over the real tokens only (the response mask)."),
         lambda v, r, m: ((v - r) ** 2).mean(),
     ),
     "half": (
-        "the package's value loss is the plain mean squared error (no factor 1/2).",
+        N_("the package's value loss is the plain mean squared error (no factor 1/2)."),
         lambda v, r, m: 0.5 * objectives.masked_mean((v - r) ** 2, m),
     ),
     "token_sum": (
-        "you sum the squared errors instead of averaging them over the real tokens.",
+        N_("you sum the squared errors instead of averaging them over the real tokens."),
         lambda v, r, m: ((v - r) ** 2 * m).sum(),
     ),
     "per_answer_mean": (
-        "you average each answer's tokens first, then the answers; the value loss is one mean over all the real "
-        "tokens of the batch.",
+        N_(
+            "you average each answer's tokens first, then the answers; the value loss is one mean over all the real "
+            "tokens of the batch."
+        ),
         lambda v, r, m: (((v - r) ** 2 * m).sum(dim=1) / m.float().sum(dim=1)).mean(),
     ),
     "all_positions": (
-        "you divide the sum over the real tokens by every position, padding included; divide by the number of real "
-        "tokens.",
+        N_(
+            "you divide the sum over the real tokens by every position, padding included; divide by the number of real "
+            "tokens."
+        ),
         lambda v, r, m: ((v - r) ** 2 * m).sum() / m.numel(),
     ),
     "absolute_error": (
-        "you average the ABSOLUTE error; the value loss is the mean SQUARED error.",
+        N_("you average the ABSOLUTE error; the value loss is the mean SQUARED error."),
         lambda v, r, m: objectives.masked_mean((v - r).abs(), m),
     ),
     "root_mean_square": (
-        "you return the root of the mean squared error; the loss is the mean squared error itself.",
+        N_("you return the root of the mean squared error; the loss is the mean squared error itself."),
         lambda v, r, m: objectives.masked_mean((v - r) ** 2, m).sqrt(),
     ),
 }
@@ -285,22 +304,25 @@ def _first_token(got: torch.Tensor, want: torch.Tensor) -> tuple[int, int]:
 
 def _output_problem(name: str, got, want: torch.Tensor) -> str | None:
     """Type, shape, dtype and finiteness of one returned tensor, as a sentence, or None (values compared later)."""
+    name = _(name)
     if isinstance(got, np.ndarray):
         same = got.shape == tuple(want.shape) and np.allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)
-        return f"{name} are a numpy array{' (with the right values)' if same else ''}: return torch tensors."
+        if same:
+            return _("{name} are a numpy array (with the right values): return torch tensors.").format(name=name)
+        return _("{name} are a numpy array: return torch tensors.").format(name=name)
     if not isinstance(got, torch.Tensor):
-        return f"{name} must be a torch tensor of shape {tuple(want.shape)} ([B, T]), got {describe(got)}."
+        text = _("{name} must be a torch tensor of shape {shape} ([B, T]), got {what}.")
+        return text.format(name=name, shape=tuple(want.shape), what=describe(got))
     if tuple(got.shape) == tuple(want.T.shape) and tuple(got.shape) != tuple(want.shape):
-        return (
-            f"{name} have shape {tuple(got.shape)}, [T, B]: the answers must be the first axis, [B, T] "
-            f"{tuple(want.shape)}."
-        )
+        text = _("{name} have shape {shape}, [T, B]: the answers must be the first axis, [B, T] {want}.")
+        return text.format(name=name, shape=tuple(got.shape), want=tuple(want.shape))
     if tuple(got.shape) != tuple(want.shape):
-        return f"{name} must have shape {tuple(want.shape)} ([B, T]), got {tuple(got.shape)}."
+        text = _("{name} must have shape {want} ([B, T]), got {shape}.")
+        return text.format(name=name, want=tuple(want.shape), shape=tuple(got.shape))
     if not got.is_floating_point():
-        return f"{name} have dtype {got.dtype}: return floating-point tensors."
+        return _("{name} have dtype {dtype}: return floating-point tensors.").format(name=name, dtype=got.dtype)
     if not torch.isfinite(got).all():
-        return f"{name} contain NaN or inf."
+        return _("{name} contain NaN or inf.").format(name=name)
     return None
 
 
@@ -308,10 +330,12 @@ def _values_problem(name: str, got: torch.Tensor, want: torch.Tensor) -> str | N
     """Where two [B, T] tensors first differ, with expected against got, or None."""
     if _close(got, want):
         return None
+    name = _(name)
     if want.dim() == 2 and want.shape[0] == want.shape[1] and _close(got.T, want):
-        return f"{name} are transposed ([T, B]): the answers must be the first axis."
+        return _("{name} are transposed ([T, B]): the answers must be the first axis.").format(name=name)
     i, t = _first_token(got, want)
-    return f"{name} differ first at answer {i}, token {t}: expected {float(want[i, t]):.4f}, got {float(got[i, t]):.4f}"
+    text = _("{name} differ first at answer {i}, token {t}: expected {want}, got {got}")
+    return text.format(name=name, i=i, t=t, want=f"{float(want[i, t]):.4f}", got=f"{float(got[i, t]):.4f}")
 
 
 def gae_problem(gae_fn: Callable, reference: PPOStep, case: PPOCase) -> tuple[str | None, Call | None]:
@@ -326,18 +350,20 @@ def gae_problem(gae_fn: Callable, reference: PPOStep, case: PPOCase) -> tuple[st
         return None, call
     out = call.value
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        return with_printed(f"GAE: return a tuple (advantages, returns), got {describe(out)}.", call), None
-    for name, got, expected in (("GAE: the advantages", out[0], want[0]), ("GAE: the returns", out[1], want[1])):
+        text = _("GAE: return a tuple (advantages, returns), got {what}.").format(what=describe(out))
+        return with_printed(text, call), None
+    names = (N_("GAE: the advantages"), N_("GAE: the returns"))
+    for name, got, expected in zip(names, out, want):
         problem = _output_problem(name, got, expected)
         if problem:
             return with_printed(problem, call), None
     changed = changed_inputs((inputs, {}), (given, {}), ["rewards", "values", "response_mask"])
-    for name, got, expected in (("GAE: the advantages", out[0], want[0]), ("GAE: the returns", out[1], want[1])):
+    for name, got, expected in zip(names, out, want):
         problem = _values_problem(name, got, expected)
         if problem:
             return with_printed(_name_gae_mistake(problem, out, inputs), call), None
     if changed:
-        return with_printed(_in_place("your GAE", changed), call), None
+        return with_printed(_in_place(N_("your GAE"), changed), call), None
     return None, None
 
 
@@ -346,20 +372,20 @@ def _name_gae_mistake(problem: str, out, inputs) -> str:
     for sentence, fn in GAE_MISTAKES.values():
         theirs = fn(*copy.deepcopy(inputs))
         if all(_close(x, y) for x, y in zip(out, theirs)):
-            return f"{problem}: {sentence}"
-    return (
-        f"{problem}. delta_t = r_t + gamma * V_(t+1) - V_t (V = 0 after the last real token), "
+            return _("{problem}: {sentence}").format(problem=problem, sentence=_(sentence))
+    return _(
+        "{problem}. delta_t = r_t + gamma * V_(t+1) - V_t (V = 0 after the last real token), "
         "A_t = delta_t + gamma * lam * A_(t+1) from the last token backwards, returns = A + V, all 0 on padding."
-    )
+    ).format(problem=problem)
 
 
 def _in_place(what: str, names: list[str]) -> str:
     """The sentence for a piece that changed its inputs."""
     listed = ", ".join(f"`{n}`" for n in names)
-    return (
-        f"{what} changes its input {listed} in place: the PPO step uses those tensors again afterwards (the next "
+    return _(
+        "{what} changes its input {listed} in place: the PPO step uses those tensors again afterwards (the next "
         "update reads them), so the run changes. Build new tensors instead of writing into the inputs."
-    )
+    ).format(what=_(what), listed=listed)
 
 
 def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> tuple[str | None, Call | None]:
@@ -375,49 +401,68 @@ def value_loss_problem(reference: PPOStep, value_loss_fn: Callable) -> tuple[str
         return None, call
     got = call.value
     if not isinstance(got, torch.Tensor) or got.numel() != 1:
-        shape = f"a tensor of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else describe(got)
-        return with_printed(f"value loss: return one scalar tensor (the loss), not {shape}.", call), None
+        if isinstance(got, torch.Tensor):
+            shape = _("a tensor of shape {shape}").format(shape=tuple(got.shape))
+        else:
+            shape = describe(got)
+        text = _("value loss: return one scalar tensor (the loss), not {what}.").format(what=shape)
+        return with_printed(text, call), None
     if not torch.isfinite(got).all():
-        return with_printed(f"value loss: {got.item()} (not a finite number).", call), None
+        text = _("value loss: {value} (not a finite number).").format(value=got.item())
+        return with_printed(text, call), None
     if got.grad_fn is None:
-        return with_printed(
+        text = _(
             "value loss: it is detached from the values (no gradient can reach the value model): avoid .item(), "
-            ".detach() and torch.tensor(...) inside it.",
-            call,
-        ), None
+            ".detach() and torch.tensor(...) inside it."
+        )
+        return with_printed(text, call), None
     got_value = float(got.detach())
     changed = changed_inputs(((values, returns, mask), {}), (given, {}), ["values", "returns", "response_mask"])
     if changed:
         right = math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7)
-        return with_printed(
-            _in_place("your value loss", changed) + (" (Its value is right.)" if right else ""), call
-        ), None
+        text = _in_place(N_("your value loss"), changed)
+        if right:
+            text = _("{sentence} (Its value is right.)").format(sentence=text)
+        return with_printed(text, call), None
     if math.isclose(got_value, want, rel_tol=1e-4, abs_tol=1e-7):
         return None, None
-    shown = f"expected {want:.4g}, got {got_value:.4g}"
+    shown = _("expected {want}, got {got}").format(want=f"{want:.4g}", got=f"{got_value:.4g}")
     for sentence, fn in VALUE_LOSS_MISTAKES.values():
         if math.isclose(got_value, float(fn(values, returns, mask)), rel_tol=1e-4, abs_tol=1e-7):
-            return with_printed(f"value loss: {sentence} On these values and returns: {shown}.", call), None
-    return with_printed(
-        f"value loss: on these values and returns, {shown}; the mean of (values - returns)^2 over the real tokens "
-        "differs.",
-        call,
-    ), None
+            text = _("value loss: {sentence} On these values and returns: {shown}.")
+            return with_printed(text.format(sentence=_(sentence), shown=shown), call), None
+    text = _(
+        "value loss: on these values and returns, {shown}; the mean of (values - returns)^2 over the real tokens "
+        "differs."
+    )
+    return with_printed(text.format(shown=shown), call), None
 
 
 def update_problem(mine: PPOStep, reference: PPOStep) -> str | None:
     """The value model's and the policy's parameters after the step."""
-    for name, got, want in (
-        ("the value model", mine.value_params, reference.value_params),
-        ("the policy", mine.policy_params, reference.policy_params),
+    for text, got, want in (
+        (
+            N_(
+                "update: the value model's parameters differ after the step (relative difference {gap}) although the "
+                "advantages, returns and value loss agree: does one of your functions keep state between calls, or "
+                "change a tensor it returned or received?"
+            ),
+            mine.value_params,
+            reference.value_params,
+        ),
+        (
+            N_(
+                "update: the policy's parameters differ after the step (relative difference {gap}) although the "
+                "advantages, returns and value loss agree: does one of your functions keep state between calls, or "
+                "change a tensor it returned or received?"
+            ),
+            mine.policy_params,
+            reference.policy_params,
+        ),
     ):
         gap = float((got - want).norm() / want.norm())
         if gap > 1e-4:
-            return (
-                f"update: {name}'s parameters differ after the step (relative difference {gap:.2g}) although the "
-                "advantages, returns and value loss agree: does one of your functions keep state between calls, or "
-                "change a tensor it returned or received?"
-            )
+            return _(text).format(gap=f"{gap:.2g}")
     return None
 
 
@@ -427,12 +472,12 @@ def diagnose(case: PPOCase, gae_fn: Callable, value_loss_fn: Callable) -> tuple[
     reference = reference_step(case)
     problem, failed = gae_problem(gae_fn, reference, case)
     if problem or failed:
-        return problem, failed, "your GAE"
+        return problem, failed, N_("your GAE")
     problem, failed = value_loss_problem(reference, value_loss_fn)
     if problem or failed:
-        return problem, failed, "your value loss"
+        return problem, failed, N_("your value loss")
     try:
-        mine = run_case(case, guarded(gae_fn, "your GAE"), guarded(value_loss_fn, "your value loss"))
+        mine = run_case(case, guarded(gae_fn, N_("your GAE")), guarded(value_loss_fn, N_("your value loss")))
     except LearnerFailure as failure:
         return None, failure.call, failure.what
     return update_problem(mine, reference), None, ""
@@ -452,22 +497,24 @@ class PPOPiecesExercise(Question):
     def _evaluate(self, gae_fn: Callable = MISSING, value_loss_fn: Callable = MISSING, *more) -> Result:
         """The first case whose step differs decides; all agree: correct."""
         problem = call_problem(
-            (gae_fn, value_loss_fn, *more), ["your GAE", "your value loss"], "check(my_gae, my_value_loss)"
+            (gae_fn, value_loss_fn, *more), [N_("your GAE"), N_("your value loss")], "check(my_gae, my_value_loss)"
         )
         if problem:
             return Result(self.name, Outcome.UNCHECKABLE, problem)
         for case in self.cases:
             problem, failed, what = diagnose(case, gae_fn, value_loss_fn)
-            where = f"case `{case.description}`"
             if failed is not None and failed.not_attempted:
-                return Result(self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code.")
+                return Result(self.name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE)
             if failed is not None:
-                return Result(self.name, Outcome.UNCHECKABLE, f"{where}: {failure_sentence(failed, what)}")
+                message = _("case `{case}`: {failure}").format(
+                    case=_(case.description), failure=failure_sentence(failed, what)
+                )
+                return Result(self.name, Outcome.UNCHECKABLE, message)
             if problem:
-                return Result(self.name, Outcome.INCORRECT, f"{where}: {problem}")
-        return Result(
-            self.name,
-            Outcome.CORRECT,
-            f"passed {len(self.cases)} of {len(self.cases)} cases: the same advantages, returns, value loss "
-            "and updates of the value model and the policy as the package's PPO step.",
-        )
+                message = _("case `{case}`: {failure}").format(case=_(case.description), failure=problem)
+                return Result(self.name, Outcome.INCORRECT, message)
+        message = _(
+            "passed {n} of {total} cases: the same advantages, returns, value loss and updates of the value model and "
+            "the policy as the package's PPO step."
+        ).format(n=len(self.cases), total=len(self.cases))
+        return Result(self.name, Outcome.CORRECT, message)

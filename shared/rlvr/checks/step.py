@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from rlvr import objectives
-from rlvr.checks.core import MISSING, Outcome, Question, Result, call_problem
+from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem
 from rlvr.checks.guard import (
     Call,
     OutputTail,
@@ -38,6 +38,7 @@ from rlvr.checks.guard import (
     one_line_error,
     with_printed,
 )
+from rlvr.i18n import N_, _
 from rlvr.grpo_step import STEP_KEYS, StepError, group_prompts, grpo_step
 from rlvr.model import TinyTransformer, response_logps, response_mask
 from rlvr.task import decode, prompt_text, prompt_tokens, sample_prompts, score_batch
@@ -51,6 +52,12 @@ CLIP_EPS = 0.2
 STEP_LIMIT_S = 20.0  # per call of the learner's step in the check (a right one takes well under a second)
 TRAIN_STEP_LIMIT_S = 60.0  # per call while training with it (32 x 8 answers; ~0.1 s on a quiet machine)
 CALLS = 2  # consecutive calls per case
+OUTCOME_WORDS = {  # an outcome in the line printed when the learner's step is not used (its value, translatable)
+    Outcome.CORRECT: N_("correct"),
+    Outcome.INCORRECT: N_("incorrect"),
+    Outcome.NOT_ATTEMPTED: N_("not attempted"),
+    Outcome.UNCHECKABLE: N_("uncheckable"),
+}
 
 
 @dataclass(frozen=True)
@@ -219,17 +226,27 @@ def _aggregations(per_token: torch.Tensor, mask: torch.Tensor) -> dict[str, torc
     }
 
 
-AGGREGATION_ADVICE = {
-    "padding": "loss: padding is counted. Average each answer's per-token loss over its own real tokens only (the "
-    "response mask), then take the mean over answers.",
-    "batch_mean": "loss: you take one token mean over the whole batch (DAPO's token-level mean, TRL's 'bnpo': every "
-    "token weighs the same); GRPO averages each answer's tokens first, then averages over answers.",
-    "token_sum": "loss: you sum each answer's tokens instead of averaging them; divide each answer's sum by its "
-    "number of real tokens.",
-    "flat_mean": "loss: you average over all B x T entries of the masked loss (Dr. GRPO's constant normaliser); "
-    "GRPO divides each answer's token sum by its own number of real tokens.",
-    "batch_sum": "loss: you add up every token of the batch; GRPO averages each answer over its own tokens, then "
-    "averages over answers.",
+AGGREGATION_ADVICE = {  # a variant's name -> its sentence (translated where shown)
+    "padding": N_(
+        "loss: padding is counted. Average each answer's per-token loss over its own real tokens only (the "
+        "response mask), then take the mean over answers."
+    ),
+    "batch_mean": N_(
+        "loss: you take one token mean over the whole batch (DAPO's token-level mean, TRL's 'bnpo': every "
+        "token weighs the same); GRPO averages each answer's tokens first, then averages over answers."
+    ),
+    "token_sum": N_(
+        "loss: you sum each answer's tokens instead of averaging them; divide each answer's sum by its "
+        "number of real tokens."
+    ),
+    "flat_mean": N_(
+        "loss: you average over all B x T entries of the masked loss (Dr. GRPO's constant normaliser); "
+        "GRPO divides each answer's token sum by its own number of real tokens."
+    ),
+    "batch_sum": N_(
+        "loss: you add up every token of the batch; GRPO averages each answer over its own tokens, then "
+        "averages over answers."
+    ),
 }
 
 
@@ -239,7 +256,8 @@ def _clipped(ratio: torch.Tensor, adv: torch.Tensor) -> torch.Tensor:
 
 
 def _variant_losses(logps, ref_logps, advantages, mask, beta) -> dict[str, tuple[torch.Tensor, str]]:
-    """Loss tensors (with graph) of the right step and of the mistakes the checker can name."""
+    """Loss tensors (with graph) of the right step and of the mistakes the checker can name, each with its sentence
+    (in English: `_()` translates it where it is shown, so a cached variant follows the language of the moment)."""
     adv = advantages[:, None]  # [B, 1]
     pg = _clipped(torch.exp(logps - logps.detach()), adv)  # [B, T]
     kl = objectives.kl_k3(logps, ref_logps)  # [B, T]
@@ -250,52 +268,67 @@ def _variant_losses(logps, ref_logps, advantages, mask, beta) -> dict[str, tuple
     right = variants["right"][0]
     variants["sign"] = (
         -right,
-        "loss: your gradient points the wrong way (the update climbs the loss): the loss's sign is flipped (the "
-        "loss to MINIMISE is minus the clipped objective per token, plus beta times k3), or the ratio's numerator is "
-        "detached instead of its old log-probs (with one update per batch the two look the same).",
+        N_(
+            "loss: your gradient points the wrong way (the update climbs the loss): the loss's sign is flipped (the "
+            "loss to MINIMISE is minus the clipped objective per token, plus beta times k3), or the ratio's numerator "
+            "is detached instead of its old log-probs (with one update per batch the two look the same)."
+        ),
     )
     same = torch.exp(logps - logps)  # ratio without a detached denominator: 1, and no gradient
     variants["not_detached"] = (
         _aggregations(_clipped(same, adv) + right_kl, mask)["right"],
-        "update: no gradient flows through the ratio. Its old log-probs must be a copy of the log-probs without "
-        "a graph (detached): exp(logps - logps) is 1 for every parameter value, so its gradient is 0.",
+        N_(
+            "update: no gradient flows through the ratio. Its old log-probs must be a copy of the log-probs without "
+            "a graph (detached): exp(logps - logps) is 1 for every parameter value, so its gradient is 0."
+        ),
     )
     swapped = torch.exp(logps.detach() - logps)  # the numerator detached instead: gradient of minus log pi
     variants["wrong_detached"] = (
         _aggregations(_clipped(swapped, adv) + right_kl, mask)["right"],
-        "update: your gradient is the right one with the opposite sign: the ratio's numerator is detached and its "
-        "denominator keeps the graph. Detach the OLD log-probs (the denominator), keep the new ones' graph.",
+        N_(
+            "update: your gradient is the right one with the opposite sign: the ratio's numerator is detached and its "
+            "denominator keeps the graph. Detach the OLD log-probs (the denominator), keep the new ones' graph."
+        ),
     )
     if beta > 0:
         log_r = logps - ref_logps  # the wrong way round
         kl_variants = {
             "kl_reversed": (
                 torch.expm1(log_r) - log_r,
-                "KL term: the log-ratio is the wrong way round. k3 uses the reference's log-probs minus the "
-                "policy's: (exp(l) - 1) - l.",
+                N_(
+                    "KL term: the log-ratio is the wrong way round. k3 uses the reference's log-probs minus the "
+                    "policy's: (exp(l) - 1) - l."
+                ),
             ),
             "kl_k1": (
                 logps - ref_logps,
-                "KL term: you add k1, the policy's log-probs minus the reference's; the lecture's (and TRL's) "
-                "penalty is k3 = (exp(l) - 1) - l with l the reference's log-probs minus the policy's.",
+                N_(
+                    "KL term: you add k1, the policy's log-probs minus the reference's; the lecture's (and TRL's) "
+                    "penalty is k3 = (exp(l) - 1) - l with l the reference's log-probs minus the policy's."
+                ),
             ),
             "kl_sign": (
                 -kl,
-                "KL term: you subtract the penalty; beta times k3 is ADDED to each token's loss.",
+                N_("KL term: you subtract the penalty; beta times k3 is ADDED to each token's loss."),
             ),
-            "kl_missing": (torch.zeros_like(pg), "KL term: your step ignores beta."),
+            "kl_missing": (torch.zeros_like(pg), N_("KL term: your step ignores beta.")),
         }
         for name, (term, advice) in kl_variants.items():
             variants[name] = (_aggregations(pg + beta * term, mask)["right"], advice)
         variants["kl_padding"] = (
             _aggregations(pg, mask)["right"] + beta * kl.mean(),
-            "KL term: you average the penalty over every position, padding included; add beta times k3 to each real "
-            "token's loss, so it is averaged like the rest (over each answer's real tokens, then over answers).",
+            N_(
+                "KL term: you average the penalty over every position, padding included; add beta times k3 to each "
+                "real token's loss, so it is averaged like the rest (over each answer's real tokens, then over "
+                "answers)."
+            ),
         )
         variants["kl_batch_mean"] = (
             _aggregations(pg, mask)["right"] + beta * _aggregations(kl, mask)["batch_mean"],
-            "KL term: you average the penalty over all tokens of the batch at once; add beta times k3 to each "
-            "token's loss, so it is averaged like the rest (per answer, then over answers).",
+            N_(
+                "KL term: you average the penalty over all tokens of the batch at once; add beta times k3 to each "
+                "token's loss, so it is averaged like the rest (per answer, then over answers)."
+            ),
         )
     return variants
 
@@ -355,23 +388,28 @@ def _answer(responses: torch.Tensor, i: int) -> str:
 
 def sampling_problem(got, want: torch.Tensor, prompts: np.ndarray, group_size: int) -> str | None:
     """First difference between the sampled answers, as one sentence, or None."""
-    advice = (
+    advice = _(
         "sample once from the policy, at temperature 1, with the generator you are given and group_size samples "
         "per prompt (one call of `sample` on the prompts' tokens)"
     )
     if not isinstance(got, torch.Tensor) or got.dim() != 2:
-        return f"sampling: 'responses' must be the [B, T] tensor of sampled token ids, got {_what(got)}; {advice}."
+        text = _("sampling: 'responses' must be the [B, T] tensor of sampled token ids, got {what}; {advice}.")
+        return text.format(what=_what(got), advice=advice)
     if got.shape[0] != want.shape[0]:
-        return (
-            f"sampling: {got.shape[0]} answers, but {len(prompts)} prompts x {group_size} = {want.shape[0]} "
-            f"were expected; {advice}."
+        text = _("sampling: {n} answers, but {prompts} prompts x {group_size} = {want} were expected; {advice}.")
+        return text.format(
+            n=got.shape[0], prompts=len(prompts), group_size=group_size, want=want.shape[0], advice=advice
         )
     if got.shape != want.shape or not torch.equal(got.long(), want):
         rows = [i for i in range(len(want)) if got.shape[1] != want.shape[1] or not torch.equal(got[i], want[i])]
         i = rows[0]
-        return (
-            f"sampling: answer {i} (to prompt {prompt_text(prompts[i // group_size])}) is {_answer(got, i)!r}, "
-            f"the package sampled {_answer(want, i)!r}; {advice}."
+        text = _("sampling: answer {i} (to prompt {prompt}) is {yours}, the package sampled {theirs}; {advice}.")
+        return text.format(
+            i=i,
+            prompt=prompt_text(prompts[i // group_size]),
+            yours=repr(_answer(got, i)),
+            theirs=repr(_answer(want, i)),
+            advice=advice,
         )
     return None
 
@@ -379,7 +417,7 @@ def sampling_problem(got, want: torch.Tensor, prompts: np.ndarray, group_size: i
 def _what(value) -> str:
     """A value's shape if it is a tensor, else its type."""
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {tuple(value.shape)}"
+        return _("a tensor of shape {shape}").format(shape=tuple(value.shape))
     return describe(value)
 
 
@@ -387,15 +425,21 @@ def scoring_problem(got, responses: torch.Tensor, prompts: np.ndarray, group_siz
     """First answer whose reward differs from the verifier's, as one sentence, or None."""
     want = score_batch(group_prompts(prompts, group_size), responses)["reward"]  # [B]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
-        return f"scoring: 'rewards' must be a tensor of shape {tuple(want.shape)} (one per answer), got {_what(got)}."
+        text = _("scoring: 'rewards' must be a tensor of shape {shape} (one per answer), got {what}.")
+        return text.format(shape=tuple(want.shape), what=_what(got))
     wrong = (got.detach().float() != want).nonzero().flatten()
     if len(wrong):
         i = int(wrong[0])
-        return (
-            f"scoring: answer {i} ({_answer(responses, i)!r} to prompt {prompt_text(prompts[i // group_size])}) "
-            f"has your reward {float(got[i]):g}, the verifier gives {float(want[i]):g}. Score each answer "
-            "against its own prompt: each prompt repeated group_size times in a row (the order `sample` answers "
-            "them in), then the verifier on those prompts and the answers."
+        return _(
+            "scoring: answer {i} ({answer} to prompt {prompt}) has your reward {yours}, the verifier gives {theirs}. "
+            "Score each answer against its own prompt: each prompt repeated group_size times in a row (the order "
+            "`sample` answers them in), then the verifier on those prompts and the answers."
+        ).format(
+            i=i,
+            answer=repr(_answer(responses, i)),
+            prompt=prompt_text(prompts[i // group_size]),
+            yours=f"{float(got[i]):g}",
+            theirs=f"{float(want[i]):g}",
         )
     return None
 
@@ -413,17 +457,19 @@ def _leave_one_out(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return ((r - others) / (r.std(1, keepdim=True, correction=0) + EPS)).reshape(-1)
 
 
-ADVANTAGE_MISTAKES: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {  # [B], G -> [B]
-    "the unbiased std (divides by G - 1); GRPO here uses the population std (over G)": lambda rewards, g: (
-        objectives.grpo_advantages(rewards, g, EPS, "unbiased")
+ADVANTAGE_MISTAKES: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {  # sentence: [B], G -> [B]
+    N_("It looks like the unbiased std (divides by G - 1); GRPO here uses the population std (over G)."): (
+        lambda rewards, g: objectives.grpo_advantages(rewards, g, EPS, "unbiased")
     ),
-    "the mean and std of the whole batch instead of each group": lambda rewards, g: (
+    N_("It looks like the mean and std of the whole batch instead of each group."): lambda rewards, g: (
         (rewards - rewards.mean()) / (rewards.std(correction=0) + EPS)
     ),
-    "no division by the std (that is Dr. GRPO)": lambda rewards, g: objectives.dr_grpo_advantages(rewards, g),
-    "groups taken as columns: a prompt's G answers are consecutive": _columns,
-    "the leave-one-out mean (RLOO) as the baseline; GRPO subtracts the group mean": _leave_one_out,
-    "advantages with the wrong sign (group mean minus reward)": lambda rewards, g: (
+    N_("It looks like no division by the std (that is Dr. GRPO)."): lambda rewards, g: objectives.dr_grpo_advantages(
+        rewards, g
+    ),
+    N_("It looks like groups taken as columns: a prompt's G answers are consecutive."): _columns,
+    N_("It looks like the leave-one-out mean (RLOO) as the baseline; GRPO subtracts the group mean."): _leave_one_out,
+    N_("It looks like advantages with the wrong sign (group mean minus reward)."): lambda rewards, g: (
         -objectives.grpo_advantages(rewards, g, EPS, "population")
     ),
 }
@@ -433,17 +479,16 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
     """First group whose advantages differ from GRPO's (population std + eps), as one sentence, or None."""
     want = objectives.grpo_advantages(rewards, group_size, EPS, "population")  # [B]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
-        return (
-            f"advantages: must be a tensor of shape {tuple(want.shape)} (one per answer, flattened), got {_what(got)}."
-        )
+        text = _("advantages: must be a tensor of shape {shape} (one per answer, flattened), got {what}.")
+        return text.format(shape=tuple(want.shape), what=_what(got))
     if got.dtype in (torch.float16, torch.bfloat16):
-        return (
-            f"advantages: they are {got.dtype}, which keeps only 2 to 3 significant digits; keep them in float32, "
+        return _(
+            "advantages: they are {dtype}, which keeps only 2 to 3 significant digits; keep them in float32, "
             "the rewards' dtype."
-        )
+        ).format(dtype=got.dtype)
     got = got.detach().float()
     if not torch.isfinite(got).all():
-        return "advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std."
+        return _("advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std.")
     close = torch.isclose(got, want, rtol=1e-4, atol=1e-5).view(-1, group_size).all(dim=1)  # [P]
     if bool(close.all()):
         return None
@@ -461,11 +506,12 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
     right = ", ".join(f"{x:.3f}" for x in want.view(-1, group_size)[k].tolist())
     rewards_k = ", ".join(f"{x:g}" for x in r[k].tolist())
     why = (
-        f" It looks like {mistake}."
+        _(mistake)
         if mistake
-        else " GRPO's advantage is (r - mean of the group) / (population std of the group + eps)."
+        else _("GRPO's advantage is (r - mean of the group) / (population std of the group + eps).")
     )
-    return f"advantages: group {k} (rewards [{rewards_k}]): expected [{right}], got [{yours}].{why}"
+    text = _("advantages: group {k} (rewards [{rewards}]): expected [{right}], got [{yours}]. {why}")
+    return text.format(k=k, rewards=rewards_k, right=right, yours=yours, why=why)
 
 
 def _zero(x: torch.Tensor | None) -> bool:
@@ -481,40 +527,41 @@ def update_problem(run: StepRun, variants: tuple[Variant, ...], leftover: torch.
     right = variants[0]
     loss = loss_value(run.out)
     if not math.isfinite(loss):
-        return f"loss: your loss is {run.out['loss']!r}, not one finite number (return the loss as a Python float)."
+        text = _("loss: your loss is {loss}, not one finite number (return the loss as a Python float).")
+        return text.format(loss=repr(run.out["loss"]))
     if matches(run, right):
         return None
     if run.backward_passes == 0:
         if _zero(run.delta):
-            return (
+            return _(
                 "update: no gradient reached the parameters: the backward pass of the loss is missing (run it "
                 "on the loss before the optimizer's step)."
             )
-        return "update: the parameters changed, but no backward pass of a loss reached them."
+        return _("update: the parameters changed, but no backward pass of a loss reached them.")
     if _zero(run.delta):
         if not _zero(run.grads_left):
-            return (
+            return _(
                 "update: the backward pass left a gradient but the parameters did not change: the optimizer's step "
                 "is missing, or it runs before the backward pass."
             )
         if run.backward_norm == 0:
             not_detached = variant_named(variants, "not_detached")
             if math.isclose(loss, not_detached.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
-                return not_detached.advice
-            return "update: your loss has a gradient of 0 with respect to every parameter."
-        return (
+                return _(not_detached.advice)
+            return _("update: your loss has a gradient of 0 with respect to every parameter.")
+        return _(
             "update: the gradients were cleared between the backward pass and the optimizer's step, so the step "
             "moved nothing: clear them at the START of the step, before the backward pass."
         )
     if not _zero(leftover) and relative_gap(run.delta, right.delta - leftover) < UPDATE_RTOL:
-        return (
+        return _(
             "update: on the second call your parameters moved by this step's gradient PLUS the previous step's: "
             "the gradients are never cleared. Clear the optimizer's gradients at the start of each step, before "
             "the backward pass."
         )
     for variant in variants[1:]:
         if matches(run, variant):
-            return variant.advice
+            return _(variant.advice)
     return optimizer_problem(run, right) or generic_update_problem(run, right, loss)
 
 
@@ -522,11 +569,11 @@ def optimizer_problem(run: StepRun, right: Variant) -> str | None:
     """The gradient is right but the parameters moved differently: the optimizer's doing. A sentence or None."""
     gradient_right = run.grads_left is not None and relative_gap(-run.grads_left, right.delta) < UPDATE_RTOL
     if gradient_right and relative_gap(run.delta, 2 * right.delta) < UPDATE_RTOL:
-        return "update: your parameters moved twice as far as one step: the optimizer steps twice."
+        return _("update: your parameters moved twice as far as one step: the optimizer steps twice.")
     if run.grads_left is not None and relative_gap(-run.grads_left, 2 * right.delta) < UPDATE_RTOL:
-        return "update: your gradient is twice the right one: the backward pass runs twice on the loss."
+        return _("update: your gradient is twice the right one: the backward pass runs twice on the loss.")
     if gradient_right or _looks_like_fresh_adam(run.delta, right.delta):
-        return (
+        return _(
             "update: your gradient is right but the parameters did not move the way the optimizer you are given "
             "moves them: it looks like you make your own optimizer inside the step. Use the `optimizer` argument "
             "(the training loop chose it, with its learning rate and its state across steps)."
@@ -547,16 +594,15 @@ def _looks_like_fresh_adam(delta: torch.Tensor, right: torch.Tensor) -> bool:
 def generic_update_problem(run: StepRun, right: Variant, loss: float) -> str:
     """The sentence when no named mistake fits."""
     if not math.isclose(loss, right.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
-        return (
-            f"loss: expected {right.loss:.6g}, got {loss:.6g}. The loss is minus the clipped ratio times the "
-            "advantage, averaged over each answer's real tokens, then over answers (plus beta times k3 per token "
-            "when beta > 0)."
-        )
-    return (
-        f"update: the loss value is right but its gradient is not (your parameter change differs by "
-        f"{relative_gap(run.delta, right.delta):.1%}): check that the loss is computed from the policy's "
-        "log-probs with their graph, and which tokens each mean runs over."
-    )
+        return _(
+            "loss: expected {want}, got {got}. The loss is minus the clipped ratio times the advantage, averaged "
+            "over each answer's real tokens, then over answers (plus beta times k3 per token when beta > 0)."
+        ).format(want=f"{right.loss:.6g}", got=f"{loss:.6g}")
+    return _(
+        "update: the loss value is right but its gradient is not (your parameter change differs by {gap}): check "
+        "that the loss is computed from the policy's log-probs with their graph, and which tokens each mean runs "
+        "over."
+    ).format(gap=f"{relative_gap(run.delta, right.delta):.1%}")
 
 
 def variant_named(variants: tuple[Variant, ...], name: str) -> Variant:
@@ -568,20 +614,26 @@ def kl_missing_problem(run: StepRun) -> tuple[str, bool]:
     """(the sentence for a step whose KL term adds nothing at beta > 0, True if it looks not attempted)."""
     if run.ref_passes > 0:
         return (
-            "KL term: your step runs the frozen `ref` model, but the penalty adds nothing to the loss or its "
-            "gradient: the log-ratio must be the reference's log-probs minus the POLICY's (with their graph), and "
-            "beta times k3 must be added to each token's loss.",
+            _(
+                "KL term: your step runs the frozen `ref` model, but the penalty adds nothing to the loss or its "
+                "gradient: the log-ratio must be the reference's log-probs minus the POLICY's (with their graph), and "
+                "beta times k3 must be added to each token's loss."
+            ),
             False,
         )
     if run.graphless_policy_passes > 0:
         return (
-            "KL term: your step adds no KL penalty and never runs the frozen `ref` model: a KL computed from the "
-            "policy's own log-probs (against itself) is 0. Take the reference log-probs from `ref`.",
+            _(
+                "KL term: your step adds no KL penalty and never runs the frozen `ref` model: a KL computed from the "
+                "policy's own log-probs (against itself) is 0. Take the reference log-probs from `ref`."
+            ),
             False,
         )
     return (
-        "KL term: your step ignores beta. Add beta times k3 to each token's loss when beta > 0 (Exercise 7(b)), with "
-        "the reference log-probs from the frozen `ref` model.",
+        _(
+            "KL term: your step ignores beta. Add beta times k3 to each token's loss when beta > 0 (Exercise 7(b)), "
+            "with the reference log-probs from the frozen `ref` model."
+        ),
         True,
     )
 
@@ -589,10 +641,12 @@ def kl_missing_problem(run: StepRun) -> tuple[str, bool]:
 def structure_problem(out) -> str | None:
     """The step's return value is not a dict with the contract's keys: a sentence, else None."""
     if not isinstance(out, dict):
-        return f"your step returned {type(out).__name__}: return a dict with the keys {', '.join(STEP_KEYS)}."
+        text = _("your step returned {type}: return a dict with the keys {keys}.")
+        return text.format(type=type(out).__name__, keys=", ".join(STEP_KEYS))
     missing = [key for key in STEP_KEYS if key not in out]
     if missing:
-        return f"your step's dict has no {', '.join(map(repr, missing))} (needed: {', '.join(STEP_KEYS)})."
+        text = _("your step's dict has no {missing} (needed: {keys}).")
+        return text.format(missing=", ".join(map(repr, missing)), keys=", ".join(STEP_KEYS))
     return None
 
 
@@ -614,13 +668,15 @@ def diagnose(run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor
         return problem, False
     if run.ref_changed:
         return (
-            "your step changed the frozen reference model `ref`: it must stay the warm-up model (only the policy "
-            "is trained; compute the reference log-probs without a graph).",
+            _(
+                "your step changed the frozen reference model `ref`: it must stay the warm-up model (only the policy "
+                "is trained; compute the reference log-probs without a graph)."
+            ),
             False,
         )
     variants = loss_variants(case, call)
     problem = update_problem(run, variants, leftover)
-    if case.beta > 0 and problem == variant_named(variants, "kl_missing").advice:
+    if case.beta > 0 and problem == _(variant_named(variants, "kl_missing").advice):
         return kl_missing_problem(run)
     return problem or "", False
 
@@ -631,7 +687,8 @@ class StepTraining(RunResult):
     """What `StepExercise.train` returns: a run, and whose step made it.
 
     yours: True only when the learner's step passed the check and trained this run; otherwise this is the package's
-    run (loaded from the cache), to be shown under the package's name. label: 'your step' or "the package's step".
+    run (loaded from the cache), to be shown under the package's name. label: 'your step' or "the package's step"
+    (English: the figures look a colour up by it).
     """
 
     yours: bool = False
@@ -684,7 +741,7 @@ class StepExercise(Question):
 
     def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
         """The first call whose run differs from the package's decides; all agree: correct."""
-        problem = call_problem((fn, *more), ["your step function"], "check(my_grpo_step)")
+        problem = call_problem((fn, *more), [N_("your step function")], "check(my_grpo_step)")
         if problem:
             return Result(self.name, Outcome.UNCHECKABLE, problem)
         printed = None
@@ -693,10 +750,10 @@ class StepExercise(Question):
             printed = printed or seen
             if result is not None:
                 return result
-        message = (
-            f"passed {len(self.cases)} of {len(self.cases)} cases ({CALLS} consecutive calls each): the same "
-            "answers, rewards, advantages, loss and parameter update as the package's step."
-        )
+        message = _(
+            "passed {n} of {total} cases ({calls} consecutive calls each): the same answers, rewards, advantages, "
+            "loss and parameter update as the package's step."
+        ).format(n=len(self.cases), total=len(self.cases), calls=CALLS)
         return Result(self.name, Outcome.CORRECT, with_printed(message, printed) if printed else message)
 
     def _check_case(self, fn: Callable, case: StepCase) -> tuple[Result | None, Call | None]:
@@ -715,20 +772,23 @@ class StepExercise(Question):
             reference_run(case, call)  # first, so the learner's call does not pay torch's first-call costs
             leftover = flat_grads(policy)
             run = run_step(fn, case, call, policy, ref, optimizer, STEP_LIMIT_S)
-            where = f"case `{case.description}`, call {call + 1} of {case.calls}"
+            where = _("case `{case}`, call {call} of {calls}").format(
+                case=_(case.description), call=call + 1, calls=case.calls
+            )
             printed = printed or (run.call if run.call.printed.summary() else None)
             if run.call.not_attempted:
-                return Result(
-                    self.name, Outcome.NOT_ATTEMPTED, "replace `raise NotImplementedError` with your code."
-                ), None
+                return Result(self.name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE), None
             if run.call.error is not None:
-                message = f"{where}: {failure_sentence(run.call, 'your step')}"
+                message = _("{where}: {problem}").format(
+                    where=where, problem=failure_sentence(run.call, N_("your step"))
+                )
                 return Result(self.name, Outcome.UNCHECKABLE, message), None
             problem, not_attempted = diagnose(run, case, call, leftover)
             if problem and not_attempted and self.kl:
                 return Result(self.name, Outcome.NOT_ATTEMPTED, problem), None
             if problem:
-                return Result(self.name, Outcome.INCORRECT, with_printed(f"{where}: {problem}", run.call)), None
+                message = _("{where}: {problem}").format(where=where, problem=problem)
+                return Result(self.name, Outcome.INCORRECT, with_printed(message, run.call)), None
         return None, printed
 
     def train(self, fn: Callable, cfg, on_step=None, reference: RunResult | None = None) -> StepTraining:
@@ -739,26 +799,31 @@ class StepExercise(Question):
         result = self._evaluate(fn)
         if not result.passed:
             return self._package_run(cfg, reference, result.outcome, self._refusal(result))
-        print("Your step passed the check: training with YOUR step.", flush=True)
+        print(_("Your step passed the check: training with YOUR step."), flush=True)
         printed = OutputTail()
         try:
             run = _train_with_learner_step(fn, cfg, on_step, printed)
         except LearnerStepFailed as failure:
-            line = f"Your step failed while training ({failure}); nothing is shown in its name."
+            line = _("Your step failed while training ({failure}); nothing is shown in its name.").format(
+                failure=failure
+            )
             return self._package_run(cfg, reference, Outcome.INCORRECT, line)
-        if printed.summary():
-            print(printed.summary().replace("Your function", "During training your step"), flush=True)
-        return StepTraining.of(run, True, Outcome.CORRECT, "trained with your step")
+        if printed.summary():  # its head names "Your function" (in the current language): say when and whose
+            summary = printed.summary().replace(_("Your function"), _("During training your step"))
+            print(summary, flush=True)
+        return StepTraining.of(run, True, Outcome.CORRECT, _("trained with your step"))
 
     def _refusal(self, result: Result) -> str:
         """The line printed when the learner's step is not used."""
         if result.outcome is Outcome.NOT_ATTEMPTED:
-            return "Not attempted: your step was not run, so nothing is trained in its name."
-        return f"Your step did not pass the check ({result.outcome.value}), so nothing is trained in its name."
+            return _("Not attempted: your step was not run, so nothing is trained in its name.")
+        text = _("Your step did not pass the check ({outcome}), so nothing is trained in its name.")
+        return text.format(outcome=_(OUTCOME_WORDS[result.outcome]))
 
     def _package_run(self, cfg, reference, outcome: Outcome, line: str) -> StepTraining:
         """The package's run, labelled as the package's, with the line that says why."""
-        print(f"{line} Showing the package's run (rlvr.grpo_step.grpo_step), labelled as the package's.", flush=True)
+        text = _("{line} Showing the package's run (rlvr.grpo_step.grpo_step), labelled as the package's.")
+        print(text.format(line=line), flush=True)
         run = reference if reference is not None else package_run(cfg)
         return StepTraining.of(run, False, outcome, line)
 
@@ -774,10 +839,12 @@ def _train_with_learner_step(fn: Callable, cfg, on_step, printed: OutputTail) ->
         call = call_guarded(fn, args, kwargs, TRAIN_STEP_LIMIT_S, printed)
         steps["n"] += 1
         if call.error is not None:
-            raise LearnerStepFailed(f"step {steps['n']}: " + failure_sentence(call, "it").split("\n")[0])
+            # NOTE: "it" is the learner's step, in "step 3: it raised ValueError: ..."
+            sentence = failure_sentence(call, N_("it")).split("\n")[0]
+            raise LearnerStepFailed(_("step {n}: {failure}").format(n=steps["n"], failure=sentence))
         return call.value
 
     try:
         return train_with_step(guarded, cfg, on_step=on_step)
     except StepError as error:
-        raise LearnerStepFailed(f"step {steps['n']}: {error}") from None
+        raise LearnerStepFailed(_("step {n}: {failure}").format(n=steps["n"], failure=error)) from None
