@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 from rlvr.config import SIZES, one_thread, size
-from rlvr.experiments.common import Row, claim_row, lecture_row, seconds_text
+from rlvr.experiments.common import Row, claim_row, columns_text, lecture_row, pad, seconds_text, text_width
+from rlvr.i18n import N_, _
 from rlvr.objectives import compute_advantages
 
 # ----------------------------------------------------------------------------------------------- the set-up
@@ -39,13 +40,13 @@ CORRECT_ANSWER = 0
 REWARDS = (1.0, 0.0, 0.0, 0.0, 0.0)  # the verifier: answer 0 is right, the other four are wrong
 INIT_LOGITS = (0.0, 1.0, 0.5, 0.0, -0.5)  # pi = [0.14, 0.39, 0.24, 0.14, 0.09]: a wrong answer is the favourite
 ESTIMATORS = ("none", "mean", "rloo", "grpo")
-LABELS = {
-    "none": "no baseline",
-    "mean": "mean baseline (incl. self)",
-    "rloo": "leave-one-out (RLOO)",
-    "grpo": "group z-score (GRPO)",
+LABELS = {  # estimator -> its name in figures and tables (translated where shown: `label`)
+    "none": N_("no baseline"),
+    "mean": N_("mean baseline (incl. self)"),
+    "rloo": N_("leave-one-out (RLOO)"),
+    "grpo": N_("group z-score (GRPO)"),
 }
-SHORT_LABELS = {"none": "none", "mean": "mean", "rloo": "RLOO", "grpo": "GRPO"}
+SHORT_LABELS = {"none": N_("none"), "mean": N_("mean"), "rloo": "RLOO", "grpo": "GRPO"}
 GROUP_SIZE = 8  # answers per group, as in the lecture's comparison
 N_GROUPS = 20_000  # repetitions of the group estimate, as in the lecture
 GRPO_EPS = 1e-4  # added to the group std (nano-aha-moment, TRL)
@@ -120,10 +121,16 @@ def shift_cross_term(shift: float, group_size: int = GROUP_SIZE, logits=INIT_LOG
     return 2 * shift * float((probs * as_tensor(rewards, torch.float64) * spread).sum()) / group_size
 
 
+def label(kind: str, short: bool = False) -> str:
+    """An estimator's name in the current language (LABELS, or SHORT_LABELS for a bar's tick); unknown kinds as is."""
+    table = SHORT_LABELS if short else LABELS
+    return _(table[kind]) if kind in table else kind
+
+
 def reward_shift_text(shift: float) -> str:
     """'0/1 rewards', '+5 on every reward' or '-3 on every reward' (slider round-off such as 8.9e-16 reads as 0)."""
     shift = round(float(shift), 6)
-    return "0/1 rewards" if shift == 0 else f"{shift:+g} on every reward"
+    return _("0/1 rewards") if shift == 0 else _("{shift} on every reward").format(shift=f"{shift:+g}")
 
 
 # ----------------------------------------------------------------------------------------------- group estimators
@@ -189,17 +196,17 @@ class EstimatorComparison:
     def rows(self) -> list[list[str]]:
         """The table as strings: header first."""
         head = [
-            "estimator",
-            "scale E[g]·exact/‖exact‖² (±SE)",
-            "cos(E[g], exact)",
-            "bias ‖E[g] − exact‖",
-            "MC noise √(var/N)",
-            "variance tr Cov",
-            "noise/signal √var/‖E[g]‖",
+            _("estimator"),
+            _("scale E[g]·exact/‖exact‖² (±SE)"),
+            _("cos(E[g], exact)"),
+            _("bias ‖E[g] − exact‖"),
+            _("MC noise √(var/N)"),
+            _("variance tr Cov"),
+            _("noise/signal √var/‖E[g]‖"),
         ]
         body = [
             [
-                LABELS.get(s.kind, s.kind),
+                label(s.kind),
                 f"{s.scale:.3f} ± {s.scale_se:.3f}",
                 f"{s.cosine:.3f}",
                 f"{s.bias:.4f}",
@@ -213,9 +220,12 @@ class EstimatorComparison:
 
     def title(self) -> str:
         """One line: the set-up and the exact gradient."""
-        return (
-            f"{self.n_groups:,} groups of G = {self.group_size}, {reward_shift_text(self.shift)}; exact gradient "
-            f"{format_vector(self.exact)}; (G-1)/G = {(self.group_size - 1) / self.group_size:.3f}"
+        return _("{n} groups of G = {g}, {rewards}; exact gradient {gradient}; (G-1)/G = {shrink}").format(
+            n=f"{self.n_groups:,}",
+            g=self.group_size,
+            rewards=reward_shift_text(self.shift),
+            gradient=format_vector(self.exact),
+            shrink=f"{(self.group_size - 1) / self.group_size:.3f}",
         )
 
     def to_html(self) -> str:
@@ -237,8 +247,8 @@ class EstimatorComparison:
     def __repr__(self) -> str:
         """Plain-text table."""
         table = self.rows()
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in table)
+        widths = [max(text_width(row[i]) for row in table) for i in range(len(table[0]))]
+        return "\n".join("  ".join(pad(cell, w) for cell, w in zip(row, widths)) for row in table)
 
 
 def format_vector(v: torch.Tensor) -> str:
@@ -696,11 +706,21 @@ def first_run_text(
     hard_s = timed_seconds(
         lambda: hard_prompt_amplification(GROUP_SIZE, probe_groups, seed=seed), hard_groups / probe_groups
     )
-    return (
-        "This notebook trains no language model: every experiment is the 5-answer bandit. Its two largest "
-        "computations, timed on this machine just now (on a part of their work, scaled up):\n"
-        f"  the +{SHIFT:g} runs of §4, 2 x {runs:,} bandits x {SHIFT_STEPS} steps: about {seconds_text(shift_s)}\n"
-        f"  the {hard_groups:,} simulated groups of §5: about {seconds_text(hard_s)}"
+    return "\n".join(
+        [
+            _(
+                "This notebook trains no language model: every experiment is the 5-answer bandit. Its two largest "
+                "computations, timed on this machine just now (on a part of their work, scaled up):"
+            ),
+            "  "
+            + _("the +{shift} runs of §4, 2 x {runs} bandits x {steps} steps: about {time}").format(
+                shift=f"{SHIFT:g}", runs=f"{runs:,}", steps=SHIFT_STEPS, time=seconds_text(shift_s)
+            ),
+            "  "
+            + _("the {groups} simulated groups of §5: about {time}").format(
+                groups=f"{hard_groups:,}", time=seconds_text(hard_s)
+            ),
+        ]
     )
 
 
@@ -711,12 +731,6 @@ def plus_minus(value: float, se: float, decimals: int = 3) -> str:
     return f"{value:.{decimals}f} ± {error}"
 
 
-def columns_text(rows: list[tuple[str, ...]]) -> str:
-    """Rows of strings as left-aligned columns (the first row is the header)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
-
-
 def lecture_and_us_text(
     runs: dict, comparison: EstimatorComparison, shifted: EstimatorComparison, simulated_amplification: float
 ) -> str:
@@ -724,44 +738,55 @@ def lecture_and_us_text(
     (`python -m rlvr reproduce` judges the same figures)."""
     none, rloo, g = runs["none"], runs["rloo"], comparison.group_size
     mean, loo, shifted_none = comparison.stats["mean"], comparison.stats["rloo"], shifted.stats["none"]
-    low, _ = p_for_amplification()
-    true_std = f"3.5x at p = {low:.4f}; {float(ideal_amplification(HARD_P)):.2f}x at p = {HARD_P:g}"
+    low, _high = p_for_amplification()
+    true_std = _("3.5x at p = {low}; {value}x at p = {p}").format(
+        low=f"{low:.4f}", value=f"{float(ideal_amplification(HARD_P)):.2f}", p=f"{HARD_P:g}"
+    )
     exact_g = float(amplification([HARD_P], g)[0])
+    shift = f"{SHIFT:g}"
+    exercise = _("Ex. {number}").format(number=1)
     return columns_text(
         [
-            ("", "what", "lecture", "this run (± one standard error)"),
+            ("", _("what"), _("lecture"), _("this run (± one standard error)")),
             (
                 "§2.1",
-                f"+{SHIFT:g} on every reward, no baseline: mean final P(correct)",
+                _("+{shift} on every reward, no baseline: mean final P(correct)").format(shift=shift),
                 "0.84",
                 plus_minus(none.final_mean, none.final_se),
             ),
-            ("§2.1", "   its worst run", "0.001", f"{none.worst:.2g} (the worst of {none.final.numel():,} runs)"),
             (
                 "§2.1",
-                f"+{SHIFT:g} on every reward, with a baseline (RLOO)",
-                "about 0.99",
+                "   " + _("its worst run"),
+                "0.001",
+                _("{worst} (the worst of {n} runs)").format(worst=f"{none.worst:.2g}", n=f"{none.final.numel():,}"),
+            ),
+            (
+                "§2.1",
+                _("+{shift} on every reward, with a baseline (RLOO)").format(shift=shift),
+                _("about 0.99"),
                 plus_minus(rloo.final_mean, rloo.final_se),
             ),
             (
                 "§2.1",
-                f"+{SHIFT:g}, no baseline: E[g] / exact gradient",
-                "1 (unchanged)",
+                _("+{shift}, no baseline: E[g] / exact gradient").format(shift=shift),
+                _("1 (unchanged)"),
                 plus_minus(shifted_none.scale, shifted_none.scale_se),
             ),
             (
-                "Ex. 1",
-                f"mean baseline incl. self: E[g] / exact gradient, G = {g}",
+                exercise,
+                _("mean baseline incl. self: E[g] / exact gradient, G = {g}").format(g=g),
                 f"(G-1)/G = {(g - 1) / g:.3f}",
                 plus_minus(mean.scale, mean.scale_se),
             ),
-            ("Ex. 1", "RLOO: E[g] / exact gradient", "1", plus_minus(loo.scale, loo.scale_se)),
-            ("§4.1", "weight of a very hard prompt vs p = 0.5, ÷ the true std", "3.5x", true_std),
+            (exercise, _("RLOO: E[g] / exact gradient"), "1", plus_minus(loo.scale, loo.scale_se)),
+            ("§4.1", _("weight of a very hard prompt vs p = 0.5, ÷ the true std"), "3.5x", true_std),
             (
                 "§4.1",
-                f"the same, ÷ the std of a group of {g} (GRPO), p = {HARD_P:g}",
+                _("the same, ÷ the std of a group of {g} (GRPO), p = {p}").format(g=g, p=f"{HARD_P:g}"),
                 "3.5x",
-                f"{simulated_amplification:.2f}x simulated ({exact_g:.2f}x exact)",
+                _("{simulated}x simulated ({exact}x exact)").format(
+                    simulated=f"{simulated_amplification:.2f}", exact=f"{exact_g:.2f}"
+                ),
             ),
         ]
     )

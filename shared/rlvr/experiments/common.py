@@ -22,6 +22,7 @@ are shown with no band.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -185,6 +186,68 @@ def claim_row(
         seeds=tuple(seeds),
         note=note,
     )
+
+
+def text_width(text: str) -> int:
+    """Columns `text` takes in a fixed-width font: a Chinese character (East Asian wide or full-width) takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int, align: str = "<") -> str:
+    """`text` filled with spaces to `width` columns (`text_width`): left-aligned ('<') or right-aligned ('>')."""
+    fill = " " * max(0, width - text_width(text))
+    return fill + text if align == ">" else text + fill
+
+
+def columns_text(rows: list[tuple[str, ...]]) -> str:
+    """Rows of strings as left-aligned columns (the first row is the header); a Chinese character is two columns."""
+    widths = [max(text_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(pad(cell, w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+
+
+MATH_WORDS = {  # mathtext commands of the package's figure labels -> plain Unicode (see `plain_math`)
+    r"\mathrm": "",
+    r"\log": "log ",
+    r"\times": "×",
+    r"\rho": "ρ",
+    r"\pi": "π",
+    r"\theta": "θ",
+    r"\beta": "β",
+    r"\lambda": "λ",
+    r"\ell": "ℓ",
+    r"\epsilon": "ε",
+}
+
+
+def has_wide_text(text: str) -> bool:
+    """True if `text` holds a Chinese character (East Asian wide or full-width)."""
+    return any(unicodedata.east_asian_width(c) in "WF" for c in text)
+
+
+def plain_math(text: str) -> str:
+    """A figure label with mathtext (`$\\rho A$`, `KL$_t$`) as plain Unicode text (ρ A, KL_t) when it also holds
+    Chinese characters: matplotlib draws a label with a `$...$` pair entirely with its math fonts, which have no
+    Chinese glyphs. Labels without Chinese characters are returned unchanged."""
+    if "$" not in text.replace(r"\$", "") or not has_wide_text(text):
+        return text
+    text = text.replace(r"\$", "\x00")  # an escaped dollar is a literal one
+    for command, plain in sorted(MATH_WORDS.items(), key=lambda item: -len(item[0])):
+        text = text.replace(command, plain)
+    text = text.replace("^2", "²").replace("{", "").replace("}", "").replace("\\", "").replace("$", "")
+    return text.replace("\x00", "$")
+
+
+def plain_math_labels(fig) -> None:
+    """Every text of `fig` (titles, axis labels, legends, notes) through `plain_math`: call it at the end of a draw
+    whose translated labels can mix Chinese and mathtext (nothing changes in English)."""
+    from rlvr.i18n import language
+
+    if language() == "en":
+        return
+    for artist in fig.findobj(lambda artist: callable(getattr(artist, "set_text", None))):  # matplotlib's Texts
+        text = artist.get_text()
+        if "$" in text and has_wide_text(text):
+            artist.set_text(plain_math(text))
 
 
 def seconds_text(seconds: float) -> str:

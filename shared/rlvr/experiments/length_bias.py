@@ -28,7 +28,8 @@ import torch
 
 from rlvr.config import size
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, lecture_row, signed
+from rlvr.experiments.common import Row, claim_row, columns_text, finite_mean, lecture_row, pad, signed, text_width
+from rlvr.i18n import N_, _
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
 
 L_CAP = 30  # most thinking tokens a toy answer may write (the answer token comes after them)
@@ -43,15 +44,15 @@ N_RUNS = 8  # runs per seed, trained side by side (vectorised)
 ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
 LOSSES = ("grpo", "dr_grpo")  # the lecture's two losses (the toy figure's panels)
 ALL_LOSSES = (*LOSSES, "token_mean")  # and DAPO's token mean (TRL's default loss_type), the third aggregation
-LOSS_LABELS = {
-    "grpo": "GRPO loss (1/|o_i|, z-score)",
-    "dr_grpo": "Dr. GRPO loss (1/L_max, mean only)",
-    "token_mean": "token-mean loss (DAPO, TRL's default; z-score)",
+LOSS_LABELS = {  # translated where shown
+    "grpo": N_("GRPO loss (1/|o_i|, z-score)"),
+    "dr_grpo": N_("Dr. GRPO loss (1/L_max, mean only)"),
+    "token_mean": N_("token-mean loss (DAPO, TRL's default; z-score)"),
 }
 ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo", "token_mean": "grpo"}  # DAPO keeps GRPO's z-score
 AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm", "token_mean": "token_mean"}
-AGGREGATION_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "token_mean": "token mean, DAPO"}
-PATH_NAMES = ("correct path", "wrong path")
+AGGREGATION_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "token_mean": N_("token mean, DAPO")}  # shown with _()
+PATH_NAMES = (N_("correct path"), N_("wrong path"))  # shown with _(); English in the reproduce table
 KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
 
 
@@ -306,26 +307,32 @@ def arithmetic_config(fast: bool | None = None, **overrides):
     return RLConfig.replicate(0, **{"algo": "grpo", "steps": size("rl_steps", fast), **overrides})
 
 
-def kimi_arithmetic_configs(weight: float = KIMI_WEIGHT, fast: bool | None = None) -> dict:
-    """label -> RLConfig: no length reward, switched on at step 0, switched on half-way (step 100 at full size)."""
+KIMI_LABELS = (N_("no length reward"), N_("length reward from step {step}"))  # the runs' labels
+
+
+def kimi_arithmetic_configs(weight: float = KIMI_WEIGHT, fast: bool | None = None, translate: bool = True) -> dict:
+    """label -> RLConfig: no length reward, switched on at step 0, switched on half-way (step 100 at full size).
+    The labels are in the current language (English with translate=False: the reproduce table's)."""
     late = arithmetic_config(fast).steps // 2
+    none, switched_on = (_(text) if translate else text for text in KIMI_LABELS)
     return {
-        "no length reward": arithmetic_config(fast),
-        "length reward from step 0": arithmetic_config(fast, length_reward_weight=weight),
-        f"length reward from step {late}": arithmetic_config(
-            fast, length_reward_weight=weight, length_reward_start=late
-        ),
+        none: arithmetic_config(fast),
+        switched_on.format(step=0): arithmetic_config(fast, length_reward_weight=weight),
+        switched_on.format(step=late): arithmetic_config(fast, length_reward_weight=weight, length_reward_start=late),
     }
 
 
-def kimi_arithmetic_runs(weight: float = KIMI_WEIGHT, fast: bool | None = None, progress: bool = True) -> dict:
+def kimi_arithmetic_runs(
+    weight: float = KIMI_WEIGHT, fast: bool | None = None, progress: bool = True, translate: bool = True
+) -> dict:
     """GRPO on the arithmetic task without, with an early and with a late length reward. label -> RunResult.
 
     Each run is cached on disk by rlvr.train.run (the first call trains: ~15-60 s per 200-step run).
     """
     from rlvr.train import run
 
-    return {label: run(cfg, progress=progress) for label, cfg in kimi_arithmetic_configs(weight, fast).items()}
+    configs = kimi_arithmetic_configs(weight, fast, translate)
+    return {label: run(cfg, progress=progress) for label, cfg in configs.items()}
 
 
 def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
@@ -334,12 +341,12 @@ def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
 
 
 SUMMARY_COLUMNS = {
-    "cot_fraction": "think-first",
-    "accuracy": "accuracy",
-    "cot_accuracy": "think-first accuracy",
-    "mean_length": "mean length",
-    "all_same_group_fraction": "all-equal groups",
-}  # metric -> header
+    "cot_fraction": N_("think-first"),
+    "accuracy": N_("accuracy"),
+    "cot_accuracy": N_("think-first accuracy"),
+    "mean_length": N_("mean length"),
+    "all_same_group_fraction": N_("all-equal groups"),
+}  # metric -> header (translated where shown)
 
 
 def last_mean(result, key: str, last: int = 20) -> float:
@@ -355,16 +362,18 @@ def run_summary(result, last: int = 20) -> dict:
 def summary_text(runs: dict, last: int = 20) -> str:
     """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
 
-    def cell(key: str, x: float) -> str:
-        width = len(SUMMARY_COLUMNS[key])
-        if not math.isfinite(x):
-            return f"{'—':>{width}}"
-        return f"{x:{width}.1f}" if key == "mean_length" else f"{x:{width}.1%}"
+    headers = {key: _(header) for key, header in SUMMARY_COLUMNS.items()}
 
-    lines = [f"{f'last {last} steps':28s}  " + "  ".join(SUMMARY_COLUMNS.values())]
+    def cell(key: str, x: float) -> str:
+        width = text_width(headers[key])
+        if not math.isfinite(x):
+            return pad("—", width, ">")
+        return pad(f"{x:.1f}" if key == "mean_length" else f"{x:.1%}", width, ">")
+
+    lines = [pad(_("last {n} steps").format(n=last), 28) + "  " + "  ".join(headers.values())]
     for label, result in runs.items():
         summary = run_summary(result, last)
-        lines.append(f"{label:28s}  " + "  ".join(cell(key, summary[key]) for key in SUMMARY_COLUMNS))
+        lines.append(pad(label, 28) + "  " + "  ".join(cell(key, summary[key]) for key in SUMMARY_COLUMNS))
     return "\n".join(lines)
 
 
@@ -431,16 +440,15 @@ def row_lines(rows: list[Row], decimals: int = 4) -> str:
 def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
     """The exact expected gradients at the start, one line per objective (true, GRPO, Dr. GRPO), 0 where exact."""
     grads = expected_gradients(p_correct=p_correct, group_size=group_size)
-    lines = [
-        f"expected gradient w.r.t. the continue logits (p = {p_correct}, G = {group_size})   correct path    wrong path"
-    ]
+    title = _("expected gradient w.r.t. the continue logits (p = {p}, G = {g})").format(p=p_correct, g=group_size)
+    lines = [f"{title}   {_(PATH_NAMES[0])}    {_(PATH_NAMES[1])}"]
     for name, label in (
-        ("true", "true objective  d E[r] / d theta"),
-        ("grpo", "GRPO loss       E[d L / d theta]"),
-        ("dr_grpo", "Dr. GRPO loss   E[d L / d theta]"),
+        ("true", _("true objective  d E[r] / d theta")),
+        ("grpo", _("GRPO loss       E[d L / d theta]")),
+        ("dr_grpo", _("Dr. GRPO loss   E[d L / d theta]")),
     ):
-        lines.append(f"  {label:62s} {signed(grads[name][0], 4):>12s}  {signed(grads[name][1], 4):>12s}")
-    lines.append("  (0: below 1e-12, the float round-off of an exact 0)")
+        lines.append(f"  {pad(label, 62)} {signed(grads[name][0], 4):>12s}  {signed(grads[name][1], 4):>12s}")
+    lines.append("  " + _("(0: below 1e-12, the float round-off of an exact 0)"))
     return "\n".join(lines)
 
 
@@ -455,10 +463,14 @@ def toy_drift_text(runs: dict, cap: int = L_CAP) -> str:
     lengths = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
     wrong = first_step_at(lengths[:, 1], 0.9 * cap)
     right = first_step_at(lengths[:, 0], 1.0, above=False)
-    return (
-        f"GRPO loss: the wrong path's mean length reaches {0.9 * cap:g} tokens (90% of the cap) at step "
-        f"{'—' if wrong is None else wrong}; the correct path's falls below 1 token at step "
-        f"{'—' if right is None else right} (of {len(lengths) - 1})"
+    return _(
+        "GRPO loss: the wrong path's mean length reaches {tokens} tokens (90% of the cap) at step {wrong}; the "
+        "correct path's falls below 1 token at step {right} (of {steps})"
+    ).format(
+        tokens=f"{0.9 * cap:g}",
+        wrong="—" if wrong is None else wrong,
+        right="—" if right is None else right,
+        steps=len(lengths) - 1,
     )
 
 
@@ -471,9 +483,17 @@ def length_split_text(pairs: dict) -> str:
         overall = grpo.mean_length_all().mean(axis=1)  # [S+1]
         paths = grpo.mean_length()[-1].mean(axis=0)  # [2]
         lines.append(
-            f"p(correct) = {p_correct}: all answers {overall[0]:.1f} thinking tokens at the start, "
-            f"{overall[-1]:.1f} after {len(overall) - 1} steps (correct path {paths[0]:.1f}, "
-            f"wrong path {paths[1]:.1f})"
+            _(
+                "p(correct) = {p}: all answers {start} thinking tokens at the start, {end} after {steps} steps "
+                "(correct path {correct}, wrong path {wrong})"
+            ).format(
+                p=p_correct,
+                start=f"{overall[0]:.1f}",
+                end=f"{overall[-1]:.1f}",
+                steps=len(overall) - 1,
+                correct=f"{paths[0]:.1f}",
+                wrong=f"{paths[1]:.1f}",
+            )
         )
     return "\n".join(lines)
 
@@ -583,7 +603,7 @@ def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
 def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last: int = 20) -> list[Row]:
     """Kimi's length reward on the arithmetic task: think-first share and accuracy over each run's last steps,
     and the accuracy change against the run without it (band: 3 binomial standard errors of the difference)."""
-    runs = kimi_arithmetic_runs(fast=fast, progress=progress)
+    runs = kimi_arithmetic_runs(fast=fast, progress=progress, translate=False)
     summaries = {label: run_summary(result, last) for label, result in runs.items()}
     labels = list(runs)
     base = summaries[labels[0]]
@@ -632,39 +652,41 @@ def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
 
 
 # ----------------------------------------------------------------------------------------------- for the learner
-def columns_text(rows: list[tuple[str, ...]]) -> str:
-    """Rows of strings as left-aligned columns (the first row is the header)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
-
-
 def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
     """The setup cell's line on the toy model: its settings, and how long one training of both losses takes here."""
     start = time.perf_counter()
     train_toy_pair(p_correct, group_size)
     seconds = time.perf_counter() - start
-    return (
-        f"toy model (§2): p(correct) = {p_correct}, G = {group_size}, at most {L_CAP} thinking tokens, {N_RUNS} runs "
-        f"of {STEPS} steps of {ANSWERS_PER_STEP} answers, {OPTIMIZER.upper()}; both losses trained in "
-        f"{seconds:.2f} s just now"
+    return _(
+        "toy model (§2): p(correct) = {p}, G = {g}, at most {cap} thinking tokens, {runs} runs of {steps} steps of "
+        "{answers} answers, {optimizer}; both losses trained in {seconds} s just now"
+    ).format(
+        p=p_correct,
+        g=group_size,
+        cap=L_CAP,
+        runs=N_RUNS,
+        steps=STEPS,
+        answers=ANSWERS_PER_STEP,
+        optimizer=OPTIMIZER.upper(),
+        seconds=f"{seconds:.2f}",
     )
 
 
 def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len: int = 1000) -> str:
     """Exercise 4's per-token weights under the three aggregations, by autograd through
     rlvr.objectives.aggregate_loss, next to the lecture's (it states GRPO's and Dr. GRPO's)."""
-    lecture = {"grpo": "+0.01, -0.001", "dr_grpo": "+0.001, -0.001", "token_mean": "(not in the lecture)"}
+    lecture = {"grpo": "+0.01, -0.001", "dr_grpo": "+0.001, -0.001", "token_mean": _("(not in the lecture)")}
     rows = [
         (
-            "aggregation (aggregate_loss mode)",
-            f"correct ({correct_length} tokens, A = +1)",
-            f"wrong ({wrong_length} tokens, A = -1)",
-            "lecture",
+            _("aggregation (aggregate_loss mode)"),
+            _("correct ({n} tokens, A = +1)").format(n=correct_length),
+            _("wrong ({n} tokens, A = -1)").format(n=wrong_length),
+            _("lecture"),
         )
     ]
     for loss in ALL_LOSSES:
         weights = token_weights_by_autograd([1.0, -1.0], [correct_length, wrong_length], loss, max_len).tolist()
-        name = f"{AGGREGATION_NAMES[loss]} ({AGGREGATION[loss]})"
+        name = f"{_(AGGREGATION_NAMES[loss])} ({AGGREGATION[loss]})"
         rows.append((name, *(signed(w, 4) for w in weights), lecture[loss]))
     return columns_text(rows)
 
@@ -672,25 +694,25 @@ def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len:
 def token_mean_text(p_correct: float = P_CORRECT, batches=(ANSWERS_PER_STEP, 16 * ANSWERS_PER_STEP)) -> str:
     """The token mean in the toy: final thinking tokens per path for a small and a large batch, next to GRPO's."""
     start = float(mean_thinking_tokens(INIT_LOGIT))
-    rows = [("loss, answers per step", "correct path", "wrong path")]
+    rows = [(_("loss, answers per step"), _(PATH_NAMES[0]), _(PATH_NAMES[1]))]
     grpo = train_toy("grpo", p_correct=p_correct).mean_length()[-1].mean(axis=0)  # [2]
-    rows.append((f"{AGGREGATION_NAMES['grpo']}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
+    rows.append((f"{_(AGGREGATION_NAMES['grpo'])}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
     for batch in batches:
         final = train_toy("token_mean", p_correct=p_correct, answers_per_step=batch).mean_length()[-1].mean(axis=0)
-        rows.append((f"{AGGREGATION_NAMES['token_mean']}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
-    head = (
-        f"thinking tokens after {STEPS} steps (mean of {N_RUNS} runs, p = {p_correct}, start {start:.1f} on both paths)"
+        rows.append((f"{_(AGGREGATION_NAMES['token_mean'])}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
+    head = _("thinking tokens after {steps} steps (mean of {runs} runs, p = {p}, start {start} on both paths)").format(
+        steps=STEPS, runs=N_RUNS, p=p_correct, start=f"{start:.1f}"
     )
     return head + "\n" + columns_text(rows)
 
 
 OUTCOME_ROWS = {
-    "mean_length_correct": "mean length of the correct answers (tokens)",
-    "mean_length_wrong": "mean length of the wrong answers (tokens)",
-    "mean_length": "mean length of all answers (tokens)",
-    "cot_fraction": "think-first share",
-    "cot_accuracy": "accuracy of the think-first answers",
-}  # history key -> what the learner reads
+    "mean_length_correct": N_("mean length of the correct answers (tokens)"),
+    "mean_length_wrong": N_("mean length of the wrong answers (tokens)"),
+    "mean_length": N_("mean length of all answers (tokens)"),
+    "cot_fraction": N_("think-first share"),
+    "cot_accuracy": N_("accuracy of the think-first answers"),
+}  # history key -> what the learner reads (translated where shown)
 
 
 def outcome_lengths_text(result) -> str:
@@ -700,8 +722,8 @@ def outcome_lengths_text(result) -> str:
     def cell(key: str, value: float) -> str:
         return f"{value:.1%}" if key in ("cot_fraction", "cot_accuracy") else f"{value:.1f}"
 
-    rows = [("", "step 0", f"step {len(result.history) - 1}")]
-    rows += [(label, cell(key, first[key]), cell(key, last[key])) for key, label in OUTCOME_ROWS.items()]
+    rows = [("", _("step {step}").format(step=0), _("step {step}").format(step=len(result.history) - 1))]
+    rows += [(_(label), cell(key, first[key]), cell(key, last[key])) for key, label in OUTCOME_ROWS.items()]
     return columns_text(rows)
 
 
@@ -727,19 +749,51 @@ def kimi_story_text(runs: dict, switch_on: int, within: float = 0.05, pays: floa
     same = all(a == b for a, b in zip(base.curve("accuracy")[:switch_on], late.curve("accuracy")[:switch_on]))
 
     def step(at: int | None) -> str:
-        return f"step {at}" if at is not None else f"no step of the {len(share_e) - 1}"
+        return (
+            _("step {step}").format(step=at) if at is not None else _("no step of the {n}").format(n=len(share_e) - 1)
+        )
 
-    points = f"{100 * within:.0f} points"
     return "\n".join(
         [
-            f"{early_label}: think-first share {share_e[0]:.0%} at step 0, lowest {share_e[low]:.0%} at step {low} "
-            f"(the run with {base_label}: {share_b[low]:.0%} there)",
-            f"  its think-first answers are first right {pays:.0%} of the time or more at {step(pays_at)}",
-            f"  back within {points} of the run with {base_label}: think-first share at {step(share_back)}, "
-            f"accuracy at {step(accuracy_back)}",
-            f"{late_label}: the same run as the one with {base_label} up to step {switch_on}: {same}; that run "
-            f"thinks first in {share_b[switch_on]:.0%} of its answers at step {switch_on}, and its think-first answers "
-            f"are right {think_b[switch_on]:.0%} of the time",
+            _(
+                "{run}: think-first share {start} at step 0, lowest {lowest} at step {step} (the run with {base}: "
+                "{there} there)"
+            ).format(
+                run=early_label,
+                start=f"{share_e[0]:.0%}",
+                lowest=f"{share_e[low]:.0%}",
+                step=low,
+                base=base_label,
+                there=f"{share_b[low]:.0%}",
+            ),
+            "  "
+            + _("its think-first answers are first right {share} of the time or more at {when}").format(
+                share=f"{pays:.0%}", when=step(pays_at)
+            ),
+            "  "
+            + _(
+                "back within {points} points of the run with {base}: think-first share at {share}, accuracy at "
+                "{accuracy}"
+            ).format(
+                points=f"{100 * within:.0f}", base=base_label, share=step(share_back), accuracy=step(accuracy_back)
+            ),
+            (
+                _(
+                    "{run}: the same run as the one with {base} up to step {step}: True; that run thinks first in "
+                    "{share} of its answers at step {step}, and its think-first answers are right {right} of the time"
+                )
+                if same
+                else _(
+                    "{run}: the same run as the one with {base} up to step {step}: False; that run thinks first in "
+                    "{share} of its answers at step {step}, and its think-first answers are right {right} of the time"
+                )
+            ).format(
+                run=late_label,
+                base=base_label,
+                step=switch_on,
+                share=f"{share_b[switch_on]:.0%}",
+                right=f"{think_b[switch_on]:.0%}",
+            ),
         ]
     )
 
@@ -759,42 +813,65 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
 
     def lengths(p: float, loss: str) -> str:
         correct, wrong = toy[p][loss]
-        return f"wrong {wrong:.1f}, correct {correct:.1f} tokens (cap {L_CAP}, start {start:.1f})"
+        return _("wrong {wrong}, correct {correct} tokens (cap {cap}, start {start})").format(
+            wrong=f"{wrong:.1f}", correct=f"{correct:.1f}", cap=L_CAP, start=f"{start:.1f}"
+        )
+
+    def exercise(number: str) -> str:
+        return _("Ex. {number}").format(number=number)
+
+    def loss_steps(loss: str, p: float) -> str:
+        return _("{loss} loss, p = {p}, {steps} steps").format(loss=loss, p=p, steps=STEPS)
 
     zero = max(np.abs(grads["true"]).max(), np.abs(grads["dr_grpo"]).max())
     first_share = base.history[0]["cot_fraction"]
     return columns_text(
         [
-            ("", "what", "lecture", "this run"),
+            ("", _("what"), _("lecture"), _("this run")),
             (
-                "Ex. 4",
-                "GRPO, per token: correct, wrong",
+                exercise("4"),
+                _("GRPO, per token: correct, wrong"),
                 "+0.01, -0.001",
                 f"{signed(grpo_w[0], 4)}, {signed(grpo_w[1], 4)}",
             ),
             (
-                "Ex. 4",
-                "Dr. GRPO, per token: correct, wrong",
+                exercise("4"),
+                _("Dr. GRPO, per token: correct, wrong"),
                 "+0.001, -0.001",
                 f"{signed(dr_w[0], 4)}, {signed(dr_w[1], 4)}",
             ),
-            ("§4.2", "true gradient; Dr. GRPO's expected one", "0", f"{signed(zero, 4)} (up to float round-off)"),
             (
                 "§4.2",
-                f"GRPO loss, p = {P_CORRECT}, {STEPS} steps",
-                "wrong to the cap, correct to 0",
+                _("true gradient; Dr. GRPO's expected one"),
+                "0",
+                _("{value} (up to float round-off)").format(value=signed(zero, 4)),
+            ),
+            (
+                "§4.2",
+                loss_steps("GRPO", P_CORRECT),
+                _("wrong to the cap, correct to 0"),
                 lengths(P_CORRECT, "grpo"),
             ),
-            ("§4.2", f"Dr. GRPO loss, p = {P_CORRECT}, {STEPS} steps", "no length bias", lengths(P_CORRECT, "dr_grpo")),
-            ("Ex. 7(d)", f"GRPO loss, p = 0.7, {STEPS} steps", "(asked)", lengths(0.7, "grpo")),
-            ("Ex. 5", "length reward of the four answers", "0.5, 0.25, 0, -0.5", ", ".join(signed(r, 2) for r in kimi)),
+            ("§4.2", loss_steps("Dr. GRPO", P_CORRECT), _("no length bias"), lengths(P_CORRECT, "dr_grpo")),
+            (exercise("7(d)"), loss_steps("GRPO", 0.7), _("(asked)"), lengths(0.7, "grpo")),
+            (
+                exercise("5"),
+                _("length reward of the four answers"),
+                "0.5, 0.25, 0, -0.5",
+                ", ".join(signed(r, 2) for r in kimi),
+            ),
             (
                 "§6.2",
-                f"{early_label}: lowest think-first share",
-                "hurts if on too early",
-                f"{lowest:.0%} (from {first_share:.0%})",
+                _("{run}: lowest think-first share").format(run=early_label),
+                _("hurts if on too early"),
+                _("{lowest} (from {first})").format(lowest=f"{lowest:.0%}", first=f"{first_share:.0%}"),
             ),
-            ("§6.2", f"mean accuracy, last {last} steps: {base_label}", "", f"{accuracy[base_label]:.1%}"),
+            (
+                "§6.2",
+                _("mean accuracy, last {n} steps: {run}").format(n=last, run=base_label),
+                "",
+                f"{accuracy[base_label]:.1%}",
+            ),
             ("§6.2", f"   {early_label}", "", f"{accuracy[early_label]:.1%}"),
             ("§6.2", f"   {late_label}", "", f"{accuracy[late_label]:.1%}"),
         ]

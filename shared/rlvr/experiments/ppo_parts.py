@@ -26,6 +26,7 @@ import torch
 
 from rlvr.config import one_thread, size
 from rlvr.experiments.common import Row, claim_row, lecture_row, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
+from rlvr.i18n import N_, _
 from rlvr.model import response_logps, sample
 from rlvr.objectives import (
     aggregate_loss,
@@ -69,13 +70,25 @@ GB = 1e9  # 1 GB = 1e9 bytes (the lecture's 252 GB is 7e9 x 36 bytes)
 BYTES_TRAINED = 16  # bf16 weights + bf16 grads + fp32 master weights + Adam m and v (2 + 2 + 4 + 4 + 4)
 BYTES_FROZEN = 2  # bf16 weights only
 SEVEN_B = 7e9
-SETUPS = {  # set-up -> {model: trained?}
+SETUPS = {  # set-up -> {model: trained?} (names translated where shown: MODEL_NAMES, SETUP_NAMES)
     "PPO": {"policy": True, "value model": True, "reference": False, "reward model": False},
     "no value model": {"policy": True, "reference": False, "reward model": False},
     "rule-based verifier": {"policy": True, "reference": False},
     "verifier, no KL (beta = 0)": {"policy": True},
 }
 LECTURE_GB = {"PPO": 252.0, "no value model": 140.0, "rule-based verifier": 126.0}
+MODEL_NAMES = {  # a model of SETUPS -> its name for the learner
+    "policy": N_("policy"),
+    "value model": N_("value model"),
+    "reference": N_("reference"),
+    "reward model": N_("reward model"),
+}
+SETUP_NAMES = {  # a set-up of SETUPS -> its name for the learner
+    "PPO": "PPO",
+    "no value model": N_("no value model"),
+    "rule-based verifier": N_("rule-based verifier"),
+    "verifier, no KL (beta = 0)": N_("verifier, no KL (beta = 0)"),
+}
 
 
 # ============================================================================================== clipped objective
@@ -178,7 +191,7 @@ def reuse_batch(
     mask, old_logps = rollout.response_mask, None
     quantiles, clip_fraction = [], []
     policy.train()
-    for _ in range(updates):
+    for _update in range(updates):
         logps = response_logps(policy, rollout.prompt_ids, rollout.responses)  # [B, T]
         old_logps = logps.detach() if old_logps is None else old_logps
         per_token, clipped = ppo_clip_loss(logps, old_logps, advantages, clip_eps)  # [B, T]
@@ -199,8 +212,12 @@ def reuse_text(results: list[ReuseResult]) -> str:
         shares = " ".join("0" if c == 0 else f"{100 * c:.1f}%" for c in res.clip_fraction)
         low, high = res.quantiles[-1, 1], res.quantiles[-1, 3]
         lines.append(
-            f"lr {res.lr:g}: clip fraction before updates 1-{len(res.clip_fraction)}: {shares};  "
-            f"before the last update 98% of the ratios lie in [{low:.2f}, {high:.2f}]"
+            _(
+                "lr {lr}: clip fraction before updates 1-{updates}: {shares};  before the last update 98% of the "
+                "ratios lie in [{low}, {high}]"
+            ).format(
+                lr=f"{res.lr:g}", updates=len(res.clip_fraction), shares=shares, low=f"{low:.2f}", high=f"{high:.2f}"
+            )
         )
     return "\n".join(lines)
 
@@ -303,16 +320,17 @@ def kl_run_summary(curves: KLCurves, window: int = 10) -> dict:
 def kl_run_statement(summary: dict) -> str:
     """One sentence saying what the curves did, whichever way they went."""
     (t0, t1), (s0, s1), (k0, k1) = summary["total"], summary["score"], summary["kl_reward"]
-    total = "rose" if t1 > t0 else "did not rise"
-    score = "rose" if s1 > s0 else "did not rise"
-    kl = "fell (more negative)" if k1 < k0 else "did not fall"
-    verdict = (
-        ", as the lecture expects: the policy buys its higher score by moving away from the warm-up model, and "
-        "the penalty grows with that distance"
-        if t1 > t0 and s1 > s0 and k1 < k0
-        else ": not the picture the lecture expects"
-    )
-    return f"the total reward {total}: the score {score} and the KL reward {kl}{verdict}"
+    total = _("the total reward rose") if t1 > t0 else _("the total reward did not rise")
+    score = _("the score rose") if s1 > s0 else _("the score did not rise")
+    kl = _("the KL reward fell (more negative)") if k1 < k0 else _("the KL reward did not fall")
+    if t1 > t0 and s1 > s0 and k1 < k0:
+        text = _(
+            "{total}: {score} and {kl}, as the lecture expects: the policy buys its higher score by moving away from "
+            "the warm-up model, and the penalty grows with that distance"
+        )
+    else:
+        text = _("{total}: {score} and {kl}: not the picture the lecture expects")
+    return text.format(total=total, score=score, kl=kl)
 
 
 def kl_run_text(summary: dict) -> str:
@@ -326,10 +344,14 @@ def kl_run_text(summary: dict) -> str:
 
     return "\n".join(
         [
-            f"mean per answer, first {n} steps -> last {n} steps:",
-            f"  total reward {ends('total')}  =  score {ends('score')}  +  KL reward "
-            f"{ends('kl_reward', lambda v: signed(v, 3))}"
-            f"   (summed KL {summary['kl'][0]:.2f} -> {summary['kl'][1]:.2f})",
+            _("mean per answer, first {n} steps -> last {n} steps:").format(n=n),
+            "  "
+            + _("total reward {total}  =  score {score}  +  KL reward {kl_reward}   (summed KL {kl})").format(
+                total=ends("total"),
+                score=ends("score"),
+                kl_reward=ends("kl_reward", lambda v: signed(v, 3)),
+                kl=f"{summary['kl'][0]:.2f} -> {summary['kl'][1]:.2f}",
+            ),
             kl_run_statement(summary),
         ]
     )
@@ -366,7 +388,11 @@ def candidate_answers(policy, ref, n: int, seed: int = 0) -> dict:
     return {"prompts": prompts, "rollout": rollout, "ref_logps": ref_logps * rollout.response_mask, **scores}
 
 
-EXAMPLE_LABELS = ("correct think-first answer", "wrong think-first answer, KL summed < 0", "direct answer")
+EXAMPLE_LABELS = (  # the answers' keys (AnswerExample.label); the panel's dropdown shows them translated
+    N_("correct think-first answer"),
+    N_("wrong think-first answer, KL summed < 0"),
+    N_("direct answer"),
+)
 
 
 def pick_examples(candidates: dict) -> dict[str, int]:
@@ -494,7 +520,7 @@ def shaped_view(
     }
 
 
-CRITICS = ("Monte-Carlo value", "untrained (V = 0)")
+CRITICS = (N_("Monte-Carlo value"), N_("untrained (V = 0)"))  # the critic's keys; translated where shown
 
 
 # ============================================================================================== KL estimators
@@ -679,34 +705,48 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
     def joined(values, text=lambda v: f"{v:.2f}"):
         return ", ".join(text(v) for v in values)
 
+    def lecture(section: str) -> str:
+        return _("lecture §{section}").format(section=section)
+
+    exercise = _("lecture Ex. {number}").format(number=2)
     rows = [
         (
-            "lecture Ex. 2",
-            "objective at ρ = 0.5, 1.0, 1.1, 1.5 (A = +2, clip_eps = 0.2)",
-            ", ".join(v for v, _ in EXERCISE_VALUES.values()),
+            exercise,
+            _("objective at ρ = 0.5, 1.0, 1.1, 1.5 (A = +2, clip_eps = 0.2)"),
+            ", ".join(v for v, _g in EXERCISE_VALUES.values()),
             joined(objective),
         ),
-        ("lecture Ex. 2", "its gradient dJ/dρ there", ", ".join(g for _, g in EXERCISE_VALUES.values()), joined(grad)),
         (
-            "lecture §2.2",
-            "the gradient is 0: for A > 0 above ρ =, for A < 0 below ρ =",
+            exercise,
+            _("its gradient dJ/dρ there"),
+            ", ".join(g for _v, g in EXERCISE_VALUES.values()),
+            joined(grad),
+        ),
+        (
+            lecture("2.2"),
+            _("the gradient is 0: for A > 0 above ρ =, for A < 0 below ρ ="),
             "1.2, 0.8",
             f"{upper:.3f}, {lower:.3f}",
         ),
         (
-            "lecture §2.3",
-            "PPO with a KL penalty: the total reward per answer",
-            "rises",
+            lecture("2.3"),
+            _("PPO with a KL penalty: the total reward per answer"),
+            _("rises"),
             f"{total0:.2f} -> {total1:.2f}",
         ),
-        ("lecture §2.3", "... its KL part", "more and more negative", f"{signed(kl0, 3)} -> {signed(kl1, 3)}"),
+        (
+            lecture("2.3"),
+            _("... its KL part"),
+            _("more and more negative"),
+            f"{signed(kl0, 3)} -> {signed(kl1, 3)}",
+        ),
     ]
     for mu in SCHULMAN_MUS:
         kl = f"{mu * mu / 2:g}"
         rows.append(
             (
                 "Schulman 2020",
-                f"Gaussians, true KL {kl}: std / KL of k1, k2, k3",
+                _("Gaussians, true KL {kl}: std / KL of k1, k2, k3").format(kl=kl),
                 joined((SCHULMAN_TABLE[(mu, n)][1] for n in ESTIMATORS), lambda v: f"{v:g}"),
                 joined(gauss_table[(mu, n)]["rel_std"] for n in ESTIMATORS),
             )
@@ -714,7 +754,7 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
         rows.append(
             (
                 "Schulman 2020",
-                f"Gaussians, true KL {kl}: bias / KL of k2",
+                _("Gaussians, true KL {kl}: bias / KL of k2").format(kl=kl),
                 f"{SCHULMAN_TABLE[(mu, 'k2')][0]:g}",
                 f"{gauss_table[(mu, 'k2')]['rel_bias']:.3f}",
             )
@@ -722,38 +762,43 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
     k1, k3 = kl_summary["k1"]["std"], kl_summary["k3"]["std"]
     rows += [
         (
-            "lecture §2.3",
-            "a trained policy against its reference: true KL per answer",
+            lecture("2.3"),
+            _("a trained policy against its reference: true KL per answer"),
             LECTURE_KL["true_kl"],
             f"{kl_summary['true_kl']:.2f}",
         ),
         (
-            "lecture §2.3",
-            "... std of k1, std of k3 per answer",
+            lecture("2.3"),
+            _("... std of k1, std of k3 per answer"),
             f"{LECTURE_KL['k1']}, {LECTURE_KL['k3']}",
             f"{k1:.2f}, {k3:.2f}",
         ),
         (
-            "lecture §2.3",
-            "... k3 as noisy as k1 times",
+            lecture("2.3"),
+            _("... k3 as noisy as k1 times"),
             f"{float(LECTURE_KL['k3']) / float(LECTURE_KL['k1']):.1f}",
             f"{k3 / k1:.1f}",
         ),
         (
-            "lecture §2.4",
-            "memory of a 7B model: PPO, no value model, rule-based verifier (GB)",
+            lecture("2.4"),
+            _("memory of a 7B model: PPO, no value model, rule-based verifier (GB)"),
             joined(LECTURE_GB.values(), lambda v: f"{v:g}"),
             joined((totals[setup] for setup in LECTURE_GB), lambda v: f"{v:.0f}"),
         ),
     ]
-    lines = ["| source | what | the lecture (or its source) | ours |", "|---|---|---|---|"]
-    lines += [f"| {where} | {what} | {lecture} | {ours} |" for where, what, lecture, ours in rows]
-    order = (
-        "so on our policy too $k_3$ is the noisier estimator, as the lecture says"
-        if k3 > k1
-        else "so on our policy $k_1$ is the noisier estimator, unlike the lecture's"
-    )
-    lines += ["", f"Our trained policy: std of $k_3$ / std of $k_1$ = {k3 / k1:.1f}, {order}."]
+    lines = [_("| source | what | the lecture (or its source) | ours |"), "|---|---|---|---|"]
+    lines += [f"| {where} | {what} | {said} | {ours} |" for where, what, said, ours in rows]
+    if k3 > k1:
+        closing = _(
+            "Our trained policy: std of $k_3$ / std of $k_1$ = {ratio}, so on our policy too $k_3$ is the noisier "
+            "estimator, as the lecture says."
+        )
+    else:
+        closing = _(
+            "Our trained policy: std of $k_3$ / std of $k_1$ = {ratio}, so on our policy $k_1$ is the noisier "
+            "estimator, unlike the lecture's."
+        )
+    lines += ["", closing.format(ratio=f"{k3 / k1:.1f}")]
     return "\n".join(lines)
 
 

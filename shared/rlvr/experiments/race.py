@@ -26,6 +26,7 @@ from rlvr.config import SIZES, one_thread, size
 from rlvr.experiments import common
 from rlvr.experiments.common import Row, claim_row, finite_mean, seconds_text
 from rlvr.experiments.ppo_parts import memory_gb, memory_totals
+from rlvr.i18n import N_, _
 from rlvr.model import sample
 from rlvr.objectives import compute_advantages, masked_mean
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
@@ -304,7 +305,7 @@ def step_text(step: float, steps: int | None = None) -> str:
     """A step found by a crossing, or what to print when there is none ('not reached in 30 steps')."""
     if math.isfinite(step):
         return f"{step:.0f}"
-    return "not reached" + (f" in {steps} steps" if steps else "")
+    return _("not reached in {steps} steps").format(steps=steps) if steps else _("not reached")
 
 
 def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
@@ -313,19 +314,20 @@ def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
 
     def crossing(value, seconds=False):
         if not math.isfinite(value):
-            return "not reached"
+            return _("not reached")
         return seconds_text(value) if seconds else f"{value:.0f}"
 
+    think, accurate = f"{THINK_TARGET:.0%}", f"{accuracy_level:.0%}"
     head = [
         "",
-        f"steps to {THINK_TARGET:.0%} think-first",
-        f"CPU time to {THINK_TARGET:.0%} think-first",
-        f"steps to {accuracy_level:.0%} accuracy",
-        f"CPU time to {accuracy_level:.0%} accuracy",
-        f"accuracy at step {ACCURACY_STEP}",
-        "accuracy, last 10 steps",
-        "sampling CPU s/step",
-        "training CPU s/step",
+        _("steps to {level} think-first").format(level=think),
+        _("CPU time to {level} think-first").format(level=think),
+        _("steps to {level} accuracy").format(level=accurate),
+        _("CPU time to {level} accuracy").format(level=accurate),
+        _("accuracy at step {step}").format(step=ACCURACY_STEP),
+        _("accuracy, last 10 steps"),
+        _("sampling CPU s/step"),
+        _("training CPU s/step"),
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     short = any(len(run.history) <= ACCURACY_STEP for run in runs.values())
@@ -350,11 +352,14 @@ def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
             + " |"
         )
     lines.append("")
-    lines.append(
-        f'Steps count from 0. "Steps to 80%" is the first step whose mean over its last {SMOOTH} steps (the '
-        f"solid curves of the figure) reaches 80%; the CPU time is the run's CPU seconds before that step's "
-        f"metrics were known." + (f' "—": the run has fewer than {ACCURACY_STEP + 1} steps.' if short else "")
-    )
+    note = _(
+        'Steps count from 0. "Steps to 80%" is the first step whose mean over its last {window} steps (the solid '
+        "curves of the figure) reaches 80%; the CPU time is the run's CPU seconds before that step's metrics were "
+        "known."
+    ).format(window=SMOOTH)
+    if short:
+        note += " " + _('"—": the run has fewer than {steps} steps.').format(steps=ACCURACY_STEP + 1)
+    lines.append(note)
     return "\n".join(lines)
 
 
@@ -383,30 +388,33 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
     and their ratios to PPO-8's, then the CPU cost per step and per run as multiples of `reference`'s."""
 
     def ratio(a: float, b: float) -> str:
-        return f"{a / b:.1f}x" if math.isfinite(a) and math.isfinite(b) and b > 0 else "n/a"
+        return f"{a / b:.1f}x" if math.isfinite(a) and math.isfinite(b) and b > 0 else _("n/a")
 
+    levels = (
+        ("cot_fraction", _("{level} think-first").format(level=f"{THINK_TARGET:.0%}"), THINK_TARGET),
+        ("accuracy", _("{level} accuracy").format(level=f"{accuracy_level:.0%}"), accuracy_level),
+    )
     lines = []
-    for key, level, what in (("cot_fraction", THINK_TARGET, "think-first"), ("accuracy", accuracy_level, "accuracy")):
-        what = f"{level:.0%} {what}"
+    for key, what, level in levels:
         s = {name: steps_to(run, key, level) for name, run in runs.items()}
         lines.append(
-            f"steps to {what}: "
-            + ", ".join(f"{name} {step_text(s[name])}" for name in runs)
-            + "   ("
-            + ", ".join(f"{name} / PPO-8 = {ratio(s[name], s['PPO-8'])}" for name in runs if name != "PPO-8")
-            + ")"
+            _("steps to {what}: {steps}   ({ratios})").format(
+                what=what,
+                steps=", ".join(f"{name} {step_text(s[name])}" for name in runs),
+                ratios=", ".join(f"{name} / PPO-8 = {ratio(s[name], s['PPO-8'])}" for name in runs if name != "PPO-8"),
+            )
         )
-    for key, level, what in (("cot_fraction", THINK_TARGET, "think-first"), ("accuracy", accuracy_level, "accuracy")):
+    for key, what, level in levels:
         seconds = {name: seconds_to(run, key, level) for name, run in runs.items()}
         reached = {name: t for name, t in seconds.items() if math.isfinite(t)}
-        least = f"   (least: {min(reached, key=reached.get)})" if reached else ""
-        lines.append(
-            f"CPU time to {level:.0%} {what}: "
-            + ", ".join(
-                f"{name} {seconds_text(t) if math.isfinite(t) else 'not reached'}" for name, t in seconds.items()
-            )
-            + least
+        times = ", ".join(
+            f"{name} {seconds_text(t) if math.isfinite(t) else _('not reached')}" for name, t in seconds.items()
         )
+        if reached:
+            text = _("CPU time to {what}: {times}   (least: {least})")
+        else:
+            text = _("CPU time to {what}: {times}")
+        lines.append(text.format(what=what, times=times, least=min(reached, key=reached.get) if reached else ""))
     costs = cost_ratios(runs, reference)
     others = [name for name in runs if name != reference]
     n = len(runs[reference].history)
@@ -416,20 +424,22 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
         else ""
     )
     lines.append(
-        f"training CPU time per step (median), as a multiple of {reference}'s: "
-        + ", ".join(f"{name} {costs[name]['training_x']:.1f}x" for name in others)
+        _("training CPU time per step (median), as a multiple of {reference}'s: {multiples}").format(
+            reference=reference, multiples=", ".join(f"{name} {costs[name]['training_x']:.1f}x" for name in others)
+        )
         + pair
     )
     lines.append(
-        f"sampling CPU time per step (median), as a multiple of {reference}'s: "
-        + ", ".join(f"{name} {costs[name]['sampling_x']:.1f}x" for name in others)
+        _("sampling CPU time per step (median), as a multiple of {reference}'s: {multiples}").format(
+            reference=reference, multiples=", ".join(f"{name} {costs[name]['sampling_x']:.1f}x" for name in others)
+        )
     )
     lines.append(
-        f"CPU time of all {n} steps at the median cost per step: "
-        + ", ".join(f"{name} {seconds_text(c['run_cpu_s'])}" for name, c in costs.items())
-        + "   ("
-        + ", ".join(f"{name} = {costs[name]['run_x']:.1f}x {reference}" for name in others)
-        + ")"
+        _("CPU time of all {n} steps at the median cost per step: {times}   ({multiples})").format(
+            n=n,
+            times=", ".join(f"{name} {seconds_text(c['run_cpu_s'])}" for name, c in costs.items()),
+            multiples=", ".join(f"{name} = {costs[name]['run_x']:.1f}x {reference}" for name in others),
+        )
     )
     return "\n".join(lines)
 
@@ -470,27 +480,36 @@ def value_text(run: RaceRun) -> str:
     for step in range(min(2, len(run.history))):
         h = run.history[step]
         lines.append(
-            f"value prediction at step {step}: {number(h['value_mean'])}   (mean reward of that batch: "
-            f"{h['reward']:.3f})"
+            _("value prediction at step {step}: {value}   (mean reward of that batch: {reward})").format(
+                step=step, value=number(h["value_mean"]), reward=f"{h['reward']:.3f}"
+            )
         )
     helps = value_helps_step(run)
     steps = len(run.history)
     lines.append(
-        "first step the value baseline's squared advantage is below no baseline's: "
-        f"{step_text(helps['beats_no_baseline'], steps)}; below the leave-one-out mean's: "
-        f"{step_text(helps['beats_group_mean'], steps)}"
+        _(
+            "first step the value baseline's squared advantage is below no baseline's: {none}; below the "
+            "leave-one-out mean's: {loo}"
+        ).format(none=step_text(helps["beats_no_baseline"], steps), loo=step_text(helps["beats_group_mean"], steps))
     )
     value, loo = run.curve("adv_sq_value")[1:], run.curve("adv_sq_loo")[1:]  # [steps - 1] each
     defined = np.isfinite(value) & np.isfinite(loo) & (loo > 0)  # a batch whose groups all agree has loo = 0
     ratio = value[defined] / loo[defined]
     if len(ratio):
         left_out = len(value) - len(ratio)
-        which = f"steps 1-{steps - 1}" + (
-            f" ({left_out} left out: every group's rewards all equal)" if left_out else ""
-        )
+        if left_out:
+            which = _("steps 1-{last} ({left_out} left out: every group's rewards all equal)")
+        else:
+            which = _("steps 1-{last}")
         lines.append(
-            f"squared advantage, value model / leave-one-out mean, {which}: median {np.median(ratio):.2f}, "
-            f"below 1 at {np.mean(ratio < 1):.0%} of the steps"
+            _(
+                "squared advantage, value model / leave-one-out mean, {which}: median {median}, below 1 at {share} "
+                "of the steps"
+            ).format(
+                which=which.format(last=steps - 1, left_out=left_out),
+                median=f"{np.median(ratio):.2f}",
+                share=f"{np.mean(ratio < 1):.0%}",
+            )
         )
     return "\n".join(lines)
 
@@ -531,11 +550,14 @@ def baseline_scales_text(scales: BaselineScales) -> str:
     n = scales.n_answers
     return "\n".join(
         [
-            f"one batch of {n} answers ({n // scales.group_size} prompts x {scales.group_size}); "
-            f"{scales.n_all_equal} of them in groups whose rewards are all equal (both advantages 0)",
-            f"A_mean / A_leave-one-out on the other {len(scales.ratios)} answers: from {scales.ratios.min():.4f} "
-            f"to {scales.ratios.max():.4f}",
-            f"mean of A_mean^2 / mean of A_leave-one-out^2: {scales.mean_sq_ratio:.4f}",
+            _(
+                "one batch of {n} answers ({prompts} prompts x {g}); {equal} of them in groups whose rewards are all "
+                "equal (both advantages 0)"
+            ).format(n=n, prompts=n // scales.group_size, g=scales.group_size, equal=scales.n_all_equal),
+            _("A_mean / A_leave-one-out on the other {n} answers: from {low} to {high}").format(
+                n=len(scales.ratios), low=f"{scales.ratios.min():.4f}", high=f"{scales.ratios.max():.4f}"
+            ),
+            _("mean of A_mean^2 / mean of A_leave-one-out^2: {ratio}").format(ratio=f"{scales.mean_sq_ratio:.4f}"),
         ]
     )
 
@@ -552,10 +574,18 @@ def clip_text(runs: dict[str, RaceRun]) -> str:
         shares = "  ".join("0" if x == 0 else f"{x:.2%}" for x in mean_clip_per_update(run))
         edge = math.log(1 + run.config.clip_eps)
         lines += [
-            f"{name}: clipped share by update (mean over steps): {shares}",
-            f"{name}: largest clipped share of one step (mean of its updates 2-{run.config.epochs}): "
-            f"{clip['peak']:.1%} at step {clip['peak_step']};  mean |log ratio| in the last update "
-            f"{clip['abs_log_ratio_last_update']:.4f}; the clip starts at log(1 + clip_eps) = {edge:.4f}",
+            _("{name}: clipped share by update (mean over steps): {shares}").format(name=name, shares=shares),
+            _(
+                "{name}: largest clipped share of one step (mean of its updates 2-{updates}): {peak} at step {step};  "
+                "mean |log ratio| in the last update {last}; the clip starts at log(1 + clip_eps) = {edge}"
+            ).format(
+                name=name,
+                updates=run.config.epochs,
+                peak=f"{clip['peak']:.1%}",
+                step=clip["peak_step"],
+                last=f"{clip['abs_log_ratio_last_update']:.4f}",
+                edge=f"{edge:.4f}",
+            ),
         ]
     return "\n".join(lines)
 
@@ -563,23 +593,34 @@ def clip_text(runs: dict[str, RaceRun]) -> str:
 def no_clip_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
     """Two runs that differ by the clip only (with, without): crossings, final accuracy, the largest gap between
     their smoothed accuracy curves, and how far the ratios move in the last update."""
-    (_, a), (_, b) = runs.items()
+    (_name_a, a), (_name_b, b) = runs.items()
     crossings = []
-    for key, level, what in (("cot_fraction", THINK_TARGET, "think-first"), ("accuracy", accuracy_level, "accuracy")):
+    for key, level, what in (
+        ("cot_fraction", THINK_TARGET, _("to {level} think-first")),
+        ("accuracy", accuracy_level, _("to {level} accuracy")),
+    ):
         crossings.append(
-            f"to {level:.0%} {what}: {step_text(steps_to(a, key, level))} with the clip, "
-            f"{step_text(steps_to(b, key, level))} without"
+            _("{what}: {with_clip} with the clip, {without} without").format(
+                what=what.format(level=f"{level:.0%}"),
+                with_clip=step_text(steps_to(a, key, level)),
+                without=step_text(steps_to(b, key, level)),
+            )
         )
     gap = np.abs(smooth(a.curve("accuracy")) - smooth(b.curve("accuracy")))  # [steps]
     worst = int(np.nanargmax(gap))
     log_a, log_b = (clip_summary(run)["abs_log_ratio_last_update"] for run in (a, b))
     return "\n".join(
         [
-            "steps " + "; ".join(crossings),
-            f"accuracy over the last 10 steps: {final_value(a):.1%} with the clip, {final_value(b):.1%} without",
-            f"largest gap between the two smoothed accuracy curves: {100 * gap[worst]:.1f} points (step {worst})",
-            f"mean |log ratio| in the last update: {log_a:.4f} with the clip, {log_b:.4f} without "
-            f"({log_b / log_a:.2f}x)",
+            _("steps {crossings}").format(crossings="; ".join(crossings)),
+            _("accuracy over the last 10 steps: {with_clip} with the clip, {without} without").format(
+                with_clip=f"{final_value(a):.1%}", without=f"{final_value(b):.1%}"
+            ),
+            _("largest gap between the two smoothed accuracy curves: {gap} points (step {step})").format(
+                gap=f"{100 * gap[worst]:.1f}", step=worst
+            ),
+            _("mean |log ratio| in the last update: {with_clip} with the clip, {without} without ({ratio}x)").format(
+                with_clip=f"{log_a:.4f}", without=f"{log_b:.4f}", ratio=f"{log_b / log_a:.2f}"
+            ),
         ]
     )
 
@@ -593,11 +634,11 @@ def trained_parameters(algo: str, n_policy: int, d_model: int) -> int:
 def cost_table(n_policy: int, d_model: int, billions: float = 7.0) -> str:
     """Markdown table: what the value model costs in parameters (our model) and in memory (a 7B model)."""
     lines = [
-        "| | trained parameters (ours) | memory at 7B, verifier reward, with reference (lecture's accounting) |",
+        _("| | trained parameters (ours) | memory at 7B, verifier reward, with reference (lecture's accounting) |"),
         "|---|---|---|",
     ]
     n = billions * 1e9
-    for algo, name in (("ppo", "PPO (policy + value model)"), ("grpo", "GRPO (policy only)")):
+    for algo, name in (("ppo", _("PPO (policy + value model)")), ("grpo", _("GRPO (policy only)"))):
         ours = trained_parameters(algo, n_policy, d_model)
         models = (
             {"policy": True, "value model": True, "reference": False}
@@ -610,13 +651,20 @@ def cost_table(n_policy: int, d_model: int, billions: float = 7.0) -> str:
 
 
 PPO_EXTRA_KNOBS = {  # what PPO adds to tune or decide, and our setting (RLConfig fields where there is one)
-    "value_lr": "Adam learning rate of the value model (1e-3)",
-    "gamma, lam": "GAE discount and lambda (1, 1: a bandit, the reward comes at the end)",
-    "clamp_kl": "clamp the per-token KL in the shaped reward at >= 0 (True; matters only with beta > 0)",
-    "value head init": "zeros, so the first predictions are exactly 0",
-    "value updates per batch": "one value step per policy update (8)",
-    "value model size": "a full copy of the policy (another 70k trained parameters here, 7B in the lecture)",
-}
+    "value_lr": N_("Adam learning rate of the value model (1e-3)"),
+    "gamma, lam": N_("GAE discount and lambda (1, 1: a bandit, the reward comes at the end)"),
+    "clamp_kl": N_("clamp the per-token KL in the shaped reward at >= 0 (True; matters only with beta > 0)"),
+    "value head init": N_("zeros, so the first predictions are exactly 0"),
+    "value updates per batch": N_("one value step per policy update (8)"),
+    "value model size": N_("a full copy of the policy (another 70k trained parameters here, 7B in the lecture)"),
+}  # the meanings are translated where shown: `extra_knobs_text`
+
+
+def extra_knobs_text() -> str:
+    """What PPO adds to tune or decide, one line each with our setting in brackets (a title line first)."""
+    lines = [_("What PPO adds to tune or decide (our settings in brackets):")]
+    lines += [f"  {knob:24s} {_(meaning)}" for knob, meaning in PPO_EXTRA_KNOBS.items()]
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------- figures
@@ -649,48 +697,63 @@ def lecture_and_us(runs: dict[str, RaceRun], n_policy: int, d_model: int) -> str
 
     def ratio(name: str) -> str:
         a, b = steps[name], steps["PPO-8"]
-        return f"{a / b:.1f}x PPO-8's" if math.isfinite(a) and math.isfinite(b) and b > 0 else "no ratio"
+        if math.isfinite(a) and math.isfinite(b) and b > 0:
+            return _("{ratio}x PPO-8's").format(ratio=f"{a / b:.1f}")
+        return _("no ratio")
 
     value_0 = ppo.history[0]["value_mean"]
     rows = [
         (
-            "the race: 256 answers per step, 200 steps",
-            f"{cfg.prompts_per_step} prompts x {cfg.group_size} answers = {cfg.prompts_per_step * cfg.group_size} "
-            f"per step, {n} steps",
+            _("the race: 256 answers per step, 200 steps"),
+            _("{prompts} prompts x {g} answers = {answers} per step, {n} steps").format(
+                prompts=cfg.prompts_per_step, g=cfg.group_size, answers=cfg.prompts_per_step * cfg.group_size, n=n
+            ),
         ),
         (
-            "at first sight PPO (8 updates per batch) is much faster than GRPO (1 update)",
-            f"steps to {THINK_TARGET:.0%} think-first: PPO-8 {step_text(steps['PPO-8'], n)}, GRPO-1 "
-            f"{step_text(steps['GRPO-1'], n)} ({ratio('GRPO-1')})",
+            _("at first sight PPO (8 updates per batch) is much faster than GRPO (1 update)"),
+            _("steps to {level} think-first: PPO-8 {ppo}, GRPO-1 {grpo} ({ratio})").format(
+                level=f"{THINK_TARGET:.0%}",
+                ppo=step_text(steps["PPO-8"], n),
+                grpo=step_text(steps["GRPO-1"], n),
+                ratio=ratio("GRPO-1"),
+            ),
         ),
         (
-            "with 8 updates per batch, GRPO closes the gap",
+            _("with 8 updates per batch, GRPO closes the gap"),
             f"GRPO-8 {step_text(steps['GRPO-8'], n)} ({ratio('GRPO-8')})",
         ),
         (
-            "PPO's value model predicts 0 at first: its baseline does nothing",
-            f"value at step 0: {'0' if value_0 == 0 else f'{value_0:.3f}'}",
+            _("PPO's value model predicts 0 at first: its baseline does nothing"),
+            _("value at step 0: {value}").format(value="0" if value_0 == 0 else f"{value_0:.3f}"),
         ),
         (
-            "its baseline helps only once the value loss has come down",
-            f"below no baseline from step {step_text(helps['beats_no_baseline'], n)}, below the leave-one-out mean "
-            f"from step {step_text(helps['beats_group_mean'], n)}",
+            _("its baseline helps only once the value loss has come down"),
+            _("below no baseline from step {none}, below the leave-one-out mean from step {loo}").format(
+                none=step_text(helps["beats_no_baseline"], n), loo=step_text(helps["beats_group_mean"], n)
+            ),
         ),
         (
-            "the difference is mostly complexity: PPO trains a second model",
-            f"trained parameters {trained_parameters('ppo', n_policy, d_model):,} (PPO) against "
-            f"{trained_parameters('grpo', n_policy, d_model):,} (GRPO); training CPU time per step PPO-8 / GRPO-8 = "
-            f"{costs['PPO-8']['training_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}x",
+            _("the difference is mostly complexity: PPO trains a second model"),
+            _(
+                "trained parameters {ppo} (PPO) against {grpo} (GRPO); training CPU time per step PPO-8 / GRPO-8 = "
+                "{ratio}x"
+            ).format(
+                ppo=f"{trained_parameters('ppo', n_policy, d_model):,}",
+                grpo=f"{trained_parameters('grpo', n_policy, d_model):,}",
+                ratio=f"{costs['PPO-8']['training_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}",
+            ),
         ),
     ]
     totals = memory_totals()
     rows.append(
         (
-            "its memory bill at 7B (lecture §2.4): 252 GB for PPO, 126 GB without the value and reward models",
-            f"{totals['PPO']:.0f} GB and {totals['rule-based verifier']:.0f} GB by the same accounting (notebook 02)",
+            _("its memory bill at 7B (lecture §2.4): 252 GB for PPO, 126 GB without the value and reward models"),
+            _("{ppo} GB and {verifier} GB by the same accounting (notebook 02)").format(
+                ppo=f"{totals['PPO']:.0f}", verifier=f"{totals['rule-based verifier']:.0f}"
+            ),
         )
     )
-    lines = ["| the lecture (§3) | ours |", "|---|---|"]
+    lines = [_("| the lecture (§3) | ours |"), "|---|---|"]
     lines += [f"| {lecture} | {ours} |" for lecture, ours in rows]
     return "\n".join(lines)
 

@@ -28,7 +28,8 @@ from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, fmt, lecture_row, seconds_text, signed
+from rlvr.experiments.common import Row, claim_row, finite_mean, fmt, lecture_row, pad, seconds_text, signed, text_width
+from rlvr.i18n import N_, _
 from rlvr.model import TinyTransformer, response_logps, sample
 from rlvr.objectives import grpo_advantages, ppo_clip_loss
 from rlvr.sft import SFTConfig, train_sft, warm_up, warm_up_report
@@ -100,13 +101,13 @@ LECTURE_WARM_PASS16 = "98%"
 
 COMPARED_ALGOS = ("grpo", "dr_grpo", "rft")  # lecture §5.2's comparison, same 200 steps
 ALGO_LABELS = {algo: ALGORITHMS[algo].label for algo in COMPARED_ALGOS}
-TRAINING_PANELS = {  # history key -> axis title
-    "accuracy": "accuracy (all answers)",
-    "cot_fraction": "think-first share",
-    "cot_accuracy": "think-first accuracy",
-    "mean_length": "mean answer length (tokens)",
-    "all_same_group_fraction": "groups with all-equal rewards",
-    "direct_accuracy": "direct-answer accuracy",
+TRAINING_PANELS = {  # history key -> axis title (translated where drawn; English in the reproduce table)
+    "accuracy": N_("accuracy (all answers)"),
+    "cot_fraction": N_("think-first share"),
+    "cot_accuracy": N_("think-first accuracy"),
+    "mean_length": N_("mean answer length (tokens)"),
+    "all_same_group_fraction": N_("groups with all-equal rewards"),
+    "direct_accuracy": N_("direct-answer accuracy"),
 }
 
 
@@ -164,12 +165,30 @@ def show_examples(n: int = 4, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, se
     for digits, chain in zip(prompts, chains):
         teacher = chain_text(chain)
         errors = teacher_error_steps(digits, chain)
-        verdict = "right" if verify(digits, teacher).correct else "wrong"
-        steps = f"step{'s' if len(errors) > 1 else ''} {', '.join(map(str, errors))}"
-        note = f"errs at {steps}; final answer {verdict}" if errors else "no error"
+        right = verify(digits, teacher).correct
+        steps = ", ".join(map(str, errors))
+        if not errors:
+            note = _("no error")
+        elif len(errors) == 1:
+            note = (
+                _("errs at step {steps}; final answer right")
+                if right
+                else _("errs at step {steps}; final answer wrong")
+            )
+        else:
+            note = (
+                _("errs at steps {steps}; final answer right")
+                if right
+                else _("errs at steps {steps}; final answer wrong")
+            )
         print(
-            f"prompt {prompt_text(digits)}   direct {direct_answer(digits)}   think {think_answer(digits)}"
-            f"   teacher {teacher}  ({note})"
+            _("prompt {prompt}   direct {direct}   think {think}   teacher {teacher}  ({note})").format(
+                prompt=prompt_text(digits),
+                direct=direct_answer(digits),
+                think=think_answer(digits),
+                teacher=teacher,
+                note=note.format(steps=steps),
+            )
         )
 
 
@@ -180,7 +199,9 @@ MODEL_EXAMPLE = np.array([9, 4, 5, 8, 0, 7, 3, 0, 2, 1])  # the lecture's prompt
 def token_line(name: str, text: str) -> str:
     """'answer  [9386636689]#9$   ids 11 9 3 ...  (15 tokens)': a string and its token ids."""
     ids = encode(text)
-    return f"  {name:<8} {text:<17} ids {' '.join(map(str, ids))}  ({len(ids)} tokens)"
+    return "  " + _("{name} {text} ids {ids}  ({n} tokens)").format(
+        name=pad(name, 8), text=f"{text:<17}", ids=" ".join(map(str, ids)), n=len(ids)
+    )
 
 
 def model_card(model: TinyTransformer | None = None, digits=MODEL_EXAMPLE) -> list[str]:
@@ -188,23 +209,28 @@ def model_card(model: TinyTransformer | None = None, digits=MODEL_EXAMPLE) -> li
     model = model or TinyTransformer()
     cfg = model.cfg
     parts = {
-        "token + position embeddings": model.tok_emb.weight.numel() + model.pos_emb.weight.numel(),
-        "the two blocks (attention + MLP)": sum(p.numel() for p in model.blocks.parameters()),
-        "final layer norm": sum(p.numel() for p in model.ln_f.parameters()),
+        _("token + position embeddings"): model.tok_emb.weight.numel() + model.pos_emb.weight.numel(),
+        _("the two blocks (attention + MLP)"): sum(p.numel() for p in model.blocks.parameters()),
+        _("final layer norm"): sum(p.numel() for p in model.ln_f.parameters()),
     }
     return [
-        f"model: a character-level GPT, {model.num_parameters():,} parameters",
-        f"  {cfg.n_layers} layers, {cfg.n_heads} heads, width {cfg.d_model}, MLP {cfg.d_mlp}, "
-        f"at most {cfg.block_size} tokens (prompt + answer)",
+        _("model: a character-level GPT, {n} parameters").format(n=f"{model.num_parameters():,}"),
+        "  "
+        + _(
+            "{layers} layers, {heads} heads, width {width}, MLP {mlp}, at most {tokens} tokens (prompt + answer)"
+        ).format(layers=cfg.n_layers, heads=cfg.n_heads, width=cfg.d_model, mlp=cfg.d_mlp, tokens=cfg.block_size),
         "  " + ", ".join(f"{name} {count:,}" for name, count in parts.items()),
-        "  attention adds a learned bias per head and offset ('look k tokens back');",
-        "  layer 1 attends by that offset only; the output layer reuses the token embeddings",
-        f"tokenizer: one token per character, {cfg.vocab_size} tokens: {' '.join(VOCAB[:-1])} and '{VOCAB[-1]}' "
-        "(padding)",
-        token_line("prompt", prompt_text(digits)),
-        token_line("think", think_answer(digits)),
-        token_line("direct", direct_answer(digits)),
-        f"in: token ids [B, T]; out: next-token logits [B, T, {cfg.vocab_size}] (one distribution per position)",
+        "  " + _("attention adds a learned bias per head and offset ('look k tokens back');"),
+        "  " + _("layer 1 attends by that offset only; the output layer reuses the token embeddings"),
+        _("tokenizer: one token per character, {n} tokens: {tokens} and '{padding}' (padding)").format(
+            n=cfg.vocab_size, tokens=" ".join(VOCAB[:-1]), padding=VOCAB[-1]
+        ),
+        token_line(_("prompt"), prompt_text(digits)),
+        token_line(_("think"), think_answer(digits)),
+        token_line(_("direct"), direct_answer(digits)),
+        _("in: token ids [B, T]; out: next-token logits [B, T, {vocab}] (one distribution per position)").format(
+            vocab=cfg.vocab_size
+        ),
     ]
 
 
@@ -213,11 +239,20 @@ def model_card(model: TinyTransformer | None = None, digits=MODEL_EXAMPLE) -> li
 class StageShape:
     """One stage of a GRPO step: the tensor it makes, its shape and what one group of it holds."""
 
-    stage: str  # "sample", "score", ...
+    stage: str  # "sample", "score", ... (STAGE_NAMES: its name for the learner)
     name: str  # the tensor, e.g. "rollout.responses"
     shape: tuple  # its shape, e.g. (256, 15)
-    meaning: str  # what one entry is
-    example: str  # what one group (the first with right and wrong answers) holds
+    meaning: str  # what one entry is (in the current language)
+    example: str  # what one group (the first with right and wrong answers) holds (in the current language)
+
+
+STAGE_NAMES = {  # a stage of a GRPO step -> its name in print_step_shapes
+    "prompts": N_("prompts"),
+    "sample": N_("sample"),
+    "score": N_("score"),
+    "advantages": N_("advantages"),
+    "loss": N_("loss"),
+}
 
 
 def step_shapes(
@@ -236,7 +271,7 @@ def step_shapes(
     grouped = rewards.view(P, G)  # [P, G]
     advantages = grpo_advantages(rewards, G, RLConfig.advantage_eps)  # [B]
     logps = response_logps(policy, rollout.prompt_ids, rollout.responses, group_size=G)  # [B, T]
-    per_token, _ = ppo_clip_loss(logps, logps.detach(), advantages, RLConfig.clip_eps)  # [B, T]
+    per_token, _clipped = ppo_clip_loss(logps, logps.detach(), advantages, RLConfig.clip_eps)  # [B, T]
     mask = rollout.response_mask  # [B, T]
     per_answer = (per_token * mask).sum(dim=1) / mask.sum(dim=1)  # [B]
     loss = per_answer.mean()  # []
@@ -244,69 +279,76 @@ def step_shapes(
     i = int(mixed[0]) if len(mixed) else 0  # a group with both right and wrong answers, if there is one
     rows = slice(i * G, (i + 1) * G)
     answers = [decode(r[m]) for r, m in zip(rollout.responses[rows], mask[rows])]
+    its_answers = _("its answers: {values}")
     return [
         StageShape(
             "prompts",
             "prompts",
             tuple(prompts.shape),
-            "10 digits per prompt",
-            f"prompt {i}: " + prompt_text(prompts[i]),
+            _("10 digits per prompt"),
+            _("prompt {i}: {prompt}").format(i=i, prompt=prompt_text(prompts[i])),
         ),
         StageShape(
             "sample",
             "rollout.responses",
             tuple(rollout.responses.shape),
-            f"B = P x G = {P} x {G} answers, padded to T tokens",
-            "its answers: " + " ".join(answers[:3]) + " ...",
+            _("B = P x G = {p} x {g} answers, padded to T tokens").format(p=P, g=G),
+            its_answers.format(values=" ".join(answers[:3]) + " ..."),
         ),
         StageShape(
             "sample",
             "rollout.response_mask",
             tuple(mask.shape),
-            "True on an answer's real tokens",
-            "their lengths: " + " ".join(str(int(m.sum())) for m in mask[rows]),
+            _("True on an answer's real tokens"),
+            _("their lengths: {values}").format(values=" ".join(str(int(m.sum())) for m in mask[rows])),
         ),
         StageShape(
             "score",
             "rewards.view(P, G)",
             tuple(grouped.shape),
-            "1 right, 0 wrong; one row per prompt",
-            "its row: " + " ".join(f"{r:.0f}" for r in grouped[i]),
+            _("1 right, 0 wrong; one row per prompt"),
+            _("its row: {values}").format(values=" ".join(f"{r:.0f}" for r in grouped[i])),
         ),
         StageShape(
             "advantages",
             "advantages",
             tuple(advantages.shape),
-            "(r - group mean) / (group std + eps)",
-            "its answers: " + " ".join(signed(float(a), 2) for a in advantages[rows]),
+            _("(r - group mean) / (group std + eps)"),
+            its_answers.format(values=" ".join(signed(float(a), 2) for a in advantages[rows])),
         ),
         StageShape(
             "loss",
             "logps",
             tuple(logps.shape),
-            "log-prob of each answer token, with its graph",
-            f"its first answer: {float((logps[rows] * mask[rows]).sum(dim=1)[0].detach()):.2f} summed over its tokens",
+            _("log-prob of each answer token, with its graph"),
+            _("its first answer: {value} summed over its tokens").format(
+                value=f"{float((logps[rows] * mask[rows]).sum(dim=1)[0].detach()):.2f}"
+            ),
         ),
         StageShape(
             "loss",
             "per-token loss",
             tuple(per_token.shape),
-            "-min(rho A, clip(rho) A), rho = 1 in value",
-            "its first answer: " + signed(float(per_token[i * G, 0].detach()), 2) + " on every real token",
+            _("-min(rho A, clip(rho) A), rho = 1 in value"),
+            _("its first answer: {value} on every real token").format(
+                value=signed(float(per_token[i * G, 0].detach()), 2)
+            ),
         ),
         StageShape(
             "loss",
             "per-answer loss",
             tuple(per_answer.shape),
-            "mean over the answer's real tokens",
-            "its answers: " + " ".join(signed(float(a), 2) for a in per_answer.detach()[rows]),
+            _("mean over the answer's real tokens"),
+            its_answers.format(values=" ".join(signed(float(a), 2) for a in per_answer.detach()[rows])),
         ),
         StageShape(
             "loss",
             "loss",
             tuple(loss.shape),
-            "mean over answers: one number to minimise",
-            f"{signed(float(loss.detach()), 4)} in value (a group's advantages sum to 0); its gradient is not",
+            _("mean over answers: one number to minimise"),
+            _("{value} in value (a group's advantages sum to 0); its gradient is not").format(
+                value=signed(float(loss.detach()), 4)
+            ),
         ),
     ]
 
@@ -315,14 +357,25 @@ def print_step_shapes(stages: list[StageShape]) -> None:
     """The shapes as one chain, then each stage's tensor, shape, meaning and one group's values."""
     shape = {s.name: "[" + ", ".join(map(str, s.shape)) + "]" for s in stages}
     print(
-        f"prompts {shape['prompts']} -> responses {shape['rollout.responses']} -> rewards "
-        f"{shape['rewards.view(P, G)']} -> advantages {shape['advantages']} -> loss (a scalar)\n"
+        _(
+            "prompts {prompts} -> responses {responses} -> rewards {rewards} -> advantages {advantages} -> loss "
+            "(a scalar)"
+        ).format(
+            prompts=shape["prompts"],
+            responses=shape["rollout.responses"],
+            rewards=shape["rewards.view(P, G)"],
+            advantages=shape["advantages"],
+        )
+        + "\n"
     )
-    rows = [(s.stage, s.name, shape[s.name] if s.shape else "scalar", s.meaning) for s in stages]
-    widths = [max(len(r[c]) for r in rows) for c in range(4)]
+    rows = [
+        (_(STAGE_NAMES.get(s.stage, s.stage)), s.name, shape[s.name] if s.shape else _("scalar"), s.meaning)
+        for s in stages
+    ]
+    widths = [max(text_width(r[c]) for r in rows) for c in range(4)]
     for row, stage in zip(rows, stages):
-        print("  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
-        print(" " * (widths[0] + 2) + "e.g. " + stage.example)
+        print("  ".join(pad(x, w) for x, w in zip(row, widths)).rstrip())
+        print(" " * (widths[0] + 2) + _("e.g. {example}").format(example=stage.example))
 
 
 # ----------------------------------------------------------------------------------------------- warm-up
@@ -356,39 +409,58 @@ def warmup_on_disk(teacher_error_rate: float, seed: int = 0, sft_steps: int = SF
 def print_warmup(report: dict) -> None:
     """Two readable lines, temperature 1 and greedy; each share says how many answers it is measured on."""
     n = report["n_prompts"]
-    for name, m in (("temperature 1", report["temperature1"]), ("greedy", report["greedy"])):
+    for name, m in ((_("temperature 1"), report["temperature1"]), (_("greedy"), report["greedy"])):
         think = round(m["cot_fraction"] * n)
         direct = round((1 - m["cot_fraction"] - m.get("malformed_fraction", 0.0)) * n)
         print(
-            f"{name:>13}: accuracy {m['accuracy']:6.1%} | think-first {m['cot_fraction']:6.1%} of {n} answers, "
-            f"{share_of(m['cot_accuracy'], think)} right | direct {share_of(m['direct_accuracy'], direct)} right "
-            f"| mean length {m['mean_length']:.1f} tokens"
+            _(
+                "{name}: accuracy {accuracy} | think-first {think} of {n} answers, {think_right} right | direct "
+                "{direct_right} right | mean length {length} tokens"
+            ).format(
+                name=pad(name, 13, ">"),
+                accuracy=f"{m['accuracy']:6.1%}",
+                think=f"{m['cot_fraction']:6.1%}",
+                n=n,
+                think_right=share_of(m["cot_accuracy"], think),
+                direct_right=share_of(m["direct_accuracy"], direct),
+                length=f"{m['mean_length']:.1f}",
+            )
         )
 
 
 def share_of(value: float, n: int) -> str:
     """'97.1% of 1012' for a share measured on n answers, or 'none of 0' when there were none."""
-    return "none of 0" if not n or value is None or not math.isfinite(value) else f"{value:.1%} of {n}"
+    if not n or value is None or not math.isfinite(value):
+        return _("none of 0")
+    return _("{share} of {n}").format(share=f"{value:.1%}", n=n)
 
 
 def pct(value: float) -> str:
     """A share as ' 12.3%', or '   n/a' for NaN (no answer of that format)."""
-    return "   n/a" if value is None or not math.isfinite(value) else f"{value:6.1%}"
+    return pad(_("n/a"), 6, ">") if value is None or not math.isfinite(value) else f"{value:6.1%}"
 
 
 def eval_line(label: str, m: dict, n_prompts: int) -> str:
     """One model's held-out line with the counts behind each share (two models can share a rounded percentage)."""
     think = round(m["cot_fraction"] * n_prompts)
-    return (
-        f"{label:>9}: accuracy {m['accuracy']:.1%} ({round(m['accuracy'] * n_prompts)} of {n_prompts}), "
-        f"think-first {m['cot_fraction']:.1%} ({think}), think-first accuracy {share_of(m['cot_accuracy'], think)}"
+    return _(
+        "{label}: accuracy {accuracy} ({right} of {n}), think-first {think} ({think_n}), think-first accuracy "
+        "{think_accuracy}"
+    ).format(
+        label=pad(label, 9, ">"),
+        accuracy=f"{m['accuracy']:.1%}",
+        right=round(m["accuracy"] * n_prompts),
+        n=n_prompts,
+        think=f"{m['cot_fraction']:.1%}",
+        think_n=think,
+        think_accuracy=share_of(m["cot_accuracy"], think),
     )
 
 
 def points(difference: float) -> str:
     """A difference of two shares in percentage points, signed; one that rounds to zero prints as '0 points'."""
     value = round(100 * float(difference), 1)
-    return "0 points" if value == 0 else f"{value:+.1f} points"
+    return _("0 points") if value == 0 else _("{value} points").format(value=f"{value:+.1f}")
 
 
 # ----------------------------------------------------------------------------------------------- RL runs
@@ -469,7 +541,7 @@ def thinking_budget(
     prompts = held_out_prompts(n_prompts)  # [n, 10]
     generator = torch.Generator().manual_seed(seed)
     ids = torch.cat([prompt_tokens(prompts), torch.full((n_prompts, 1), OPEN_ID)], dim=1)  # [n, 12]
-    for _ in range(N_DIGITS):  # the model's own chain, one digit at a time
+    for _digit in range(N_DIGITS):  # the model's own chain, one digit at a time
         ids = torch.cat([ids, _pick_digit(model(ids)[:, -1], temperature, generator)[:, None]], dim=1)
     chain_start = ids.shape[1] - N_DIGITS
     budgets = [int(b) for b in budgets]
@@ -672,15 +744,23 @@ def early_mean(history: list[dict], key: str = "all_same_group_fraction", first:
 def print_all_equal(history: list[dict], group_size: int = RLConfig.group_size) -> None:
     """The share of all-equal groups early and late in a run, next to p^G + (1-p)^G at that stretch's accuracy."""
     for name, part in (
-        (f"first {EARLY_STEPS} steps", history[:EARLY_STEPS]),
-        (f"last {LATE_STEPS} steps", history[-LATE_STEPS:]),
+        (_("first {n} steps").format(n=EARLY_STEPS), history[:EARLY_STEPS]),
+        (_("last {n} steps").format(n=LATE_STEPS), history[-LATE_STEPS:]),
     ):
         p = finite_mean(history_curve(part, "accuracy"))
         measured = finite_mean(history_curve(part, "all_same_group_fraction"))
         formula = p**group_size + (1 - p) ** group_size
         print(
-            f"{name:>15}: accuracy p = {p:.1%}; groups with all-equal rewards: measured {measured:.1%}, "
-            f"p^{group_size} + (1-p)^{group_size} = {formula:.1%}"
+            _(
+                "{name}: accuracy p = {p}; groups with all-equal rewards: measured {measured}, "
+                "p^{g} + (1-p)^{g} = {formula}"
+            ).format(
+                name=pad(name, 15, ">"),
+                p=f"{p:.1%}",
+                measured=f"{measured:.1%}",
+                g=group_size,
+                formula=f"{formula:.1%}",
+            )
         )
 
 
@@ -691,9 +771,11 @@ KNOB_NAMES = {"teacher_error_rate": "teacher error", "beta": "beta", "group_size
 
 
 def knob_label(knob: str, value) -> str:
-    """'G = 32', 'beta = 0.04', 'teacher error 0': one knob's setting, for a legend or a table."""
+    """'G = 32', 'beta = 0.04', 'teacher error 0': one knob's setting, for a legend or a table (current language)."""
     value = knob_value(knob, value)
-    return f"teacher error {value:g}" if knob == "teacher_error_rate" else f"{KNOB_NAMES[knob]} = {value:g}"
+    if knob == "teacher_error_rate":
+        return _("teacher error {value}").format(value=f"{value:g}")
+    return f"{KNOB_NAMES[knob]} = {value:g}"
 
 
 def exercise7_configs(steps: int | None = None, seed: int = 0, settings: dict | None = None) -> dict[str, RLConfig]:
@@ -712,9 +794,26 @@ def answers_per_step(cfg: RLConfig) -> int:
     return cfg.prompts_per_step * cfg.group_size
 
 
+def summary_headers(level: float = 0.9) -> list[str]:
+    """The column headers of `summary_row`'s keys, in their order, in the current language."""
+    return [
+        _("run"),
+        _("answers per step"),
+        _("accuracy"),
+        _("think-first share"),
+        _("think-first accuracy"),
+        _("KL to warm-up (nats)"),
+        _("all-equal groups, first {n} steps").format(n=EARLY_STEPS),
+        _("all-equal groups, last {n} steps").format(n=LATE_STEPS),
+        _("steps to {level} thinking").format(level=f"{level:.0%}"),
+        _("answers sampled by then"),
+    ]
+
+
 def summary_row(label: str, result: PanelRun, level: float = 0.9) -> dict:
     """One run's line of the Exercise 7 table: held-out metrics, all-equal groups early and late, and when (in
-    steps and in answers sampled) its smoothed think-first share first reached `level`."""
+    steps and in answers sampled) its smoothed think-first share first reached `level` (English keys: the
+    headers a learner reads are `summary_headers`)."""
     step = first_step_reaching(result.history, "cot_fraction", level)
     f = result.final
     return {
@@ -731,10 +830,19 @@ def summary_row(label: str, result: PanelRun, level: float = 0.9) -> dict:
     }
 
 
-def compared(ours, theirs, more: str, less: str, same: str = "about the same as", tolerance: float = 0.0) -> str:
-    """`more` or `less` as ours exceeds theirs by more than `tolerance`, else `same`."""
+def compared(
+    ours,
+    theirs,
+    more: str,
+    less: str,
+    same: str = "about the same as",
+    tolerance: float = 0.0,
+    incomparable: str = "not comparable with",
+) -> str:
+    """`more` or `less` as ours exceeds theirs by more than `tolerance`, else `same` (`incomparable` when either is
+    missing or not finite)."""
     if ours is None or theirs is None or not (math.isfinite(ours) and math.isfinite(theirs)):
-        return "not comparable with"
+        return incomparable
     return more if ours > theirs + tolerance else less if ours < theirs - tolerance else same
 
 
@@ -745,29 +853,66 @@ def exercise7_findings(default: PanelRun, runs: dict[str, PanelRun], level: floa
     early, late = f"all-equal groups, first {EARLY_STEPS} steps", f"all-equal groups, last {LATE_STEPS} steps"
 
     def step_text(step) -> str:
-        return f"step {step}" if step is not None else f"not within {len(default.history)} steps"
+        return (
+            _("step {step}").format(step=step)
+            if step is not None
+            else _("not within {n} steps").format(n=len(default.history))
+        )
 
+    kl = "KL to warm-up (nats)"
     lines = []
     for label, result in runs.items():
         row = summary_row(label, result, level)
         step, base_step = row[thinking_at], base[thinking_at]
-        when = compared(step or math.inf, base_step or math.inf, "later than", "earlier than", "at the same step as")
+        when = compared(
+            step or math.inf,
+            base_step or math.inf,
+            _("thinking passes {level} at {step}, later than the default ({base})"),
+            _("thinking passes {level} at {step}, earlier than the default ({base})"),
+            _("thinking passes {level} at {step}, at the same step as the default ({base})"),
+            incomparable=_("thinking passes {level} at {step}, not comparable with the default ({base})"),
+        )
+        accuracy = compared(
+            row["accuracy"],
+            base["accuracy"],
+            _("held-out accuracy {ours}, higher than the default's {base}"),
+            _("held-out accuracy {ours}, lower than the default's {base}"),
+            _("held-out accuracy {ours}, the same as the default's {base}"),
+            0.005,
+            _("held-out accuracy {ours}, not comparable with the default's {base}"),
+        )
+        distance = compared(
+            row[kl],
+            base[kl],
+            _("KL to its warm-up {ours} nats, more than the default's {base}"),
+            _("KL to its warm-up {ours} nats, less than the default's {base}"),
+            _("KL to its warm-up {ours} nats, about the same as the default's {base}"),
+            incomparable=_("KL to its warm-up {ours} nats, not comparable with the default's {base}"),
+        )
         lines += [
             f"{label}:",
-            f"  thinking passes {level:.0%} at {step_text(step)}, {when} the default ({step_text(base_step)})",
-            f"  held-out accuracy {row['accuracy']:.1%}, "
-            f"{compared(row['accuracy'], base['accuracy'], 'higher than', 'lower than', 'the same as', 0.005)} the "
-            f"default's {base['accuracy']:.1%}",
-            f"  KL to its warm-up {row['KL to warm-up (nats)']:.2f} nats, "
-            f"{compared(row['KL to warm-up (nats)'], base['KL to warm-up (nats)'], 'more than', 'less than')} the "
-            f"default's {base['KL to warm-up (nats)']:.2f}",
-            f"  all-equal groups {row[early]:.0%} early and {row[late]:.0%} late (the default: {base[early]:.0%} "
-            f"and {base[late]:.0%})",
+            "  " + when.format(level=f"{level:.0%}", step=step_text(step), base=step_text(base_step)),
+            "  " + accuracy.format(ours=f"{row['accuracy']:.1%}", base=f"{base['accuracy']:.1%}"),
+            "  " + distance.format(ours=f"{row[kl]:.2f}", base=f"{base[kl]:.2f}"),
+            "  "
+            + _("all-equal groups {early} early and {late} late (the default: {base_early} and {base_late})").format(
+                early=f"{row[early]:.0%}",
+                late=f"{row[late]:.0%}",
+                base_early=f"{base[early]:.0%}",
+                base_late=f"{base[late]:.0%}",
+            ),
         ]
         if knob_of(result.config) == ("group_size", result.config.group_size) and None not in (step, base_step):
             answers, base_answers = row["answers sampled by then"], base["answers sampled by then"]
-            how_many = compared(answers, base_answers, "more than", "fewer than", "as many as")
-            lines.append(f"  answers sampled by then {answers:,}, {how_many} the default's {base_answers:,}")
+            how_many = compared(
+                answers,
+                base_answers,
+                _("answers sampled by then {ours}, more than the default's {base}"),
+                _("answers sampled by then {ours}, fewer than the default's {base}"),
+                _("answers sampled by then {ours}, as many as the default's {base}"),
+                incomparable=_("answers sampled by then {ours}, not comparable with the default's {base}"),
+            )
+            lines.append("  " + how_many.format(ours=f"{answers:,}", base=f"{base_answers:,}"))
     return lines
 
 
@@ -811,20 +956,29 @@ def first_run_text(
     for rate in (r for r in rates if r != DEFAULT_TEACHER_ERROR_RATE):
         n = warmup_steps(rate, sft_steps)
         if warmup_on_disk(rate, seed, n):
-            lines.append(f"  the teacher error {rate:g} warm-up: on disk, loads in a second")
+            lines.append(
+                "  " + _("the teacher error {rate} warm-up: on disk, loads in a second").format(rate=f"{rate:g}")
+            )
         else:
             seconds = n * sft_seconds_per_step()
             total += seconds
             lines.append(
-                f"  the teacher error {rate:g} warm-up ({n} SFT steps, before its RL run): trains, "
-                f"~{seconds_text(seconds)}"
+                "  "
+                + _("the teacher error {rate} warm-up ({n} SFT steps, before its RL run): trains, ~{time}").format(
+                    rate=f"{rate:g}", n=n, time=seconds_text(seconds)
+                )
             )
     yours = sum(steps * budget.seconds_per_step(rl_config("grpo", steps, seed, beta=b)) for b in (0.0, 0.04))
     lines.append(
-        f"  your own GRPO step (§5), once it passes its checks: two runs, ~{seconds_text(yours)}, each time "
-        "(your code's runs are not cached)"
+        "  "
+        + _(
+            "your own GRPO step (§5), once it passes its checks: two runs, ~{time}, each time (your code's runs are "
+            "not cached)"
+        ).format(time=seconds_text(yours))
     )
-    lines.append(f"In all about {seconds_text(total)} of training the first time, plus your step's runs.")
+    lines.append(
+        _("In all about {time} of training the first time, plus your step's runs.").format(time=seconds_text(total))
+    )
     return "\n".join(lines)
 
 
@@ -843,7 +997,7 @@ def _lecture_text(row: Row) -> str:
     if isinstance(row.lecture, str):
         return row.lecture
     if row.figure.startswith("GRPO pass@") and row.lecture == 0.0:
-        return "'barely moves'"
+        return _("'barely moves'")
     if row.unit == "%":
         text = f"{100 * row.lecture:.4g}%"
         return "~" + text if row.figure.startswith(APPROXIMATE) else text
@@ -862,10 +1016,12 @@ def _ours(row: Row) -> str:
 def lecture_and_us_text(rows: list[Row]) -> str:
     """The lecture's figures next to this run's, one aligned line each (lecture section, what, lecture, ours): no
     bands and no verdicts (`python -m rlvr reproduce` judges the same rows)."""
-    lines = [("", "", "lecture", "this run"), *lecture_and_us(rows)]
-    widths = [max(len(line[c]) for line in lines) for c in range(4)]
+    lines = [("", "", _("lecture"), _("this run")), *lecture_and_us(rows)]
+    widths = [max(text_width(line[c]) for line in lines) for c in range(4)]
     return "\n".join(
-        f"{section:<{widths[0]}}  {what:<{widths[1]}}  {lecture:>{widths[2]}}  {ours:>{widths[3]}}".rstrip()
+        "  ".join(
+            [pad(section, widths[0]), pad(what, widths[1]), pad(lecture, widths[2], ">"), pad(ours, widths[3], ">")]
+        ).rstrip()
         for section, what, lecture, ours in lines
     )
 

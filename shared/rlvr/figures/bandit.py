@@ -15,7 +15,6 @@ from rlvr.figures.palette import COLORS as PALETTE
 from rlvr.experiments.bandit import (
     AMPLIFICATION,
     GROUP_SIZE,
-    LABELS,
     MAX_GROUP_SIZE,
     N_GROUPS,
     NUM_ANSWERS,
@@ -24,19 +23,20 @@ from rlvr.experiments.bandit import (
     SHIFT_GROUP_SIZE,
     SHIFT_LR,
     SHIFT_STEPS,
-    SHORT_LABELS,
     BestOfN,
     EstimatorComparison,
     StdEffect,
     compare_estimators,
     ideal_amplification,
     ideal_step,
+    label,
     p_for_amplification,
     reward_shift_text,
     run_segments,
     shift_experiment,
     std_effect,
 )
+from rlvr.i18n import _, language, prepare_figures
 
 COLORS = {kind: PALETTE[kind] for kind in ("none", "mean", "rloo", "grpo", "exact")}  # the module's palette
 NO_SIGNAL_COLOR = PALETTE["exact"]  # the share of groups without signal: a closed form in p and G, no estimator's
@@ -60,6 +60,8 @@ def figure_layout(fig, name: str, build) -> dict:
     """
     from rlvr.widgets import FIXED_TITLES, figure_state
 
+    prepare_figures()  # the current language's font (a CJK one for Chinese labels)
+    name = f"{name}@{language()}"  # labels are drawn once per layout: another language builds it anew
     kept = figure_state(fig)
     state = kept.get("layout")
     if state is None or state["name"] != name or any(ax not in fig.axes for ax in state["axes"]):
@@ -96,25 +98,25 @@ def _build_shift_layout(fig, kinds: list) -> dict:
     for index, (ax, kind) in enumerate(zip(axes, kinds)):
         color = COLORS[kind]
         runs[kind] = ax.add_collection(LineCollection([], colors=color, linewidths=0.6))
-        (means[kind],) = ax.plot([], [], color=color, lw=2.4, path_effects=OUTLINED, label="mean over runs")
+        (means[kind],) = ax.plot([], [], color=color, lw=2.4, path_effects=OUTLINED, label=_("mean over runs"))
         ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("training step")
+        ax.set_xlabel(_("training step"))
         hists[kind] = axes[-1].bar(
             bins[:-1] + index * width,
             np.zeros(len(bins) - 1),
             width=width,
             align="edge",
             color=color,
-            label=LABELS.get(kind, kind),
+            label=label(kind),
         )
-    axes[0].set_ylabel("P(correct answer)")
+    axes[0].set_ylabel(_("P(correct answer)"))
     axes[0].legend(loc="lower right", fontsize=7)
     axes[-1].set_ylim(0.7, 10)
     axes[-1].set_yscale("log")
     axes[-1].set_xlim(-0.01, 1.01)  # the bars of P = 0 and P = 1 sit inside the frame
-    axes[-1].set_xlabel("final P(correct)")
-    axes[-1].set_ylabel("runs")
-    axes[-1].set_title("where the runs end", fontsize=9)
+    axes[-1].set_xlabel(_("final P(correct)"))
+    axes[-1].set_ylabel(_("runs"))
+    axes[-1].set_title(_("where the runs end"), fontsize=9)
     axes[-1].legend(fontsize=7, loc="upper center")
     return {
         "axes": list(axes),
@@ -139,13 +141,23 @@ def draw_shift_runs(fig, results: dict, max_lines: int | None = None) -> None:
         state["means"][kind].set_data(np.arange(result.accuracy.shape[0]), result.mean_curve.numpy())
         ax.set_xlim(0, result.accuracy.shape[0] - 1)
         ax.set_title(
-            f"{LABELS.get(kind, kind)}\nmean final {result.final_mean:.3f}, worst {result.worst:.3g}", fontsize=9
+            label(kind)
+            + "\n"
+            + _("mean final {mean}, worst {worst}").format(
+                mean=f"{result.final_mean:.3f}", worst=f"{result.worst:.3g}"
+            ),
+            fontsize=9,
         )
         set_bar_heights(state["hists"][kind], np.histogram(result.final.numpy(), bins=state["bins"])[0])
     first = results[kinds[0]]
     state["axes"][-1].set_ylim(0.7, first.final.numel() * 2)
     state["title"].set_text(
-        f"{first.final.numel():,} runs, {reward_shift_text(first.shift)}, G = {first.group_size}, SGD lr {first.lr:.2g}"
+        _("{runs} runs, {rewards}, G = {g}, SGD lr {lr}").format(
+            runs=f"{first.final.numel():,}",
+            rewards=reward_shift_text(first.shift),
+            g=first.group_size,
+            lr=f"{first.lr:.2g}",
+        )
     )
 
 
@@ -158,36 +170,47 @@ def _build_std_layout(fig) -> dict:
     ax_step.plot(P_GRID, ideal_step(P_GRID, True), color=COLORS["grpo"], ls="--", lw=1, label="√(p(1-p))")
     lines = {
         kind: ax_step.plot(P_GRID, P_GRID * 0, color=COLORS[kind], lw=2, label=label)[0]
-        for kind, label in (("mean", "mean baseline"), ("grpo", "÷ group std (GRPO)"))
+        for kind, label in (("mean", _("mean baseline")), ("grpo", _("÷ group std (GRPO)")))
     }
     step_dots = {kind: ax_step.plot([], [], color=COLORS[kind], **dots)[0] for kind in ("mean", "grpo")}
-    ax_step.set_xlabel("p = P(correct) for this prompt")
-    ax_step.set_ylabel("expected step on the correct logit")
-    ax_step.set_title("expected step (lines: exact, dots: simulated)", fontsize=9)
+    ax_step.set_xlabel(_("p = P(correct) for this prompt"))
+    ax_step.set_ylabel(_("expected step on the correct logit"))
+    ax_step.set_title(_("expected step (lines: exact, dots: simulated)"), fontsize=9)
     ax_step.set_ylim(0, 0.55)
     ax_step.legend(fontsize=6.5, loc="lower center", ncol=2)
 
     low, high = p_for_amplification()
     ax_amp.plot(
-        P_GRID, ideal_amplification(P_GRID), color=COLORS["exact"], ls="--", lw=1.2, label="0.5/√(p(1-p)): true std"
+        P_GRID,
+        ideal_amplification(P_GRID),
+        color=COLORS["exact"],
+        ls="--",
+        lw=1.2,
+        label=_("0.5/√(p(1-p)): true std"),
     )
-    (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label="std from the group")
+    (amp_line,) = ax_amp.plot(P_GRID, P_GRID * 0, color=COLORS["grpo"], lw=2, label=_("std from the group"))
     (amp_dots,) = ax_amp.plot([], [], color=COLORS["grpo"], **dots)
     ax_amp.axhline(AMPLIFICATION, color=COLORS["exact"], lw=0.6, ls=":")
     for edge in (low, high):
         ax_amp.axvline(edge, color=COLORS["exact"], lw=0.6, ls=":")
-    ax_amp.text(0.5, AMPLIFICATION + 0.15, f"3.5x at p = {low:.3f} / {high:.3f}", ha="center", fontsize=8)
+    ax_amp.text(
+        0.5,
+        AMPLIFICATION + 0.15,
+        _("3.5x at p = {low} / {high}").format(low=f"{low:.3f}", high=f"{high:.3f}"),
+        ha="center",
+        fontsize=8,
+    )
     ax_amp.set_ylim(0, 6)
     ax_amp.set_xlabel("p")
-    ax_amp.set_ylabel("weight vs a p = 0.5 prompt")
-    ax_amp.set_title("relative amplification by the std", fontsize=9)
+    ax_amp.set_ylabel(_("weight vs a p = 0.5 prompt"))
+    ax_amp.set_title(_("relative amplification by the std"), fontsize=9)
     ax_amp.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.88))
 
     (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color=NO_SIGNAL_COLOR, lw=2, label="p^G + (1-p)^G")
-    (zero_dots,) = ax_zero.plot([], [], color=NO_SIGNAL_COLOR, label="simulated", **dots)
+    (zero_dots,) = ax_zero.plot([], [], color=NO_SIGNAL_COLOR, label=_("simulated"), **dots)
     ax_zero.set_ylim(-0.02, 1.02)
     ax_zero.set_xlabel("p")
-    ax_zero.set_ylabel("share of groups")
+    ax_zero.set_ylabel(_("share of groups"))
     ax_zero.legend(fontsize=7, loc="upper center")
     return {
         "axes": [ax_step, ax_amp, ax_zero],
@@ -214,8 +237,10 @@ def draw_std_effect(fig, effect: StdEffect) -> None:
     state["amp_dots"].set_data(sim.p, sim.amplification())
     state["zero_line"].set_ydata(effect.no_signal)
     state["zero_dots"].set_data(sim.p, sim.no_signal)
-    state["axes"][2].set_title(f"all right or all wrong: no signal (G={group_size})", fontsize=9)
-    state["axes"][0].set_title(f"expected step, G={group_size} (lines: exact, dots: simulated)", fontsize=9)
+    state["axes"][2].set_title(_("all right or all wrong: no signal (G={g})").format(g=group_size), fontsize=9)
+    state["axes"][0].set_title(
+        _("expected step, G={g} (lines: exact, dots: simulated)").format(g=group_size), fontsize=9
+    )
 
 
 def _build_estimator_layout(fig, kinds: list) -> dict:
@@ -225,29 +250,29 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
     x = np.arange(NUM_ANSWERS)
     width = 0.8 / (len(kinds) + 1)
     zeros = np.zeros(NUM_ANSWERS)
-    exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor=COLORS["exact"], label="exact")
+    exact = ax_mean.bar(x - 0.4 + width / 2, zeros, width, color="white", edgecolor=COLORS["exact"], label=_("exact"))
     means = {
-        kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=LABELS[kind])
+        kind: ax_mean.bar(x - 0.4 + width * (i + 1.5), zeros, width, color=COLORS[kind], label=label(kind))
         for i, kind in enumerate(kinds)
     }
     ax_mean.axhline(0, color=COLORS["exact"], lw=0.6)
-    ax_mean.set_xticks(x, ["0 (right)"] + [str(i) for i in range(1, NUM_ANSWERS)])
-    ax_mean.set_xlabel("logit of answer")
-    ax_mean.set_ylabel("average estimate E[g] (per logit)")
+    ax_mean.set_xticks(x, [_("0 (right)")] + [str(i) for i in range(1, NUM_ANSWERS)])
+    ax_mean.set_xlabel(_("logit of answer"))
+    ax_mean.set_ylabel(_("average estimate E[g] (per logit)"))
     ax_mean.legend(fontsize=7, loc="upper right")
     ax_mean.yaxis.set_major_locator(MaxNLocator(5))
 
     colors = [COLORS[kind] for kind in kinds]
-    short = [SHORT_LABELS.get(kind, kind) for kind in kinds]
+    short = [label(kind, short=True) for kind in kinds]
     bias = ax_bias.bar(short, np.zeros(len(kinds)), color=colors)
     (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color=COLORS["exact"], ms=16, mew=2)
-    ax_bias.set_title("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)", fontsize=9)
+    ax_bias.set_title(_("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)"), fontsize=9)
     ax_bias.yaxis.set_major_locator(MaxNLocator(4))
-    ax_bias.set_ylabel("bias (length of the error vector)")
+    ax_bias.set_ylabel(_("bias (length of the error vector)"))
     variance = ax_var.bar(short, np.ones(len(kinds)), color=colors)
     ax_var.set_yscale("log")
-    ax_var.set_title("variance (trace of the covariance)", fontsize=9)
-    ax_var.set_ylabel("variance of one group's estimate")
+    ax_var.set_title(_("variance (trace of the covariance)"), fontsize=9)
+    ax_var.set_ylabel(_("variance of one group's estimate"))
     for ax in (ax_bias, ax_var):
         ax.tick_params(axis="x", labelsize=8)
     return {
@@ -280,7 +305,9 @@ def draw_estimators(fig, comparison: EstimatorComparison) -> None:
     set_bar_heights(state["variance"], variances)
     ax_var.set_ylim(min(variances) / 2, max(variances) * 2)
     ax_mean.set_title(
-        f"G = {comparison.group_size}, {reward_shift_text(comparison.shift)}: average estimate vs exact gradient",
+        _("G = {g}, {rewards}: average estimate vs exact gradient").format(
+            g=comparison.group_size, rewards=reward_shift_text(comparison.shift)
+        ),
         fontsize=9,
     )
 
@@ -303,10 +330,10 @@ def estimator_panel(n_groups: int = N_GROUPS, seed: int = 0):
         table.value = comparison.to_html()
 
     controls = {
-        "group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description="group size G"),
-        "shift": float_slider("shift", -5.0, 10.0, SHIFT_STEP, 0.0, description="added to every reward"),
+        "group_size": int_slider("group_size", 2, MAX_GROUP_SIZE, 1, GROUP_SIZE, description=_("group size G")),
+        "shift": float_slider("shift", -5.0, 10.0, SHIFT_STEP, 0.0, description=_("added to every reward")),
     }
-    panel = AnalyticPanel(draw, controls, figsize=(11, 3.4), title="Estimators of the policy gradient")
+    panel = AnalyticPanel(draw, controls, figsize=(11, 3.4), title=_("Estimators of the policy gradient"))
     panel.table = table
     panel.view.children = (*panel.view.children, table)
     return panel
@@ -319,9 +346,9 @@ def std_panel(n_answers: int = 40_000, seed: int = 0):
     def draw(fig, group_size):
         draw_std_effect(fig, std_effect(group_size, n_answers, seed))
 
-    controls = {"group_size": int_slider("group_size", 2, 64, 1, GROUP_SIZE, description="group size G")}
+    controls = {"group_size": int_slider("group_size", 2, 64, 1, GROUP_SIZE, description=_("group size G"))}
     return AnalyticPanel(
-        draw, controls, remember=REMEMBERED_IMAGES, figsize=(12, 3.9), title="Dividing by the group std"
+        draw, controls, remember=REMEMBERED_IMAGES, figsize=(12, 3.9), title=_("Dividing by the group std")
     )
 
 
@@ -334,8 +361,8 @@ def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
         draw_shift_runs(fig, results, max_lines)
 
     controls = {
-        "shift": float_slider("shift", 0.0, 10.0, SHIFT_STEP, SHIFT, description="added to every reward"),
-        "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description="learning rate", steps_per_decade=10),
+        "shift": float_slider("shift", 0.0, 10.0, SHIFT_STEP, SHIFT, description=_("added to every reward")),
+        "lr": log_slider("lr", 0.1, 10.0, SHIFT_LR, description=_("learning rate"), steps_per_decade=10),
     }
     return AnalyticPanel(
         draw,
@@ -343,7 +370,7 @@ def shift_panel(runs: int = 200, max_lines: int = 100, seed: int = 0):
         remember=REMEMBERED_IMAGES,
         figsize=(10, 3.6),
         continuous_update=False,
-        title=f"{runs} runs of {SHIFT_STEPS} steps, G = {SHIFT_GROUP_SIZE}",
+        title=_("{runs} runs of {steps} steps, G = {g}").format(runs=runs, steps=SHIFT_STEPS, g=SHIFT_GROUP_SIZE),
     )
 
 
@@ -351,6 +378,7 @@ def draw_best_of_n(fig, result: BestOfN) -> None:
     """Quality of the picked answer vs n: by the learned reward (its score and the truth) and by the true reward."""
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     ax = fresh_axes(fig)
     ax.plot(
         result.ns,
@@ -358,11 +386,15 @@ def draw_best_of_n(fig, result: BestOfN) -> None:
         "o--",
         color=LEARNED_REWARD_COLOR,
         mfc="white",
-        label="learned reward's score of its pick",
+        label=_("learned reward's score of its pick"),
     )
-    ax.plot(result.ns, result.true_of_pick, "o-", color=LEARNED_REWARD_COLOR, label="true quality of that pick")
+    ax.plot(result.ns, result.true_of_pick, "o-", color=LEARNED_REWARD_COLOR, label=_("true quality of that pick"))
     ax.plot(
-        result.ns, result.true_of_best, "o-", color=COLORS["exact"], label="true quality, picked by the true reward"
+        result.ns,
+        result.true_of_best,
+        "o-",
+        color=COLORS["exact"],
+        label=_("true quality, picked by the true reward"),
     )
     ax.set_xscale("log", base=2)
     top = 6.0
@@ -371,16 +403,16 @@ def draw_best_of_n(fig, result: BestOfN) -> None:
     if off_chart.any():
         first = int(np.argmax(off_chart))
         ax.annotate(
-            f"keeps climbing: {result.proxy_of_pick[-1]:.0f} at n = {result.ns[-1]}",
+            _("keeps climbing: {value} at n = {n}").format(value=f"{result.proxy_of_pick[-1]:.0f}", n=result.ns[-1]),
             xy=(result.ns[first], top),
             xytext=(result.ns[first] * 2, top - 0.8),
             fontsize=8,
             color=LEARNED_REWARD_COLOR,
             arrowprops={"arrowstyle": "->", "color": LEARNED_REWARD_COLOR},
         )
-    ax.set_xlabel("n answers to choose from (optimisation pressure)")
-    ax.set_ylabel("average over trials")
-    ax.set_title("best-of-n: a learned reward (quality + heavy-tailed error) vs the true one", fontsize=10)
+    ax.set_xlabel(_("n answers to choose from (optimisation pressure)"))
+    ax.set_ylabel(_("average over trials"))
+    ax.set_title(_("best-of-n: a learned reward (quality + heavy-tailed error) vs the true one"), fontsize=10)
     ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.12))
 
 
@@ -391,10 +423,11 @@ def draw_baseline_scale(fig, group_sizes, scales: dict) -> None:
     """
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     ax = fresh_axes(fig)
     grid = np.linspace(min(group_sizes), max(group_sizes), 200)
     ax.plot(grid, (grid - 1) / grid, color=COLORS["mean"], lw=1, ls="--", label="(G-1)/G")
-    ax.axhline(1.0, color=COLORS["exact"], lw=1, ls="--", label="1 (exact gradient)")
+    ax.axhline(1.0, color=COLORS["exact"], lw=1, ls="--", label=_("1 (exact gradient)"))
     for kind, (values, ses) in scales.items():
         ax.errorbar(
             group_sizes,
@@ -403,11 +436,11 @@ def draw_baseline_scale(fig, group_sizes, scales: dict) -> None:
             fmt="o",
             color=COLORS[kind],
             capsize=3,
-            label=LABELS[kind] + " (±2 SE)",
+            label=_("{estimator} (±2 SE)").format(estimator=label(kind)),
         )
     ax.set_xscale("log", base=2)
     ax.set_xticks(group_sizes, [str(g) for g in group_sizes])
-    ax.set_xlabel("group size G")
-    ax.set_ylabel("E[g] / exact gradient")
-    ax.set_title("the mean baseline shrinks the gradient by (G-1)/G; RLOO does not", fontsize=10)
+    ax.set_xlabel(_("group size G"))
+    ax.set_ylabel(_("E[g] / exact gradient"))
+    ax.set_title(_("the mean baseline shrinks the gradient by (G-1)/G; RLOO does not"), fontsize=10)
     ax.legend(fontsize=8, loc="lower right")

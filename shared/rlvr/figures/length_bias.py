@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from rlvr.experiments.common import plain_math_labels
 from rlvr.experiments.length_bias import (
     ANSWERS_PER_STEP,
     GROUP_SIZE,
@@ -22,6 +23,7 @@ from rlvr.experiments.length_bias import (
     train_toy_pair,
 )
 from rlvr.figures.palette import ALGO_COLORS, COLORS, RIGHT, WRONG, knob_color
+from rlvr.i18n import _, prepare_figures
 from rlvr.objectives import kimi_length_reward
 
 # Colour says which loss (the module's algorithm colours); line style says right or wrong (palette.RIGHT solid,
@@ -56,18 +58,22 @@ def draw_token_weights(
     the correct and the wrong answer (solid, dashed)."""
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     ax_w, ax_total = fresh_axes(fig, 1, 2)
     lengths = np.unique(np.geomspace(1, max_len, 60).round())  # [n]
     answers = ((adv_correct, correct_length, "correct"), (adv_wrong, wrong_length, "wrong"))
     lines = []
     for (adv, length, name), path_style, width in zip(answers, PATH_STYLES, (UNDER, OVER)):
+        shown = _("correct") if name == "correct" else _("wrong")
         weights = {
             "grpo": per_token_weight(adv, lengths, "grpo"),  # [n]
             "dr_grpo": per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths),  # [n]
         }
         for loss, weight in weights.items():
             style = {**path_style, **width, "color": LOSS_COLORS[loss]}
-            label = f"{'GRPO' if loss == 'grpo' else 'Dr. GRPO'}, {name} (A = {adv:+.2g})"
+            label = _("{loss}, {answer} (A = {a})").format(
+                loss="GRPO" if loss == "grpo" else "Dr. GRPO", answer=shown, a=f"{adv:+.2g}"
+            )
             ax_w.plot(lengths, np.abs(weight), label=label, **style)
             ax_total.plot(lengths, weight * lengths, **style)
         capped = length > max_len  # no answer is longer than L_max: the generation cap
@@ -78,26 +84,37 @@ def draw_token_weights(
             dot = {"color": LOSS_COLORS[loss], "ms": 6, "mfc": face or LOSS_COLORS[loss], "zorder": 3}
             ax_w.plot([length], [abs(w)], "o", **dot)
             ax_total.plot([length], [w * length if loss == "dr_grpo" else adv], "o", **dot)
-        lines.append(f"{name}, {length} tokens{'*' if capped else ''}: GRPO {w_grpo:+.2g}, Dr. GRPO {w_dr:+.2g}")
+        lines.append(
+            _("{answer}, {length} tokens{star}: GRPO {grpo}, Dr. GRPO {dr}").format(
+                answer=shown, length=length, star="*" if capped else "", grpo=f"{w_grpo:+.2g}", dr=f"{w_dr:+.2g}"
+            )
+        )
         if capped:
-            lines.append("  * set longer than L_max, capped at L_max")
+            lines.append("  " + _("* set longer than L_max, capped at L_max"))
     ax_w.set(
         xscale="log",
         yscale="log",
-        xlabel="answer length |o_i| (tokens)",
-        ylabel="|weight on each token's log-prob|",
-        title="per-token weight (dots: the two answers)",
+        xlabel=_("answer length |o_i| (tokens)"),
+        ylabel=_("|weight on each token's log-prob|"),
+        title=_("per-token weight (dots: the two answers)"),
     )
     ax_w.legend(fontsize=7, loc="upper right")
-    ax_w.text(0.03, 0.22, "per token:\n" + "\n".join(lines), transform=ax_w.transAxes, fontsize=7, va="bottom")
+    ax_w.text(
+        0.03,
+        0.22,
+        _("per token:") + "\n" + "\n".join(lines),
+        transform=ax_w.transAxes,
+        fontsize=7,
+        va="bottom",
+    )
     low = min(abs(adv_correct), abs(adv_wrong)) / max_len
     ax_w.set_ylim(low / 4, 1.5 * max(abs(adv_correct), abs(adv_wrong)))
     top = 1.15 * max(abs(adv_correct), abs(adv_wrong))
     ax_total.set(
         xscale="log",
-        xlabel="answer length |o_i| (tokens)",
-        ylabel="sum of the weights over the answer",
-        title="total push on the answer",
+        xlabel=_("answer length |o_i| (tokens)"),
+        ylabel=_("sum of the weights over the answer"),
+        title=_("total push on the answer"),
         ylim=(-top, top),
     )
     ax_total.axhline(0, color=REFERENCE, lw=0.5)
@@ -105,7 +122,7 @@ def draw_token_weights(
     ax_total.text(
         0.03,
         0.6,
-        "GRPO (blue): A_i, whatever the length\nDr. GRPO (orange): A_i |o_i| / L_max\nsolid: correct, dashed: wrong",
+        _("GRPO (blue): A_i, whatever the length\nDr. GRPO (orange): A_i |o_i| / L_max\nsolid: correct, dashed: wrong"),
         transform=ax_total.transAxes,
         fontsize=7,
         va="bottom",
@@ -126,18 +143,20 @@ def token_weight_panel():
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
 
     controls = {
-        "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description="A of the correct answer"),
-        "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description="A of the wrong answer"),
-        "correct_length": int_slider("correct_length", 10, 2000, 10, 100, description="correct answer's length"),
-        "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description="wrong answer's length"),
-        "max_len": int_slider("max_len", 100, 2000, 100, 1000, description="L_max (Dr. GRPO)"),
+        "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description=_("A of the correct answer")),
+        "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description=_("A of the wrong answer")),
+        "correct_length": int_slider("correct_length", 10, 2000, 10, 100, description=_("correct answer's length")),
+        "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description=_("wrong answer's length")),
+        "max_len": int_slider("max_len", 100, 2000, 100, 1000, description=_("L_max (Dr. GRPO)")),
     }
     return AnalyticPanel(
         draw_token_weights,
         controls,
         remember=REMEMBERED_IMAGES,
         figsize=(9, 3.8),
-        title="GRPO (blue) vs Dr. GRPO (orange), correct answer solid, wrong dashed: per-token weight and total push",
+        title=_(
+            "GRPO (blue) vs Dr. GRPO (orange), correct answer solid, wrong dashed: per-token weight and total push"
+        ),
     )
 
 
@@ -146,6 +165,7 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
     (dashed) against steps (thin: runs, thick: mean)."""
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     axes = np.atleast_1d(fresh_axes(fig, 1, len(runs), sharey=True))
     for ax, (loss, run) in zip(axes, runs.items()):
         lengths = run.mean_length()  # [S+1, N, 2]
@@ -154,16 +174,16 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
         for path, path_style, width in zip((0, 1), PATH_STYLES, (UNDER, OVER)):
             ax.plot(steps, lengths[:, :, path], color=color, lw=0.5, alpha=0.3, **path_style)
             mean = lengths[:, :, path].mean(axis=1)
-            label = f"{PATH_NAMES[path]}: {lengths[-1, :, path].mean():.1f}"
+            label = f"{_(PATH_NAMES[path])}: {lengths[-1, :, path].mean():.1f}"
             ax.plot(steps, mean, color=color, label=label, **path_style, **width)
         ax.axhline(run.cap, color=REFERENCE, ls=":", lw=1)
         ax.axhline(lengths[0, 0, 0], color=REFERENCE, ls="-.", lw=0.8)
         if switch_on is not None and run.length_reward_weight:
             ax.axvline(switch_on, color=REFERENCE, ls="-.", lw=1)
-            ax.text(switch_on, run.cap * 0.75, "length reward on ", color=REFERENCE, fontsize=7, ha="right")
-        ax.set(title=LOSS_LABELS.get(loss, loss), xlabel="step", ylim=(-1, run.cap + 2))
-        ax.legend(fontsize=7, loc="center right", title="final mean", title_fontsize=7)
-    axes[0].set_ylabel("expected thinking tokens")
+            ax.text(switch_on, run.cap * 0.75, _("length reward on") + " ", color=REFERENCE, fontsize=7, ha="right")
+        ax.set(title=_(LOSS_LABELS[loss]) if loss in LOSS_LABELS else loss, xlabel=_("step"), ylim=(-1, run.cap + 2))
+        ax.legend(fontsize=7, loc="center right", title=_("final mean"), title_fontsize=7)
+    axes[0].set_ylabel(_("expected thinking tokens"))
     if title_extra:
         fig.subplots_adjust(top=0.82)
         fig.suptitle(title_extra, fontsize=8)
@@ -175,8 +195,10 @@ def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, op
     plot_toy_lengths(
         fig,
         runs,
-        f"p(correct) = {p_correct:.2f}, G = {group_size}, {optimizer}, {N_RUNS} runs of "
-        f"{ANSWERS_PER_STEP} answers per step; dotted: the cap, dash-dot: the start",
+        _(
+            "p(correct) = {p}, G = {g}, {optimizer}, {runs} runs of {answers} answers per step; dotted: the cap, "
+            "dash-dot: the start"
+        ).format(p=f"{p_correct:.2f}", g=group_size, optimizer=optimizer, runs=N_RUNS, answers=ANSWERS_PER_STEP),
     )
 
 
@@ -186,9 +208,11 @@ def toy_panel():
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, choice_slider, float_slider, toggle_buttons
 
     controls = {
-        "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
-        "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description="group size G"),
-        "optimizer": toggle_buttons("optimizer", [("SGD", "sgd"), ("Adam", "adam")], OPTIMIZER),
+        "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description=_("P(correct answer)")),
+        "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description=_("group size G")),
+        "optimizer": toggle_buttons(
+            "optimizer", [("SGD", "sgd"), ("Adam", "adam")], OPTIMIZER, description=_("optimizer")
+        ),
     }
     return AnalyticPanel(
         draw_toy,
@@ -196,7 +220,7 @@ def toy_panel():
         remember=REMEMBERED_IMAGES,
         figsize=(9, 3.8),
         continuous_update=False,
-        title="The toy model trained with the GRPO loss and with the Dr. GRPO loss",
+        title=_("The toy model trained with the GRPO loss and with the Dr. GRPO loss"),
     )
 
 
@@ -206,7 +230,9 @@ def draw_toy_kimi(fig, weight: float = KIMI_WEIGHT, start: int = 150, p_correct:
     plot_toy_lengths(
         fig,
         runs,
-        f"reward = correct + {weight:.2f} x Kimi length reward from step {start}, p(correct) = {p_correct:.2f}",
+        _("reward = correct + {weight} x Kimi length reward from step {start}, p(correct) = {p}").format(
+            weight=f"{weight:.2f}", start=start, p=f"{p_correct:.2f}"
+        ),
         switch_on=start,
     )
 
@@ -216,9 +242,9 @@ def toy_kimi_panel():
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
 
     controls = {
-        "weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description="length reward weight"),
-        "start": int_slider("start", 0, STEPS, 10, 150, description="switched on at step"),
-        "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description="P(correct answer)"),
+        "weight": float_slider("weight", 0.0, 2.0, 0.1, KIMI_WEIGHT, description=_("length reward weight")),
+        "start": int_slider("start", 0, STEPS, 10, 150, description=_("switched on at step")),
+        "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description=_("P(correct answer)")),
     }
     return AnalyticPanel(
         draw_toy_kimi,
@@ -226,7 +252,7 @@ def toy_kimi_panel():
         remember=REMEMBERED_IMAGES,
         figsize=(9, 3.6),
         continuous_update=False,
-        title="Kimi's length reward in the toy model",
+        title=_("Kimi's length reward in the toy model"),
     )
 
 
@@ -237,6 +263,7 @@ def draw_kimi_group(
     dashed line, hollow dots, hatched bars) and each answer's reward."""
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     lengths = torch.tensor([len_1, len_2, len_3, len_4], dtype=torch.float32)
     correct = torch.tensor([correct_1, correct_2, correct_3, correct_4])
     rewards = kimi_length_reward(lengths, correct).numpy()
@@ -245,26 +272,27 @@ def draw_kimi_group(
     if hi > lo:
         grid = np.linspace(lo, hi, 50)
         lam = 0.5 - (grid - lo) / (hi - lo)
-        ax.plot(grid, lam, color=REFERENCE, label="correct: $\\lambda$", **RIGHT, **UNDER)
-        ax.plot(grid, np.minimum(lam, 0), color=REFERENCE, label="wrong: min(0, $\\lambda$)", **WRONG, **OVER)
+        ax.plot(grid, lam, color=REFERENCE, label=_("correct: $\\lambda$"), **RIGHT, **UNDER)
+        ax.plot(grid, np.minimum(lam, 0), color=REFERENCE, label=_("wrong: min(0, $\\lambda$)"), **WRONG, **OVER)
     else:
-        ax.text(0.5, 0.8, "all lengths equal: every reward is 0", transform=ax.transAxes, ha="center", fontsize=8)
+        ax.text(0.5, 0.8, _("all lengths equal: every reward is 0"), transform=ax.transAxes, ha="center", fontsize=8)
     is_right = correct.tolist()
     faces = [REFERENCE if right else "white" for right in is_right]
     ax.scatter(lengths.numpy(), rewards, c=faces, s=45, zorder=3, edgecolors=REFERENCE, linewidths=1.0)
     for i, (x, y) in enumerate(zip(lengths.tolist(), rewards)):
         ax.annotate(str(i + 1), (x, y), textcoords="offset points", xytext=(4, 5), fontsize=8)
     ax.set(
-        xlabel="answer length (tokens)",
-        ylabel="length reward",
+        xlabel=_("answer length (tokens)"),
+        ylabel=_("length reward"),
         ylim=(-0.65, 0.65),
-        title=f"group: min {lo:.0f}, max {hi:.0f} tokens",
+        title=_("group: min {low}, max {high} tokens").format(low=f"{lo:.0f}", high=f"{hi:.0f}"),
     )
     ax.axhline(0, color=REFERENCE, lw=0.5)
     if hi > lo:
         ax.legend(fontsize=7, loc="upper right")
     names = [
-        f"{i + 1}: {int(n)} {'right' if c else 'wrong'}" for i, (n, c) in enumerate(zip(lengths.tolist(), is_right))
+        (_("{i}: {n} right") if c else _("{i}: {n} wrong")).format(i=i + 1, n=int(n))
+        for i, (n, c) in enumerate(zip(lengths.tolist(), is_right))
     ]
     bars = ax_bar.barh(range(len(names)), rewards[::-1], color=faces[::-1], edgecolor=REFERENCE)
     for bar, right in zip(bars, is_right[::-1]):
@@ -272,9 +300,10 @@ def draw_kimi_group(
     ax_bar.set_yticks(range(len(names)), names[::-1])
     for y, r in enumerate(rewards[::-1]):
         ax_bar.text(r, y, (f" {r:+.3g} " if r else " 0 "), va="center", ha="left" if r >= 0 else "right", fontsize=8)
-    ax_bar.set(xlim=(-0.8, 0.8), xlabel="length reward", title="each answer's length reward")
+    ax_bar.set(xlim=(-0.8, 0.8), xlabel=_("length reward"), title=_("each answer's length reward"))
     ax_bar.axvline(0, color=REFERENCE, lw=0.5)
     ax_bar.tick_params(axis="y", labelsize=7)
+    plain_math_labels(fig)  # Chinese labels with mathtext as plain text (math fonts have no Chinese glyphs)
 
 
 def kimi_group_panel():
@@ -283,41 +312,46 @@ def kimi_group_panel():
 
     controls = {}
     for i, (length, right) in enumerate(((200, True), (400, True), (600, False), (1000, False)), start=1):
-        controls[f"len_{i}"] = int_slider(f"len_{i}", 10, 1500, 10, length, description=f"length of answer {i}")
-        controls[f"correct_{i}"] = checkbox(f"correct_{i}", right, description=f"answer {i} correct")
+        controls[f"len_{i}"] = int_slider(
+            f"len_{i}", 10, 1500, 10, length, description=_("length of answer {i}").format(i=i)
+        )
+        controls[f"correct_{i}"] = checkbox(f"correct_{i}", right, description=_("answer {i} correct").format(i=i))
     return AnalyticPanel(
         draw_kimi_group,
         controls,
         remember=REMEMBERED_IMAGES,
         figsize=(9, 3.4),
-        title="Kimi k1.5's length reward in one group",
+        title=_("Kimi k1.5's length reward in one group"),
     )
 
 
-def plot_lengths_by_outcome(fig, result, title: str = "GRPO on the arithmetic task") -> None:
+def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
     """One GRPO run (its colour): mean length of the correct (solid), the wrong (dashed) and all answers (dotted)
-    against step, then the think-first share and the two accuracies."""
+    against step, then the think-first share and the two accuracies (`title`: default 'GRPO on the arithmetic
+    task')."""
     from matplotlib.ticker import PercentFormatter
 
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
+    title = _("GRPO on the arithmetic task") if title is None else title
     ax_len, ax_share = fresh_axes(fig, 1, 2)
     color = LOSS_COLORS["grpo"]
     for key, style, label in (
-        ("mean_length_correct", {**RIGHT, "lw": 1.6}, "correct answers"),
-        ("mean_length_wrong", {**WRONG, "lw": 1.6}, "wrong answers"),
-        ("mean_length", ALL_ANSWERS, "all answers"),
+        ("mean_length_correct", {**RIGHT, "lw": 1.6}, _("correct answers")),
+        ("mean_length_wrong", {**WRONG, "lw": 1.6}, _("wrong answers")),
+        ("mean_length", ALL_ANSWERS, _("all answers")),
     ):
         ax_len.plot(smooth(result.curve(key)), color=color, label=label, **style)
-    ax_len.set(xlabel="step", ylabel="mean answer length (tokens)", title=title, ylim=(0, 16.5))
+    ax_len.set(xlabel=_("step"), ylabel=_("mean answer length (tokens)"), title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
     for key, style, label in (
-        ("accuracy", {"ls": "-", "lw": 1.6}, "accuracy (all answers)"),
-        ("cot_accuracy", {"ls": "-.", "lw": 1.6}, "accuracy of think-first answers"),
-        ("cot_fraction", {"ls": ":", "lw": 2.2}, "think-first share"),
+        ("accuracy", {"ls": "-", "lw": 1.6}, _("accuracy (all answers)")),
+        ("cot_accuracy", {"ls": "-.", "lw": 1.6}, _("accuracy of think-first answers")),
+        ("cot_fraction", {"ls": ":", "lw": 2.2}, _("think-first share")),
     ):
         ax_share.plot(smooth(result.curve(key)), color=color, label=label, **style)
-    ax_share.set(xlabel="step", ylabel="share of answers", ylim=(0, 1.02), title="why: format and accuracy")
+    ax_share.set(xlabel=_("step"), ylabel=_("share of answers"), ylim=(0, 1.02), title=_("why: format and accuracy"))
     ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
 
@@ -329,22 +363,23 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
 
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     axes = fresh_axes(fig, 1, 3)
     for index, ((label, result), style) in enumerate(zip(runs.items(), KIMI_STYLES)):
         start = switch_on if index == 2 and switch_on is not None else 0
         for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
             curve = smooth(result.curve(key))
             ax.plot(np.arange(start, len(curve)), curve[start:], label=label, **style)
-    for ax, title in zip(axes, ("think-first share", "accuracy (sampled)", "mean answer length")):
-        ax.set(xlabel="step", title=title)
+    for ax, title in zip(axes, (_("think-first share"), _("accuracy (sampled)"), _("mean answer length"))):
+        ax.set(xlabel=_("step"), title=title)
         ax.grid(alpha=0.3)
         if switch_on is not None:
             ax.axvline(switch_on, color=KIMI_STYLES[2]["color"], ls="-.", lw=0.8)
     for ax in axes[:2]:
         ax.set_ylim(0, 1.02)
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    axes[0].set_ylabel("share of answers")
-    axes[2].set(ylim=(0, 16.5), ylabel="tokens")
+    axes[0].set_ylabel(_("share of answers"))
+    axes[2].set(ylim=(0, 16.5), ylabel=_("tokens"))
     axes[0].legend(fontsize=7, loc="lower right")
 
 
@@ -353,18 +388,19 @@ def plot_length_split(fig, pairs: dict) -> None:
     (correct solid, wrong dashed), one axes per p (shared y)."""
     from rlvr.widgets import fresh_axes
 
+    prepare_figures()
     axes = np.atleast_1d(fresh_axes(fig, 1, len(pairs), sharey=True))
     color = LOSS_COLORS["grpo"]
     for ax, (p_correct, runs) in zip(axes, pairs.items()):
         grpo = runs["grpo"]
-        ax.plot(grpo.mean_length_all().mean(axis=1), color=color, label="all answers", **ALL_ANSWERS)
+        ax.plot(grpo.mean_length_all().mean(axis=1), color=color, label=_("all answers"), **ALL_ANSWERS)
         for path, path_style, width in zip((0, 1), PATH_STYLES, (UNDER, OVER)):
             mean = grpo.mean_length()[:, :, path].mean(axis=1)
-            ax.plot(mean, color=color, label=PATH_NAMES[path], **path_style, **width)
-        ax.set(title=f"toy model, GRPO loss, p(correct) = {p_correct}", xlabel="step")
+            ax.plot(mean, color=color, label=_(PATH_NAMES[path]), **path_style, **width)
+        ax.set(title=_("toy model, GRPO loss, p(correct) = {p}").format(p=p_correct), xlabel=_("step"))
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("expected thinking tokens")
+    axes[0].set_ylabel(_("expected thinking tokens"))
 
 
 def train_arithmetic(configs: dict) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
+from rlvr.experiments.common import plain_math_labels
 from rlvr.experiments.race import (
     THINK_TARGET,
     RaceRun,
@@ -18,17 +19,18 @@ from rlvr.experiments.race import (
     smooth,
 )
 from rlvr.figures.palette import ALGO_COLORS, COLORS, knob_color
+from rlvr.i18n import N_, _, prepare_figures
 from rlvr.train import history_curve
 from rlvr import widgets
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider, toggle_buttons
 
 # One colour per meaning (rlvr.figures.palette): PPO red; GRPO blue for GRPO-1 (GRPO's usual one update per batch);
 # GRPO-8 differs from it by one knob (updates per batch), GRPO-8 without the clip by one more: one-knob colours.
-COLORS_BY_RUN = {
+COLORS_BY_RUN = {  # a run's label (as a notebook of either language writes it: `run_color`) -> its colour
     "PPO-8": ALGO_COLORS["ppo"],
     "GRPO-1": ALGO_COLORS["grpo"],
     "GRPO-8": knob_color(0),
-    "GRPO-8 without clipping": knob_color(1),
+    N_("GRPO-8 without clipping"): knob_color(1),
 }
 NO_CLIP_COLOR = COLORS_BY_RUN["GRPO-8 without clipping"]
 EXACT = COLORS["exact"]  # exact values and reference levels; the default run of the panel
@@ -37,6 +39,16 @@ BASELINE_STYLES = {  # the three baselines of the value figure: colour (palette)
     "adv_sq_loo": (ALGO_COLORS["rloo"], "-."),
     "adv_sq_value": (ALGO_COLORS["ppo"], "-"),
 }
+
+
+def run_color(name: str) -> str | None:
+    """The colour of a run of the race by its label, in English or translated (None for another run)."""
+    return next((color for label, color in COLORS_BY_RUN.items() if name in (label, _(label))), None)
+
+
+def default_marker() -> str:
+    """What a TrainingPanel appends to the default run's label, in the current language (' (default)')."""
+    return _("{label} (default)").format(label="")
 
 
 def plain_ticks(axis, subs=(1.0, 2.0, 5.0)) -> None:
@@ -50,15 +62,16 @@ def plain_ticks(axis, subs=(1.0, 2.0, 5.0)) -> None:
 def plot_race(fig, runs: dict[str, RaceRun]) -> None:
     """2 x 2: accuracy and think-first share (rows) against RL step and against CPU seconds on a log axis (columns:
     GRPO-1's whole run costs a small fraction of PPO-8's, so a linear axis would squeeze it into its first tenth)."""
+    prepare_figures()
     axes = fresh_axes(fig, 2, 2)
-    for row, (key, title) in enumerate((("accuracy", "accuracy"), ("cot_fraction", "think-first share"))):
+    for row, (key, title) in enumerate((("accuracy", _("accuracy")), ("cot_fraction", _("think-first share")))):
         for name, run in runs.items():
-            color = COLORS_BY_RUN.get(name)
+            color = run_color(name)
             for col, x in enumerate((np.arange(len(run.history)), run.clock("cpu"))):
                 ax = axes[row, col]
                 ax.plot(x, run.curve(key), color=color, alpha=0.2, lw=0.8)
                 ax.plot(x, smooth(run.curve(key)), color=color, lw=1.8, label=name)
-        for col, xlabel in enumerate(("RL step", "CPU seconds (sampling + training)")):
+        for col, xlabel in enumerate((_("RL step"), _("CPU seconds (sampling + training)"))):
             axes[row, col].set_ylabel(title)
             axes[row, col].set_xlabel(xlabel)
             axes[row, col].set_ylim(0, 1)
@@ -71,8 +84,8 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
         ax.axhline(THINK_TARGET, color=EXACT, ls=":", lw=1, alpha=0.6)
     axes[0, 0].legend(loc="lower right", fontsize=8)
     axes[0, 1].legend(loc="lower right", fontsize=8)
-    axes[0, 0].set_title("per RL step")
-    axes[0, 1].set_title("per CPU second (log scale)")
+    axes[0, 0].set_title(_("per RL step"))
+    axes[0, 1].set_title(_("per CPU second (log scale)"))
 
 
 def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
@@ -80,6 +93,7 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     advantage with three baselines (none, leave-one-out group mean, value model; log axis); and the value model's
     squared advantage divided by the leave-one-out one (below 1: the value model is the better baseline), with the
     level GRPO's own group mean sits at by construction, ((G - 1) / G)^2."""
+    prepare_figures()
     (ax1, ax2), (ax3, ax4) = fresh_axes(fig, 2, 2)
     ppo = COLORS_BY_RUN["PPO-8"]
     steps = np.arange(len(run.history))
@@ -91,82 +105,112 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
         ms=3,
         color=ppo,
         lw=1.8,
-        label="value at the 1st answer token",
+        label=_("value at the 1st answer token"),
     )
-    ax1.plot(early, run.curve("reward")[:first_steps], "s:", ms=3, color=EXACT, lw=1, label="mean reward of the batch")
-    ax1.set_title(f"value prediction, first {len(early)} steps")
-    ax1.set_ylabel("reward scale (0 wrong, 1 right)")
+    ax1.plot(
+        early, run.curve("reward")[:first_steps], "s:", ms=3, color=EXACT, lw=1, label=_("mean reward of the batch")
+    )
+    ax1.set_title(_("value prediction, first {n} steps").format(n=len(early)))
+    ax1.set_ylabel(_("reward scale (0 wrong, 1 right)"))
     ax1.set_ylim(-0.05, 1)
     ax1.legend(fontsize=7, loc="lower right")
 
     reward = run.curve("reward")
     ax2.plot(steps, run.curve("value_loss"), color=ppo, lw=0.8, alpha=0.3)
-    ax2.plot(steps, smooth(run.curve("value_loss")), color=ppo, lw=1.6, label="value loss")
+    ax2.plot(steps, smooth(run.curve("value_loss")), color=ppo, lw=1.6, label=_("value loss"))
     ax2.plot(
-        steps, smooth(reward * (1 - reward)), color=EXACT, ls=":", lw=1.4, label="p(1 - p), p = the batch's mean reward"
+        steps,
+        smooth(reward * (1 - reward)),
+        color=EXACT,
+        ls=":",
+        lw=1.4,
+        label=_("p(1 - p), p = the batch's mean reward"),
     )
     ax2.set_yscale("log")
     plain_ticks(ax2.yaxis)
     smoothed = smooth(run.curve("value_loss"))
     if np.isfinite(smoothed).any() and np.nanmin(smoothed) > 0:  # the smoothed curve decides the range, not one dip
         ax2.set_ylim(np.nanmin(smoothed) / 2, np.nanmax(smoothed) * 1.5)
-    ax2.set_title("value loss (mean over the updates), log scale")
-    ax2.set_ylabel("squared error")
+    ax2.set_title(_("value loss (mean over the updates), log scale"))
+    ax2.set_ylabel(_("squared error"))
     ax2.legend(fontsize=7, loc="upper right")
 
     g = run.config.group_size
-    others = f"mean of the other {g - 1} answers (RLOO)"
-    for key, label in (("adv_sq_none", "no baseline"), ("adv_sq_loo", others), ("adv_sq_value", "value model (PPO)")):
+    others = _("mean of the other {n} answers (RLOO)").format(n=g - 1)
+    for key, label in (
+        ("adv_sq_none", _("no baseline")),
+        ("adv_sq_loo", others),
+        ("adv_sq_value", _("value model (PPO)")),
+    ):
         color, ls = BASELINE_STYLES[key]
         ax3.plot(steps, smooth(run.curve(key)), color=color, ls=ls, lw=1.8, label=label)
     ax3.set_yscale("log")
     plain_ticks(ax3.yaxis)
-    ax3.set_title("mean squared advantage, log scale")
-    ax3.set_ylabel("advantage$^2$ per answer token")
+    ax3.set_title(_("mean squared advantage, log scale"))
+    ax3.set_ylabel(_("advantage$^2$ per answer token"))
     ax3.legend(fontsize=7, loc="center right")
 
     value, loo = smooth(run.curve("adv_sq_value")), smooth(run.curve("adv_sq_loo"))  # [steps] each
     ratio = np.divide(value, loo, out=np.full_like(value, np.nan), where=loo > 0)  # [steps]; undefined where loo = 0
     shrink = ((g - 1) / g) ** 2
-    ax4.plot(steps, ratio, color=ppo, lw=1.6, label="value model (PPO)")
+    ax4.plot(steps, ratio, color=ppo, lw=1.6, label=_("value model (PPO)"))
     color, ls = BASELINE_STYLES["adv_sq_loo"]
-    ax4.axhline(1.0, color=color, lw=1.4, ls=ls, label="leave-one-out mean (RLOO)")
-    ax4.axhline(shrink, color=ALGO_COLORS["mean"], lw=1.4, ls=":", label=f"group mean, answer included: ({g - 1}/{g})²")
-    ax4.set_title("squared advantage: value model / leave-one-out")
-    ax4.set_ylabel("ratio (below 1: smaller than leave-one-out)")
+    ax4.axhline(1.0, color=color, lw=1.4, ls=ls, label=_("leave-one-out mean (RLOO)"))
+    ax4.axhline(
+        shrink,
+        color=ALGO_COLORS["mean"],
+        lw=1.4,
+        ls=":",
+        label=_("group mean, answer included: ({others}/{g})²").format(others=g - 1, g=g),
+    )
+    ax4.set_title(_("squared advantage: value model / leave-one-out"))
+    ax4.set_ylabel(_("ratio (below 1: smaller than leave-one-out)"))
     ax4.set_ylim(0, max(1.5, float(np.nanmax(ratio[1:])) * 1.05) if len(ratio) > 1 else 1.5)
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
-        ax.set_xlabel("RL step")
+        ax.set_xlabel(_("RL step"))
         ax.grid(alpha=0.3)
+    plain_math_labels(fig)  # Chinese labels with mathtext as plain text (math fonts have no Chinese glyphs)
 
 
 def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
     """1 x 2: clipped share (%) by update index (mean over steps) and against step, for multi-update runs."""
+    prepare_figures()
     ax1, ax2 = fresh_axes(fig, 1, 2)
     for name, run in runs.items():
         if run.config.epochs < 2:
             continue
-        color = COLORS_BY_RUN.get(name)
+        color = run_color(name)
         updates = np.arange(1, run.config.epochs + 1)
-        ax1.plot(updates, mean_clip_per_update(run), "o-", color=color, label=f"{name}: clipped (gradient 0)")
+        ax1.plot(
+            updates,
+            mean_clip_per_update(run),
+            "o-",
+            color=color,
+            label=_("{name}: clipped (gradient 0)").format(name=name),
+        )
         ax1.plot(
             updates,
             mean_clip_per_update(run, "ratio_outside_per_update"),
             "s:",
             color=color,
             alpha=0.7,
-            label=f"{name}: ratio outside [1 ± clip_eps]",
+            label=_("{name}: ratio outside [1 ± clip_eps]").format(name=name),
         )
         ax2.plot(run.curve("clip_fraction"), color=color, lw=0.8, alpha=0.25)
-        ax2.plot(smooth(run.curve("clip_fraction")), color=color, lw=1.6, label=f"{name} (trailing average)")
-    ax1.set_xlabel("update on the same batch")
-    ax1.set_ylabel("share of answer tokens")
-    ax1.set_title("per update (mean over steps)")
+        ax2.plot(
+            smooth(run.curve("clip_fraction")),
+            color=color,
+            lw=1.6,
+            label=_("{name} (trailing average)").format(name=name),
+        )
+    ax1.set_xlabel(_("update on the same batch"))
+    ax1.set_ylabel(_("share of answer tokens"))
+    ax1.set_title(_("per update (mean over steps)"))
     ax1.legend(fontsize=7)
-    ax2.set_xlabel("RL step")
-    ax2.set_ylabel("clipped share of answer tokens")
-    ax2.set_title("clipped share, mean of updates 2-8 (faint: each step)")
+    ax2.set_xlabel(_("RL step"))
+    ax2.set_ylabel(_("clipped share of answer tokens"))
+    ax2.set_title(_("clipped share, mean of updates 2-8 (faint: each step)"))
     ax2.legend(fontsize=8)
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
@@ -177,6 +221,7 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
 def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
     """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not (the
     first run in GRPO-8's colour, solid; the second dotted on top, so both show where they overlap)."""
+    prepare_figures()
     ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
     styles = ((COLORS_BY_RUN["GRPO-8"], "-", 2.4), (NO_CLIP_COLOR, ":", 2.0))
     for (name, run), (color, ls, lw) in zip(runs.items(), styles):
@@ -186,17 +231,17 @@ def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
         ax3.plot(
             updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o", color=color, ls=ls, lw=lw, label=name
         )
-    ax1.set_title("think-first share")
-    ax2.set_title("accuracy")
-    ax3.set_title("mean |log ratio| (mean over steps)")
-    ax1.set_ylabel("share of answers that think first")
-    ax2.set_ylabel("share of answers right")
-    ax3.set_ylabel("mean |log ρ| per answer token")
+    ax1.set_title(_("think-first share"))
+    ax2.set_title(_("accuracy"))
+    ax3.set_title(_("mean |log ratio| (mean over steps)"))
+    ax1.set_ylabel(_("share of answers that think first"))
+    ax2.set_ylabel(_("share of answers right"))
+    ax3.set_ylabel(_("mean |log ρ| per answer token"))
     for ax in (ax1, ax2):
-        ax.set_xlabel("RL step")
+        ax.set_xlabel(_("RL step"))
         ax.set_ylim(0, 1)
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax3.set_xlabel("update on the same batch")
+    ax3.set_xlabel(_("update on the same batch"))
     ax1.legend(fontsize=7, loc="lower right")
     ax3.legend(fontsize=7, loc="upper left")
     for ax in (ax1, ax2, ax3):
@@ -225,26 +270,31 @@ def plot_panel(fig, results: dict, live=None) -> None:
     """1 x 3 against RL step: think-first share, accuracy, clipped share. The default run (GRPO-8) is black, the
     palette's colour of the run others are compared with; each other run takes the next one-knob colour (after the two
     the race's GRPO-8 runs use), the run in progress dotted."""
+    prepare_figures()
     axes = fresh_axes(fig, 1, 3)
-    keys = (("cot_fraction", "think-first share"), ("accuracy", "accuracy"), ("clip_fraction", "clipped share"))
+    keys = (
+        ("cot_fraction", _("think-first share")),
+        ("accuracy", _("accuracy")),
+        ("clip_fraction", _("clipped share")),
+    )
     curves, others = [], 0
     for label, run in results.items():
-        if "(default)" in label:
+        if label.endswith(default_marker()):
             curves.append((label, run.history, "-", EXACT))
         else:
             curves.append((label, run.history, "-", knob_color(PANEL_FIRST_KNOB + others)))
             others += 1
     if live is not None:
-        curves.append(("running...", live, ":", knob_color(PANEL_FIRST_KNOB + others)))
+        curves.append((_("running..."), live, ":", knob_color(PANEL_FIRST_KNOB + others)))
     for label, history, style, color in curves:
         for ax, (key, _title) in zip(axes, keys):
             y = history_curve(history, key)
             ax.plot(smooth(y), color=color, ls=style, lw=1.6, label=label)
     for ax, (_key, title), ylabel in zip(
-        axes, keys, ("share of answers", "share of answers right", "share of answer tokens")
+        axes, keys, (_("share of answers"), _("share of answers right"), _("share of answer tokens"))
     ):
         ax.set_title(title)
-        ax.set_xlabel("RL step")
+        ax.set_xlabel(_("RL step"))
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylim(0, 1)
@@ -271,10 +321,10 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
         return cached_run(panel_config(**values_from_key(key), steps=steps, seed=seed))
 
     controls = {
-        "algo": toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "grpo", description="algorithm"),
-        "lr": choice_slider(PANEL_LRS, 1e-4, description="learning rate", continuous_update=False),
+        "algo": toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "grpo", description=_("algorithm")),
+        "lr": choice_slider(PANEL_LRS, 1e-4, description=_("learning rate"), continuous_update=False),
         "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
-        "updates": int_slider("updates", 1, 8, 1, 8, description="updates per batch", continuous_update=False),
+        "updates": int_slider("updates", 1, 8, 1, 8, description=_("updates per batch"), continuous_update=False),
     }
     return TrainingPanel(
         run,
@@ -287,7 +337,7 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
         disk_cache=True,
         load=load,
         save=lambda _key, _result: None,
-        title="PPO / GRPO: clip_eps and updates per batch",
+        title=_("PPO / GRPO: clip_eps and updates per batch"),
     )
 
 

@@ -28,12 +28,13 @@ from rlvr.experiments.thinking import (
     rl_config,
     smooth,
     smoothed_curve,
+    summary_headers,
     summary_row,
     teacher_answer_accuracy,
     warmup_metrics,
     warmup_on_disk,
 )
-from rlvr.i18n import _
+from rlvr.i18n import N_, _, prepare_figures
 from rlvr.figures.palette import ALGO_COLORS, COLORS, algo_color, knob_color
 from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
 from rlvr.train import RLConfig, RunResult
@@ -45,12 +46,18 @@ DEFAULT_COLOR = COLORS["exact"]  # the default run other runs are drawn against 
 TEACHER_STYLE = {"color": COLORS["teacher"], "ls": "--", "lw": 1.2}  # the teacher's line
 GUESS_STYLE = {"color": COLORS["exact"], "ls": ":", "lw": 1}  # guessing the last digit: exactly 0.1
 MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
-PACKAGE_STEP, YOUR_STEP = "the package's step", "your step"
+PACKAGE_STEP, YOUR_STEP = N_("the package's step"), N_("your step")  # labels, translated where drawn
+
+
+def default_mark() -> str:
+    """The word that marks the default run in a label, in the current language ('default'): what a TrainingPanel
+    appends to its label (' (default)') without the brackets."""
+    return _("{label} (default)").format(label="").strip(" ()（）")
 
 
 def is_default(label: str) -> bool:
-    """True for the label of the default run that other runs are compared with."""
-    return "default" in label or label == PACKAGE_STEP
+    """True for the label of the default run that other runs are compared with (as either language writes it)."""
+    return "default" in label or default_mark() in label or label in (PACKAGE_STEP, _(PACKAGE_STEP))
 
 
 def run_colors(labels) -> dict[str, str]:
@@ -60,7 +67,7 @@ def run_colors(labels) -> dict[str, str]:
     for label in labels:
         if is_default(label):
             colors[label] = DEFAULT_COLOR
-        elif label == YOUR_STEP:
+        elif label in (YOUR_STEP, _(YOUR_STEP)):
             colors[label] = ALGO_COLORS["grpo"]
         elif algo_color(label) is not None:
             colors[label] = algo_color(label)
@@ -73,9 +80,8 @@ def run_colors(labels) -> dict[str, str]:
 def teacher_line(ax, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, ls: str = "--") -> None:
     """The teacher's final-digit accuracy (what think-first accuracy measures), an olive dashed line."""
     value = teacher_answer_accuracy(error_rate)
-    ax.axhline(
-        value, **{**TEACHER_STYLE, "ls": ls}, label=f"teacher (error {error_rate:g}): final digit right {value:.3f}"
-    )
+    label = _("teacher (error {rate}): final digit right {value}").format(rate=f"{error_rate:g}", value=f"{value:.3f}")
+    ax.axhline(value, **{**TEACHER_STYLE, "ls": ls}, label=label)
 
 
 def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-") -> None:
@@ -93,17 +99,17 @@ def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool
 
 def _style_step_axis(ax, key: str) -> None:
     """Title, x label, grid and y range of one training-curve axis."""
-    ax.set_title(TRAINING_PANELS.get(key, key), fontsize=10)
-    ax.set_xlabel("RL step", fontsize=9)
+    ax.set_title(_(TRAINING_PANELS[key]) if key in TRAINING_PANELS else key, fontsize=10)
+    ax.set_xlabel(_("RL step"), fontsize=9)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
     ax.set_ylim(*((0, 16) if key == "mean_length" else (-0.02, 1.02)))
     if key == "mean_length":
-        ax.set_ylabel("tokens", fontsize=9)
+        ax.set_ylabel(_("tokens"), fontsize=9)
     elif key != "all_same_group_fraction":
-        ax.set_ylabel("share of answers", fontsize=9)
+        ax.set_ylabel(_("share of answers"), fontsize=9)
     else:
-        ax.set_ylabel("share of groups", fontsize=9)
+        ax.set_ylabel(_("share of groups"), fontsize=9)
 
 
 def draw_training_curves(
@@ -116,6 +122,7 @@ def draw_training_curves(
         runs: a history (list of per-step dicts), a RunResult, or {label: history or RunResult}.
         teacher_error_rate: draws the teacher's final-digit accuracy on the think-first accuracy axis.
     """
+    prepare_figures()
     histories = histories_of(runs)
     nrows = math.ceil(len(keys) / ncols)
     axes = np.atleast_1d(fresh_axes(fig, nrows, ncols)).ravel()
@@ -125,19 +132,20 @@ def draw_training_curves(
         for label, history in histories.items():
             color = colors[label]
             if key == "mean_length" and single:
-                _plot_metric(ax, history, "mean_length", color, "all answers")
-                _plot_metric(ax, history, "mean_length_think", THINK_COLOR, "think-first", raw=False)
-                _plot_metric(ax, history, "mean_length_direct", DIRECT_COLOR, "direct", raw=False)
+                _plot_metric(ax, history, "mean_length", color, _("all answers"))
+                _plot_metric(ax, history, "mean_length_think", THINK_COLOR, _("think-first"), raw=False)
+                _plot_metric(ax, history, "mean_length_direct", DIRECT_COLOR, _("direct"), raw=False)
             elif key == "cot_accuracy" and single:
-                _plot_metric(ax, history, "cot_accuracy", THINK_COLOR, "final answer right")
-                _plot_metric(ax, history, "chain_exact", CHAIN_COLOR, "every chain step right", raw=False, ls="--")
+                _plot_metric(ax, history, "cot_accuracy", THINK_COLOR, _("final answer right"))
+                _plot_metric(ax, history, "chain_exact", CHAIN_COLOR, _("every chain step right"), raw=False, ls="--")
             else:
                 direct = single and key == "direct_accuracy"
-                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, "direct answers" if direct else label)
+                shown = _("direct answers") if direct else label
+                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, shown)
         if key == "cot_accuracy":
             teacher_line(ax, teacher_error_rate)
         if key == "direct_accuracy":
-            ax.axhline(0.1, **GUESS_STYLE, label="guessing: 0.1")
+            ax.axhline(0.1, **GUESS_STYLE, label=_("guessing: 0.1"))
         _style_step_axis(ax, key)
         if key in ("mean_length", "cot_accuracy", "direct_accuracy") or (not single and key == keys[0]):
             where = {"direct_accuracy": "upper right", "mean_length": "center right"}.get(key, "lower right")
@@ -172,13 +180,16 @@ def live_curves(every: int | None = None, figsize=(11, 6)) -> FirstStepLivePlot:
 
 def live_comparison(
     reference: RunResult,
-    label: str = YOUR_STEP,
-    reference_label: str = PACKAGE_STEP,
+    label: str | None = None,
+    reference_label: str | None = None,
     every: int | None = None,
     figsize=(11, 3.4),
     keys=("accuracy", "cot_fraction", "all_same_group_fraction"),
 ) -> FirstStepLivePlot:
-    """An on_step callback drawing a run as it trains over a finished reference run (the package's, same seed)."""
+    """An on_step callback drawing a run as it trains over a finished reference run (the package's, same seed);
+    the labels default to 'your step' and 'the package's step' in the current language."""
+    label = _(YOUR_STEP) if label is None else label
+    reference_label = _(PACKAGE_STEP) if reference_label is None else reference_label
     return FirstStepLivePlot(
         live_plot(
             lambda fig, history: draw_training_curves(
@@ -213,6 +224,7 @@ def model_style(label: str, index: int) -> tuple[str, str]:
 
 def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
     """pass@k against k (log scale) for each model; the legend gives pass@1 and pass@16."""
+    prepare_figures()
     ax = fresh_axes(fig)
     for index, (label, curve) in enumerate(curves.items()):
         ks = np.array(sorted(curve))
@@ -230,29 +242,30 @@ def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
         )
     ax.set_xscale("log", base=2)
     ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
-    ax.set_xlabel("k (answers sampled per prompt, log scale)")
-    ax.set_ylabel("pass@k (share of held-out prompts)")
+    ax.set_xlabel(_("k (answers sampled per prompt, log scale)"))
+    ax.set_ylabel(_("pass@k (share of held-out prompts)"))
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
-    ax.set_title("pass@k, unbiased estimator from 16 answers per prompt at T = 1", fontsize=10)
+    ax.set_title(_("pass@k, unbiased estimator from 16 answers per prompt at T = 1"), fontsize=10)
 
 
 def draw_thinking_budget(fig, curves: dict[str, dict[int, float]]) -> None:
     """Accuracy against the thinking budget b (chain digits kept before the forced answer), chance at 0.1."""
+    prepare_figures()
     ax = fresh_axes(fig)
     for index, (label, curve) in enumerate(curves.items()):
         bs = sorted(curve)
         color, ls = model_style(label, index)
         ax.plot(bs, [curve[b] for b in bs], "o", color=color, ls=ls, ms=4, lw=1.7, label=label)
-    ax.axhline(0.1, **GUESS_STYLE, label="guessing: 0.1")
+    ax.axhline(0.1, **GUESS_STYLE, label=_("guessing: 0.1"))
     ax.set_xticks(range(N_DIGITS + 1))
-    ax.set_xlabel("thinking budget b (chain digits written before ']#' is forced)")
-    ax.set_ylabel("accuracy (share of held-out prompts)")
+    ax.set_xlabel(_("thinking budget b (chain digits written before ']#' is forced)"))
+    ax.set_ylabel(_("accuracy (share of held-out prompts)"))
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
-    ax.set_title("Thinking budget: cut the chain after b digits, force the answer", fontsize=10)
+    ax.set_title(_("Thinking budget: cut the chain after b digits, force the answer"), fontsize=10)
 
 
 # ----------------------------------------------------------------------------------------------- warm-up panel
@@ -263,25 +276,26 @@ def _values_from_key(key: str) -> dict[str, float]:
 
 def plot_teacher_panel(fig, results: dict, live=None) -> None:
     """Left: the warm-up loss; right: the held-out metrics of each warm-up, with its teacher's final-digit accuracy."""
+    prepare_figures()
     ax_loss, ax_bar = fresh_axes(fig, 1, 2, gridspec_kw={"width_ratios": [1, 1.6]})
     colors = run_colors(results)
     for label, report in results.items():
         ax_loss.plot(smooth(report["losses"], 15), color=colors[label], lw=1.5, label=label)
     if live is not None:
-        ax_loss.plot(smooth(live, 15), color=knob_color(len(results)), ls=":", lw=1.5, label="training...")
-    ax_loss.set_xlabel("SFT step")
-    ax_loss.set_ylabel("loss (nats per token)")
-    ax_loss.set_title("warm-up loss", fontsize=10)
+        ax_loss.plot(smooth(live, 15), color=knob_color(len(results)), ls=":", lw=1.5, label=_("training..."))
+    ax_loss.set_xlabel(_("SFT step"))
+    ax_loss.set_ylabel(_("loss (nats per token)"))
+    ax_loss.set_title(_("warm-up loss"), fontsize=10)
     ax_loss.grid(alpha=0.3)
     ax_loss.legend(fontsize=7)
-    names = [
-        ("T=1\naccuracy", "temperature1", "accuracy"),
-        ("T=1\nthink share", "temperature1", "cot_fraction"),
-        ("T=1\nthink acc.", "temperature1", "cot_accuracy"),
-        ("T=1\ndirect acc.", "temperature1", "direct_accuracy"),
-        ("greedy\nthink share", "greedy", "cot_fraction"),
-        ("greedy\nthink acc.", "greedy", "cot_accuracy"),
-        ("greedy\naccuracy", "greedy", "accuracy"),
+    names = [  # (tick label, where, key): two lines each, the sampling then the metric
+        ("T=1\n" + _("accuracy"), "temperature1", "accuracy"),
+        ("T=1\n" + _("think share"), "temperature1", "cot_fraction"),
+        ("T=1\n" + _("think acc."), "temperature1", "cot_accuracy"),
+        ("T=1\n" + _("direct acc."), "temperature1", "direct_accuracy"),
+        (_("greedy") + "\n" + _("think share"), "greedy", "cot_fraction"),
+        (_("greedy") + "\n" + _("think acc."), "greedy", "cot_accuracy"),
+        (_("greedy") + "\n" + _("accuracy"), "greedy", "accuracy"),
     ]
     width = 0.8 / max(1, len(results))
     for index, (label, report) in enumerate(results.items()):
@@ -290,12 +304,12 @@ def plot_teacher_panel(fig, results: dict, live=None) -> None:
         ax_bar.bar(x, heights, width, color=colors[label], label=label)
         teacher = teacher_answer_accuracy(report["teacher_error_rate"])  # what "think acc." measures: the final digit
         ax_bar.plot([x[2] - width / 2, x[2] + width / 2], [teacher, teacher], color=COLORS["teacher"], lw=2.5)
-    ax_bar.plot([], [], color=COLORS["teacher"], lw=2.5, label="its teacher: final digit right")
+    ax_bar.plot([], [], color=COLORS["teacher"], lw=2.5, label=_("its teacher: final digit right"))
     ax_bar.set_xticks(np.arange(len(names)), [n for n, _w, _k in names], fontsize=7)
     ax_bar.set_ylim(0, 1.3)
     ax_bar.set_yticks(np.linspace(0, 1, 6))
-    ax_bar.set_ylabel("share of held-out answers", fontsize=8)
-    ax_bar.set_title("held-out metrics of the warm-up", fontsize=10)
+    ax_bar.set_ylabel(_("share of held-out answers"), fontsize=8)
+    ax_bar.set_title(_("held-out metrics of the warm-up"), fontsize=10)
     ax_bar.grid(alpha=0.3, axis="y")
     ax_bar.legend(fontsize=7, loc="upper left", ncol=3)
 
@@ -315,39 +329,39 @@ def teacher_panel(
             raise KeyError(key)
         return warmup_metrics(rate, seed, n_prompts, sft_steps)
 
-    controls = {"teacher_error_rate": knob_control("teacher_error_rate", "teacher error rate")}
+    controls = {"teacher_error_rate": knob_control("teacher_error_rate", _("teacher error rate"))}
     return TrainingPanel(
         train,
         plot_teacher_panel,
         controls,
         default_result=default_result,
-        label=lambda v: f"teacher error {v['teacher_error_rate']:.2f}",
+        label=lambda v: _("teacher error {value}").format(value=f"{v['teacher_error_rate']:.2f}"),
         figsize=(11, 3.6),
         disk_cache=True,
         load=load,
         save=lambda _key, _result: None,
         update_every=max(1, sft_steps // 20),
-        title=f"Warm-up for another teacher error rate ({sft_steps} SFT steps)",
+        title=_("Warm-up for another teacher error rate ({steps} SFT steps)").format(steps=sft_steps),
     )
 
 
 # ----------------------------------------------------------------------------------------------- knob panels
 KNOB_AXES = {  # a knob of experiments.thinking.KNOBS -> (slider description, the axes it draws: history keys)
-    "group_size": ("group size G", ("accuracy", "cot_fraction", "all_same_group_fraction", "answers")),
-    "beta": ("beta (KL weight)", ("accuracy", "cot_fraction", "kl_to_ref")),
-    "teacher_error_rate": ("warm-up: teacher error rate", ("accuracy", "cot_fraction", "cot_accuracy")),
-}
+    "group_size": (N_("group size G"), ("accuracy", "cot_fraction", "all_same_group_fraction", "answers")),
+    "beta": (N_("beta (KL weight)"), ("accuracy", "cot_fraction", "kl_to_ref")),
+    "teacher_error_rate": (N_("warm-up: teacher error rate"), ("accuracy", "cot_fraction", "cot_accuracy")),
+}  # the descriptions and AXIS_TITLES are translated where shown
 AXIS_TITLES = {
     **TRAINING_PANELS,
-    "kl_to_ref": "KL to the warm-up, per answer",
-    "answers": "accuracy against answers sampled",
+    "kl_to_ref": N_("KL to the warm-up, per answer"),
+    "answers": N_("accuracy against answers sampled"),
 }
 
 
 def knob_control(knob: str, description: str | None = None):
     """The slider of one knob over its range in experiments.thinking.KNOBS, at RLConfig's default."""
     spec, default = KNOBS[knob], getattr(RLConfig(), knob)
-    description = description or KNOB_AXES[knob][0]
+    description = description or _(KNOB_AXES[knob][0])
     if spec.choices:
         return choice_slider(spec.choices, default, description=description, continuous_update=False)
     return float_slider(knob, 0.0, spec.high, spec.step, default, description=description, continuous_update=False)
@@ -375,12 +389,13 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
     """The runs of one knob against RL step (the default run in black): accuracy, think-first share and the knob's
     own metric (all-equal groups and accuracy per answer sampled for G, the KL for beta, think-first accuracy
     against each teacher for the teacher)."""
+    prepare_figures()
     _description, keys = KNOB_AXES[knob]
     ncols = 2 if len(keys) == 4 else 3
     axes = np.atleast_1d(fresh_axes(fig, math.ceil(len(keys) / ncols), ncols)).ravel()
     curves = [(label, r.history, r) for label, r in results.items()]
     if live is not None and isinstance(live, list):
-        curves.append(("training...", live, None))
+        curves.append((_("training..."), live, None))
     colors = run_colors([label for label, _h, _r in curves])
     for label, history, result in curves:
         color, ls = colors[label], "-" if result is not None else ":"
@@ -394,26 +409,27 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
                 ax.plot(np.arange(1, len(y) + 1), y, color=color, lw=1.6, ls=ls, label=label)
     longest = max((len(history) for _label, history, _result in curves), default=1)
     for ax, key in zip(axes, keys):
-        ax.set_title(AXIS_TITLES[key], fontsize=10)
+        ax.set_title(_(AXIS_TITLES[key]), fontsize=10)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
         if key == "answers":
             ax.set_xscale("log")
-            ax.set_xlabel("answers sampled (thousands, log scale)", fontsize=9)
-            ax.set_ylabel("share of answers", fontsize=9)
+            ax.set_xlabel(_("answers sampled (thousands, log scale)"), fontsize=9)
+            ax.set_ylabel(_("share of answers"), fontsize=9)
             ax.set_ylim(-0.02, 1.02)
             continue
-        ax.set_xlabel("RL step", fontsize=9)
+        ax.set_xlabel(_("RL step"), fontsize=9)
         ax.set_xlim(0, longest * 1.05 + 2)  # room for the held-out star at the last step
         if key == "kl_to_ref":
             ax.set_ylim(bottom=0)
-            ax.set_ylabel("nats per answer", fontsize=9)
+            ax.set_ylabel(_("nats per answer"), fontsize=9)
         else:
             ax.set_ylim(-0.02, 1.02)
-            ax.set_ylabel("share of groups" if key == "all_same_group_fraction" else "share of answers", fontsize=9)
+            groups = key == "all_same_group_fraction"
+            ax.set_ylabel(_("share of groups") if groups else _("share of answers"), fontsize=9)
     if knob == "beta":
         kl_axis = axes[list(keys).index("kl_to_ref")]
-        kl_axis.plot([], [], "*", color=DEFAULT_COLOR, label="held-out, after training")
+        kl_axis.plot([], [], "*", color=DEFAULT_COLOR, label=_("held-out, after training"))
         kl_axis.legend(fontsize=7, loc="lower right")
     if knob == "teacher_error_rate":
         think = axes[list(keys).index("cot_accuracy")]
@@ -458,7 +474,9 @@ def knob_panel(
         disk_cache=True,
         load=load,
         save=lambda _key, _result: None,
-        title=f"GRPO, {description} ({cfg.prompts_per_step} prompts per step, {cfg.steps} steps)",
+        title=_("GRPO, {knob} ({prompts} prompts per step, {steps} steps)").format(
+            knob=_(description), prompts=cfg.prompts_per_step, steps=cfg.steps
+        ),
     )
     stored = [
         (value, run) for run in (runs or {}).values() for k, value in [knob_of(run.config) or (None, None)] if k == knob
@@ -474,7 +492,7 @@ def summary_table(runs: dict[str, PanelRun]) -> _Markdown:
     """One line per run (label -> PanelRun): held-out metrics, all-equal groups early and late, and when thinking
     passed 90% in steps and in answers sampled."""
     rows = [summary_row(label, run) for label, run in runs.items()]
-    head = list(rows[0])
+    head = summary_headers()
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = []
@@ -482,7 +500,7 @@ def summary_table(runs: dict[str, PanelRun]) -> _Markdown:
             if key == "run":
                 cells.append(value)
             elif value is None:
-                cells.append("not reached" if key.startswith("steps") else "—")
+                cells.append(_("not reached") if key.startswith("steps") else "—")
             elif isinstance(value, int):
                 cells.append(f"{value:,}")
             elif "KL" in key:
@@ -496,13 +514,14 @@ def summary_table(runs: dict[str, PanelRun]) -> _Markdown:
 def panels_summary(*panels: TrainingPanel) -> _Markdown:
     """Every finished run the given panels hold (the shared default once, first), as `summary_table`."""
     runs, seen = {}, set()
+    default = _("default (G = 8, beta = 0, teacher error 0.1)")
     for panel in panels:
         for label, result in panel.results.items():
             if not isinstance(result, PanelRun) or result.config in seen:
                 continue
             seen.add(result.config)
-            runs["default (G = 8, beta = 0, teacher error 0.1)" if is_default(label) else label] = result
-    ordered = dict(sorted(runs.items(), key=lambda item: not item[0].startswith("default")))
+            runs[default if is_default(label) else label] = result
+    ordered = dict(sorted(runs.items(), key=lambda item: item[0] != default))
     return summary_table(ordered)
 
 
