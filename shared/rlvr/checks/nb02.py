@@ -191,7 +191,7 @@ Clipping does nothing then. The ratio is computed against the policy that sample
 first (and only) update on it the two are the same policy: $\rho_t = 1$ for every token. At $\rho = 1$ we are inside
 $[1-\epsilon, 1+\epsilon]$, the clipped and unclipped terms are equal, and
 $\nabla_\theta \min(\rho_t A_t, \mathrm{clip}(\rho_t) A_t) = A_t \nabla_\theta \rho_t
-= A_t \nabla_\theta \log \pi_\theta(a_t)$
+= A_t \nabla_\theta \log \pi_\theta(o_t)$
 (because $\nabla \rho = \rho \nabla \log \pi$ and $\rho = 1$): exactly the policy gradient with advantage $A_t$.
 The clip only acts once the same batch is reused: after a few updates the policy has moved, ratios drift away
 from 1, and the clip switches the gradient off for tokens that have already moved far enough in the direction

@@ -439,9 +439,9 @@ perfect_teacher = FreeAnswer(
     hint=[
         N_("What is left for RL to learn when every chain of thought of the warm-up is already right?"),
         N_(
-            "Set the teacher error rate to 0 in the warm-up panel and in the 'start from' GRPO panel. Compare the "
-            "warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then how many RL "
-            "steps the think-first share needs to pass 90%."
+            "Read the perfect teacher's warm-up lines under section 8's run cell and its teacher-error panel. Compare "
+            "the warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then how many "
+            "RL steps the think-first share needs to pass 90% (the findings lines)."
         ),
     ],
     solution=N_(
@@ -456,8 +456,8 @@ kl_penalty = FreeAnswer(
     hint=[
         N_("How large is the penalty, beta times the KL to the warm-up, next to the reward that thinking earns?"),
         N_(
-            "Compare the two runs of section 5 (beta 0 and 0.04): the curves, the held-out think-first share and the "
-            "KL to the warm-up printed under them; multiply that KL by 0.04."
+            "In section 8's KL panel, compare the default run with the beta = 0.04 run: the curves, the held-out "
+            "think-first share and the KL to the warm-up (the stars, and the table); multiply that KL by 0.04."
         ),
     ],
     solution=N_(
