@@ -395,7 +395,7 @@ def test_kimi_story_text_reads_the_dip_the_crossing_and_the_catch_up_off_the_run
     assert text[0].startswith("length reward from step 0: think-first share 50% at step 0, lowest")
     assert "first right 65% of the time or more at step" in text[1]
     assert "back within 5 points" in text[2]
-    assert "up to step 20: True" in text[3]
+    assert "identical to the run with" in text[3] and "not identical" not in text[3]
 
 
 def test_lecture_and_us_text_has_every_lecture_figure_and_no_verdict():

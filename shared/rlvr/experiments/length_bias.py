@@ -779,12 +779,12 @@ def kimi_story_text(runs: dict, switch_on: int, within: float = 0.05, pays: floa
             ),
             (
                 _(
-                    "{run}: the same run as the one with {base} up to step {step}: True; that run thinks first in "
+                    "{run}: identical to the run with {base} up to step {step}; that run thinks first in "
                     "{share} of its answers at step {step}, and its think-first answers are right {right} of the time"
                 )
                 if same
                 else _(
-                    "{run}: the same run as the one with {base} up to step {step}: False; that run thinks first in "
+                    "{run}: not identical to the run with {base} up to step {step}; that run thinks first in "
                     "{share} of its answers at step {step}, and its think-first answers are right {right} of the time"
                 )
             ).format(

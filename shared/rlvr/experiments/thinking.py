@@ -986,7 +986,12 @@ def first_run_text(
 def lecture_and_us(rows: list[Row]) -> list[tuple[str, str, str, str]]:
     """(lecture section, what, the lecture's figure, this run's) for each row: no band, no verdict (those are
     `python -m rlvr reproduce`'s)."""
-    return [(f"§{r.section}", r.figure, _lecture_text(r), _ours(r)) for r in rows]
+    return [(section_mark(r.section), r.figure, _lecture_text(r), _ours(r)) for r in rows]
+
+
+def section_mark(section: str) -> str:
+    """'§5.1' for a section of the lecture, 'Ex. 3' as it is for an exercise."""
+    return section if section.startswith("Ex.") else f"§{section}"
 
 
 APPROXIMATE = ("warm-up, T=1: think-first share", "groups with all-equal rewards")  # the lecture's "about", "~"
