@@ -97,8 +97,9 @@ def first_run_text(runs: dict) -> str:
         _("Everything this notebook trains is already on disk.")
         if not todo
         else _(
-            "The first run trains {todo} of {total} runs: {time} on this machine (timed just now); afterwards they "
-            "load from disk."
+            "The first run trains {todo} of {total} runs: {time} of training on this machine (timed just now; "
+            "evaluating them adds a little, other jobs on the machine can make it several times longer); afterwards "
+            "they load from disk."
         ).format(todo=len(todo), total=len(planned), time=duration(total))
     )
     return "\n".join([head, *lines])
