@@ -127,6 +127,11 @@ class Failure:
     step: int
     message: str
 
+    @property
+    def title(self) -> str:
+        """The signature's name as the learner reads it ('no_signal' in English, 没有信号 in Chinese)."""
+        return signature_name(self.name)
+
 
 NO_SIGNAL_SHARE, NO_SIGNAL_STEPS = 0.9, 20  # all-equal groups above 90% for 20 steps in a row
 ENTROPY_FLOOR = 0.02  # nats per token: the policy has become (almost) deterministic
@@ -193,6 +198,26 @@ SIGNATURES = {  # name -> (detector, what the user reads: translated when shown)
         N_("the reward rises while the strict accuracy falls: the verifier has a loophole"),
     ),
 }
+
+SIGNATURE_NAMES = {  # a signature's name -> as the learner reads it (English: the name as written)
+    "nan": N_("nan"),
+    "no_signal": N_("no_signal"),
+    "entropy_collapse": N_("entropy_collapse"),
+    "reward_hacking": N_("reward_hacking"),
+}
+
+
+def signature_name(name: str) -> str:
+    """A failure signature's name in the current language."""
+    return _(SIGNATURE_NAMES[name]) if name in SIGNATURE_NAMES else name
+
+
+def failures_text(history: list[dict]) -> str:
+    """'no_signal from step 3; nan from step 1' for every signature the history shows, or 'no warning'."""
+    found = failures(history)
+    if not found:
+        return _("no warning")
+    return _("; ").join(_("{name} from step {step}").format(name=f.title, step=f.step) for f in found)
 
 
 def failures(history: list[dict]) -> list[Failure]:

@@ -627,7 +627,7 @@ class Exercise(Question):
         edited = next((run for run in runs if run.changed), None)
         if edited is not None:
             return Result(self.name, Outcome.INCORRECT, _capital(in_place_message(edited)), "in_place")
-        details = [f"{run.case.title()}: {run.detail}" for run in runs if run.detail]
+        details = [_("{name}: {value}").format(name=run.case.title(), value=run.detail) for run in runs if run.detail]
         summary = _("passed {n} of {total} cases.").format(n=len(self.cases), total=len(self.cases))
         printed = next((run.call for run in runs if run.call.printed.summary()), None)
         message = "\n".join([summary, *details])

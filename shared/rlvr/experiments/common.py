@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from rlvr.i18n import _
+
 
 def finite_mean(x: np.ndarray) -> float:
     """Mean of the finite entries (NaN, without a warning, when there are none)."""
@@ -191,6 +193,13 @@ def claim_row(
 def text_width(text: str) -> int:
     """Columns `text` takes in a fixed-width font: a Chinese character (East Asian wide or full-width) takes two."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def shown(text: str) -> str:
+    """A row's text (its figure, the lecture's words) in the learner's language: the translation when the catalogue
+    has one (the module that writes the text marks it with N_), else the text as it is; `python -m rlvr reproduce`
+    prints the English."""
+    return _(text) if text else text
 
 
 def pad(text: str, width: int, align: str = "<") -> str:

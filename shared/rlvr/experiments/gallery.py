@@ -218,6 +218,32 @@ CLIPPED = Breakage(  # not broken: the fix of no_clip_many_updates, trained to s
 )
 BREAKAGES[CLIPPED.name] = CLIPPED
 NOT_BROKEN = ("healthy", CLIPPED.name)
+SHORT_TITLES = {  # a run's name -> the title of its small panel in the gallery (English: the name with spaces)
+    "healthy": N_("healthy"),
+    "lr_too_high": N_("lr too high"),
+    "beta_too_large": N_("beta too large"),
+    "greedy_sampling": N_("greedy sampling"),
+    "flipped_sign": N_("flipped sign"),
+    "forgotten_mask": N_("forgotten mask"),
+    "std_without_epsilon": N_("std without epsilon"),
+    "no_clip_many_updates": N_("no clip many updates"),
+    "from_scratch": N_("from scratch"),
+    "loophole_verifier": N_("loophole verifier"),
+    "clipped_many_updates": N_("clipped many updates"),
+}
+
+
+def short_title(name: str) -> str:
+    """A gallery run's short title as the learner reads it: 'lr too high' (in Chinese with the run's name)."""
+    return _(SHORT_TITLES[name]) if name in SHORT_TITLES else name.replace("_", " ")
+
+
+def crash_parts(crash: str) -> tuple[str, str]:
+    """('1', 'ZeroDivisionError: ...') from a GalleryRun's crash text 'step 1: ZeroDivisionError: ...'."""
+    where, _colon, error = crash.partition(": ")
+    return where.split()[-1], error
+
+
 MYSTERY_SEED = 7  # the mystery runs: gallery runs with an RL seed no other cell shows, from the seed-0 warm-up
 MYSTERIES = {"A": "forgotten_mask", "B": "greedy_sampling", "C": "lr_too_high"}  # the answers of notebook 06's exercise
 
@@ -358,7 +384,10 @@ def reading(run: GalleryRun, healthy: GalleryRun) -> str:
     key = run.breakage.signal
     name = SIGNAL_NAMES[key]
     if run.crash is not None:
-        return _("{signal}: NaN at step 0; the run stopped at {crash}").format(signal=name, crash=run.crash)
+        step, error = crash_parts(run.crash)
+        return _("{signal}: NaN at step 0; the run stopped at step {step}: {error}").format(
+            signal=name, step=step, error=error
+        )
     text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
     return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")
 

@@ -28,7 +28,17 @@ import torch
 
 from rlvr.config import size
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, columns_text, finite_mean, lecture_row, pad, signed, text_width
+from rlvr.experiments.common import (
+    Row,
+    claim_row,
+    columns_text,
+    finite_mean,
+    lecture_row,
+    pad,
+    shown,
+    signed,
+    text_width,
+)
 from rlvr.i18n import N_, _
 from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
 
@@ -426,13 +436,25 @@ def exercise5_rows() -> list[Row]:
     ]
 
 
+FIGURE_TEXTS = (  # the exercise rows' figures (English in `python -m rlvr reproduce`), translated in `row_lines`
+    N_("GRPO per-token weight, correct (100 tok, A=+1)"),
+    N_("GRPO per-token weight, wrong (1000 tok, A=-1)"),
+    N_("Dr. GRPO per-token weight, correct (100 tok, A=+1)"),
+    N_("Dr. GRPO per-token weight, wrong (1000 tok, A=-1)"),
+    N_("Kimi length reward, 200 tokens, correct"),
+    N_("Kimi length reward, 400 tokens, correct"),
+    N_("Kimi length reward, 600 tokens, wrong"),
+    N_("Kimi length reward, 1000 tokens, wrong"),
+)
+
+
 def row_lines(rows: list[Row], decimals: int = 4) -> str:
     """One line per row, our value next to the lecture's: what a cell prints where the notebook's one table (at its
     end) will repeat the rows."""
-    width = max(len(row.figure) for row in rows)
+    width = max(text_width(shown(row.figure)) for row in rows)
     return "\n".join(
-        f"{row.figure:{width}s}  {signed(row.measured, decimals):>8s}"
-        + (f"   (lecture: {row.lecture:g})" if isinstance(row.lecture, float) else "")
+        f"{pad(shown(row.figure), width)}  {signed(row.measured, decimals):>8s}"
+        + ("   " + _("(lecture: {value})").format(value=f"{row.lecture:g}") if isinstance(row.lecture, float) else "")
         for row in rows
     )
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from rlvr.config import one_thread, size
-from rlvr.experiments.common import Row, claim_row, lecture_row, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
+from rlvr.experiments.common import Row, claim_row, lecture_row, pad, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.i18n import N_, _
 from rlvr.model import response_logps, sample
 from rlvr.objectives import (
@@ -89,6 +89,11 @@ SETUP_NAMES = {  # a set-up of SETUPS -> its name for the learner
     "rule-based verifier": N_("rule-based verifier"),
     "verifier, no KL (beta = 0)": N_("verifier, no KL (beta = 0)"),
 }
+
+
+def setup_name(setup: str, width: int = 0) -> str:
+    """A set-up of SETUPS (a key) as the learner reads it, filled with spaces to `width` columns."""
+    return pad(_(SETUP_NAMES.get(setup, setup)), width)
 
 
 # ============================================================================================== clipped objective
@@ -393,6 +398,12 @@ EXAMPLE_LABELS = (  # the answers' keys (AnswerExample.label); the panel's dropd
     N_("wrong think-first answer, KL summed < 0"),
     N_("direct answer"),
 )
+
+
+def example_label(label: str, width: int = 0) -> str:
+    """An answer's label (AnswerExample.label, a key of EXAMPLE_LABELS) as the learner reads it, filled with spaces
+    to `width` columns."""
+    return pad(_(label), width)
 
 
 def pick_examples(candidates: dict) -> dict[str, int]:

@@ -28,7 +28,18 @@ from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, fmt, lecture_row, pad, seconds_text, signed, text_width
+from rlvr.experiments.common import (
+    Row,
+    claim_row,
+    finite_mean,
+    fmt,
+    lecture_row,
+    pad,
+    seconds_text,
+    shown,
+    signed,
+    text_width,
+)
 from rlvr.i18n import N_, _
 from rlvr.model import TinyTransformer, response_logps, sample
 from rlvr.objectives import grpo_advantages, ppo_clip_loss
@@ -890,7 +901,7 @@ def exercise7_findings(default: PanelRun, runs: dict[str, PanelRun], level: floa
             incomparable=_("KL to its warm-up {ours} nats, not comparable with the default's {base}"),
         )
         lines += [
-            f"{label}:",
+            _("{label}:").format(label=label),
             "  " + when.format(level=f"{level:.0%}", step=step_text(step), base=step_text(base_step)),
             "  " + accuracy.format(ours=f"{row['accuracy']:.1%}", base=f"{base['accuracy']:.1%}"),
             "  " + distance.format(ours=f"{row[kl]:.2f}", base=f"{base[kl]:.2f}"),
@@ -986,7 +997,7 @@ def first_run_text(
 def lecture_and_us(rows: list[Row]) -> list[tuple[str, str, str, str]]:
     """(lecture section, what, the lecture's figure, this run's) for each row: no band, no verdict (those are
     `python -m rlvr reproduce`'s)."""
-    return [(section_mark(r.section), r.figure, _lecture_text(r), _ours(r)) for r in rows]
+    return [(section_mark(r.section), shown(r.figure), _lecture_text(r), _ours(r)) for r in rows]
 
 
 def section_mark(section: str) -> str:
@@ -995,18 +1006,51 @@ def section_mark(section: str) -> str:
 
 
 APPROXIMATE = ("warm-up, T=1: think-first share", "groups with all-equal rewards")  # the lecture's "about", "~"
+FIGURE_TEXTS = (  # the rows' figures (English in `python -m rlvr reproduce`), translated where the notebook shows them
+    N_("teacher: chains with every step right (simulated)"),
+    N_("warm-up, T=1: accuracy (all answers)"),
+    N_("warm-up, T=1: think-first share"),
+    N_("warm-up, T=1: think-first accuracy"),
+    N_("warm-up, T=1: direct-answer accuracy"),
+    N_("warm-up, greedy: think-first accuracy"),
+    N_("warm-up, greedy: think-first share"),
+    N_("warm-up, greedy: accuracy (all answers)"),
+    N_("warm-up (T=1): mean answer length"),
+    N_("after GRPO (T=1, held-out): think-first share"),
+    N_("after GRPO (T=1, held-out): mean answer length"),
+    N_("after GRPO (T=1, held-out): think-first accuracy"),
+    N_("groups with all-equal rewards, last 20 steps"),
+    N_("Dr. GRPO, same steps as GRPO: think-first accuracy"),
+    N_("RFT, same steps as GRPO: think-first accuracy"),
+    N_("warm-up pass@16"),
+    N_("GRPO pass@16 minus warm-up pass@16 ('barely moves')"),
+    N_("GRPO pass@16 minus GRPO pass@1 ('pass@1 near pass@16')"),
+    N_("GRPO (population std) advantage, rewards [1,0,...,0], right answer"),
+    N_("GRPO (population std) advantage, rewards [1,0,...,0], a wrong answer"),
+    N_("Dr. GRPO advantage, rewards [1,0,...,0], right answer"),
+    N_("Dr. GRPO advantage, rewards [1,0,...,0], a wrong answer"),
+    N_("pass@16 at single-sample accuracy p = 0.1"),
+    N_("pass@16 at single-sample accuracy p = 0.9"),
+)
+LECTURE_WORDS = (N_("small"),)  # the lecture's words for a figure it gives no number for
 
 
 def _lecture_text(row: Row) -> str:
     """The lecture's figure as it writes it: '94%', '~55%', '14.9 tokens', or its words."""
     if isinstance(row.lecture, str):
-        return row.lecture
+        return shown(row.lecture) if row.lecture in LECTURE_WORDS else row.lecture
     if row.figure.startswith("GRPO pass@") and row.lecture == 0.0:
         return _("'barely moves'")
     if row.unit == "%":
         text = f"{100 * row.lecture:.4g}%"
         return "~" + text if row.figure.startswith(APPROXIMATE) else text
-    return fmt(row.lecture, row.unit)
+    return _value_text(row.lecture, row.unit)
+
+
+def _value_text(value: float, unit: str) -> str:
+    """`fmt`'s text of a value, its unit 'tokens' in the learner's language."""
+    text = fmt(value, unit)
+    return _("{value} tokens").format(value=fmt(value)) if unit == "tokens" and text.endswith(" tokens") else text
 
 
 def _ours(row: Row) -> str:
@@ -1015,7 +1059,7 @@ def _ours(row: Row) -> str:
         return "—"
     if row.figure.startswith("GRPO pass@") and row.unit == "%":  # a difference of shares
         return points(row.measured)
-    return fmt(row.measured, row.unit)
+    return _value_text(row.measured, row.unit)
 
 
 def lecture_and_us_text(rows: list[Row]) -> str:

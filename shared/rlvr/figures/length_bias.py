@@ -174,7 +174,7 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
         for path, path_style, width in zip((0, 1), PATH_STYLES, (UNDER, OVER)):
             ax.plot(steps, lengths[:, :, path], color=color, lw=0.5, alpha=0.3, **path_style)
             mean = lengths[:, :, path].mean(axis=1)
-            label = f"{_(PATH_NAMES[path])}: {lengths[-1, :, path].mean():.1f}"
+            label = _("{name}: {value}").format(name=_(PATH_NAMES[path]), value=f"{lengths[-1, :, path].mean():.1f}")
             ax.plot(steps, mean, color=color, label=label, **path_style, **width)
         ax.axhline(run.cap, color=REFERENCE, ls=":", lw=1)
         ax.axhline(lengths[0, 0, 0], color=REFERENCE, ls="-.", lw=0.8)
