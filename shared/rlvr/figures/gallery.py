@@ -44,6 +44,17 @@ def finite_or_none(values: np.ndarray) -> np.ndarray | None:
     return values if np.isfinite(values).any() else None
 
 
+def plain_ticks(axis, log: bool) -> None:
+    """Tick labels as plain numbers ('2e-08', '0.5', '3'): no '1e-8' multiplier over the title; on a log axis ticks
+    at 1, 2 and 5 of each decade, so a curve within one decade still gets labels."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    if log:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:.3g}"))
+
+
 def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict | None = None) -> None:
     """3 x 4 panels against RL step: each signal of `runs` (label -> history) in red, `reference` (label -> history)
     in black underneath; `crashes` (label -> step) marks where a run stopped."""
@@ -59,6 +70,7 @@ def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict
                 x = np.arange(len(y))
                 ax.plot(x, np.where(y > 0, y, np.nan) if scale == "log" else y, color=color, lw=width, **style)
         ax.set_yscale(scale)
+        plain_ticks(ax.yaxis, log=scale == "log")
         ax.set_title(_(title), fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
