@@ -50,14 +50,7 @@ def _shared_mistakes(baseline, baseline_only: str) -> list[Mistake]:
     return [
         Mistake(
             "columns",
-            N_(
-                "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to "
-                "different prompts."
-            ),
-            N_(
-                "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) "
-                "and work along each row."
-            ),
+            *w.COLUMNS,
             lambda rewards, group_size: w.from_columns(baseline(w.columns(rewards, group_size).T).T),
         ),
         Mistake(

@@ -99,14 +99,7 @@ def _shared_mistakes(advantage) -> list[Mistake]:
     return [
         Mistake(
             "columns",
-            N_(
-                "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to "
-                "different prompts."
-            ),
-            N_(
-                "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) "
-                "and work along each row."
-            ),
+            *w.COLUMNS,
             lambda rewards, group_size, eps=0.0: w.from_columns(advantage(w.columns(rewards, group_size).T, eps).T),
         ),
         Mistake(

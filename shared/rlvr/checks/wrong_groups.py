@@ -6,6 +6,19 @@ from __future__ import annotations
 
 import torch
 
+from rlvr.i18n import N_
+
+COLUMNS = (  # the "groups are columns" slip, in both notebooks' words: what the learner did, and the fix
+    N_(
+        "Your groups are columns: you shaped the rewards into group_size rows, so a 'group' mixes answers to different "
+        "prompts."
+    ),
+    N_(
+        "A prompt's G answers are consecutive: shape the rewards into one row per prompt (group_size columns) and work "
+        "along each row."
+    ),
+)
+
 
 def rows(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     """One row per group. [B] -> [P, G]."""
