@@ -101,25 +101,13 @@ def template():
 
 def new_catalogue(lang: str):
     """An empty package catalogue for `lang`."""
-    from datetime import datetime, timezone
-
-    from babel.messages.catalog import Catalog
-
-    return Catalog(
-        locale=lang,
-        domain=DOMAIN,
-        header_comment=(
-            f"# {lang} translation of what the rlvr package says to a learner.\n"
-            "# Extracted and merged by `python -m rlvr messages update`; terms: i18n/zh_CN/GLOSSARY.md."
-        ),
-        project="rlvr",
-        version="0.1.0",
-        msgid_bugs_address="the course's issue tracker",
-        last_translator="rlvr course translators",
-        language_team=f"{lang} (i18n/{lang}/GLOSSARY.md)",
-        revision_date=datetime.now(timezone.utc),
-        fuzzy=False,
+    header = (
+        f"# {lang} translation of what the rlvr package says to a learner.\n"
+        "# Extracted and merged by `python -m rlvr messages update`; terms: i18n/zh_CN/GLOSSARY.md."
     )
+    from rlvr.nbtranslate import course_catalogue
+
+    return course_catalogue(lang, DOMAIN, "rlvr", header)
 
 
 def compiled(catalog) -> bytes:

@@ -270,21 +270,17 @@ def catalogue_text(catalog) -> str:
     return buffer.getvalue().decode("utf-8")
 
 
-def new_catalogue(stem: str, lang: str):
-    """An empty catalogue for one notebook."""
+def course_catalogue(lang: str, domain: str, project: str, header_comment: str):
+    """An empty Babel catalogue with the course's translation team and contact (the package's and each notebook's)."""
     from datetime import datetime, timezone
 
     from babel.messages.catalog import Catalog
 
     return Catalog(
         locale=lang,
-        domain=stem,
-        header_comment=(
-            f"# {lang} translation of the notebook solutions/{stem}.ipynb (rlvr, CS336 Lecture 16).\n"
-            f"# Generated and merged by `python -m rlvr notebooks translate`; terms: i18n/{lang}/GLOSSARY.md;\n"
-            "# how to translate: i18n/README.md."
-        ),
-        project="rlvr notebooks",
+        domain=domain,
+        header_comment=header_comment,
+        project=project,
         version="0.1.0",
         msgid_bugs_address="the course's issue tracker",
         last_translator="rlvr course translators",
@@ -292,6 +288,16 @@ def new_catalogue(stem: str, lang: str):
         revision_date=datetime.now(timezone.utc),
         fuzzy=False,
     )
+
+
+def new_catalogue(stem: str, lang: str):
+    """An empty catalogue for one notebook."""
+    header = (
+        f"# {lang} translation of the notebook solutions/{stem}.ipynb (rlvr, CS336 Lecture 16).\n"
+        f"# Generated and merged by `python -m rlvr notebooks translate`; terms: i18n/{lang}/GLOSSARY.md;\n"
+        "# how to translate: i18n/README.md."
+    )
+    return course_catalogue(lang, stem, "rlvr notebooks", header)
 
 
 def merge(template, existing=None, stem: str = "notebook", lang: str = DEFAULT_LANGUAGE):
