@@ -23,7 +23,7 @@ VERIFICATION = {  # words that belong to `python -m rlvr reproduce`, the README 
     "seed list": r"\bseeds\s+\d+\s*[-–,]\s*\d+",
     "version pin": r"\btorch\s*==\s*\d|\brequire\(",
 }
-SETUP_ONLY = r"\bsize\(|\bfast_mode\(|\brlvr\.require\("  # CI machinery a setup cell may hold, no other code cell
+SETUP_ONLY = r"\bsize\(|\bfast_mode\(|\brlvr\.check_install\("  # CI machinery a setup cell may hold, no other code cell
 PROGRESS = re.compile(r"(\d+)%\|[^|\n]*\|\s*(\d+)/(\d+)")
 NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0(?:\.0+)?(?![\d.eE])")
 PLUS_MINUS = re.compile(r"\+-\s*\d")
@@ -115,7 +115,7 @@ def lint_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> list[str
             found = markdown_findings(cell)
         elif cell.cell_type == "code":
             if setup_seen and re.search(SETUP_ONLY, cell.source):
-                found.append(("setup", "CI machinery (size(), fast_mode(), require()) outside the setup cell"))
+                found.append(("setup", "CI machinery (size(), fast_mode(), check_install()) outside the setup cell"))
             setup_seen = True
             found += printed_findings(output_text(cell)) + stderr_findings(cell)
         allowed = set(cell.get("metadata", {}).get("lint_allow", []))
