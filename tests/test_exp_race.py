@@ -480,3 +480,21 @@ def test_panel_draws_the_default_run_in_black_and_the_others_in_one_knob_colours
     colours = [line.get_color() for line in fig.axes[0].lines]
     assert colours == [COLORS["exact"], knob_color(frace.PANEL_FIRST_KNOB), knob_color(frace.PANEL_FIRST_KNOB + 1)]
     assert fig.axes[0].lines[-1].get_linestyle() == ":"  # the run in progress
+
+
+def test_cpu_clock_ignores_a_load_spike_but_follows_a_trend():
+    run = fake_run([0.5] * 20)
+    spiked = fake_run([0.5] * 20)
+    spiked.history[6]["sampling_cpu_s"] = 50.0  # one step slowed by another job
+    spiked.history[6]["sampling_s"] = 150.0
+    assert spiked.clock("cpu") == pytest.approx(run.clock("cpu"))
+    assert spiked.wall_clock()[-1] > run.wall_clock()[-1] + 100
+    longer = fake_run([0.5] * 20)
+    for i, h in enumerate(longer.history):  # responses grow longer: sampling gets dearer step by step
+        h["sampling_cpu_s"] = 1.0 + 0.1 * i
+    steps = np.diff(longer.clock("cpu"))
+    assert np.all(steps > 0) and steps[-1] > steps[0] + 1.0
+
+
+def test_rolling_median():
+    assert race.rolling_median(np.array([1.0, 9.0, 1.0, 1.0, 2.0]), 3) == pytest.approx([5.0, 1.0, 1.0, 1.0, 1.5])

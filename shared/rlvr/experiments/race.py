@@ -35,6 +35,7 @@ from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train
 STEPS = SIZES["rl_steps"][0]  # RL steps of every run (full size; fast mode: size("rl_steps"))
 THINK_TARGET = 0.8  # "steps to reach 80% think-first share"
 SMOOTH = 5  # trailing moving average (steps) before reading off a crossing
+COST_WINDOW = 9  # steps whose median CPU cost stands for each step's on the cost axis (resists load spikes)
 ACCURACY_STEP = 25  # "accuracy at step 25": mean over steps 21-25
 FIGURE_STEPS = SIZES["race_figure_steps"][0]  # the lecture's statements are about the early race
 SECTION = "3"
@@ -174,11 +175,15 @@ class RaceRun:
     def clock(self, kind: str = "cpu") -> np.ndarray:
         """Seconds spent before each step's metrics were known (earlier steps + this step's sampling). [steps]
 
-        kind: "cpu" (process CPU time: what the run costs, nearly independent of other jobs on the machine) or
-        "wall" (wall-clock time: what you wait, inflated when the machine is busy).
+        kind: "cpu" (what the run costs: each step's CPU seconds replaced by the median of the COST_WINDOW steps
+        around it, so a burst of other jobs on the machine does not move a run along the axis) or "wall" (wall-clock
+        time as measured: what you wait, inflated when the machine is busy).
         """
-        suffix = "_cpu_s" if kind == "cpu" else "_s"
-        sampling, training = self.curve("sampling" + suffix), self.curve("training" + suffix)
+        if kind == "cpu":
+            sampling = rolling_median(self.curve("sampling_cpu_s"), COST_WINDOW)  # [steps]
+            training = rolling_median(self.curve("training_cpu_s"), COST_WINDOW)  # [steps]
+        else:
+            sampling, training = self.curve("sampling_s"), self.curve("training_s")
         return np.cumsum(sampling + training) - training
 
     def wall_clock(self) -> np.ndarray:
@@ -460,6 +465,12 @@ def clip_summary(run: RaceRun) -> dict:
 def mean_clip_per_update(run: RaceRun, key: str = "clip_fraction_per_update") -> np.ndarray:
     """Mean over steps of a per-update metric. Returns [updates]."""
     return run.per_update(key).mean(axis=0)
+
+
+def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
+    """Median of the `window` values centred on each one (fewer at the ends). [n] -> [n]"""
+    half = window // 2
+    return np.array([np.median(values[max(0, i - half) : i + half + 1]) for i in range(len(values))])
 
 
 def seconds_per_step(run: RaceRun) -> dict:
