@@ -447,8 +447,9 @@ def test_summary_rows_and_findings_read_the_runs():
     assert row["steps to 90% thinking"] == 1 and row["answers sampled by then"] == 32 * 32
     assert thinking.summary_row("default", default)["steps to 90% thinking"] == 4
     lines = thinking.exercise7_findings(default, {"G = 32": fast})
-    assert lines[0] == "G = 32:" and "at step 1, earlier than the default (step 4)" in lines[1]
-    assert lines[-1] == "  answers sampled by then 1,024, as many as the default's 1,024"
+    assert lines[0] == "G = 32:" and lines[1] == "  thinking passes 90% at step 1 (the default: step 4)"
+    assert lines[-1] == "  answers sampled by then 1,024 (the default: 1,024)"
+    assert not any(word in " ".join(lines) for word in ("earlier", "later", "higher", "lower", "more", "less"))
     assert all(len(line) <= 110 for line in lines)
     table = fthink.summary_table({"default": default, "G = 32": fast}).text
     assert table.count("\n") == 3 and "1,024" in table
