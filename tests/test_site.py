@@ -372,6 +372,19 @@ def test_a_translated_notebooks_links_reach_the_docs_in_the_repository_and_on_th
         assert nb.cells[0].source == english, code
 
 
+def test_the_home_page_links_each_notebook_to_its_page_and_the_other_readme_to_its_home():
+    """Both READMEs link every notebook of their table; on the site those links reach the notebook's page."""
+    for code, other in (("en", "zh_CN"), ("zh_CN", "en")):
+        lang = site.LANGUAGES[code]
+        readme = (ROOT / lang.readme).read_text(encoding="utf-8")
+        home = site.home_links(readme, lang)
+        for path in sorted((ROOT / lang.notebooks).glob("0*.ipynb")):
+            assert f"]({lang.notebooks}/{path.name})" in readme, (code, path.name)
+            assert f"](solutions/{path.name})" in home, (code, path.name)
+        assert f"]({lang.notebooks}/" not in home
+        assert f'<a href="../{other}/index.html">' in home and f"]({site.LANGUAGES[other].readme})" not in home
+
+
 def test_each_page_gets_the_readme_commands():
     """The run-it-live note quotes the README's Quick start block, names the solution and the student notebook."""
     commands = site.quick_start((ROOT / "README.md").read_text(encoding="utf-8"))

@@ -332,6 +332,17 @@ def executed(path: Path, keep: Path, fast: bool, timeout: float, reuse: bool) ->
 # --------------------------------------------------------------------------- one language's Sphinx source
 
 
+def home_links(readme: str, lang: Language) -> str:
+    """The README's links made right for the site: a notebook links to its page, the other edition's README to that
+    edition's home page."""
+    readme = readme.replace(f"]({lang.notebooks}/", "](solutions/")
+    for other in LANGUAGES.values():
+        readme = re.sub(
+            rf"\[([^\]]+)\]\({re.escape(other.readme)}\)", rf'<a href="../{other.code}/index.html">\1</a>', readme
+        )
+    return readme
+
+
 def index_text(readme: str, notebooks: list[str], docs: list[str], words: dict) -> str:
     """The home page: the README, then the (hidden) tables of contents of the notebooks and the docs."""
 
@@ -378,7 +389,9 @@ def stage(root: Path, lang: Language, src: Path, keep: Path, opts: dict) -> tupl
         docs.append(Page(lang.code, f"docs/{path.stem}", str(path.relative_to(root))))
     readme = readme_path(root, lang)
     names = [page.docname for page in pages]
-    text = index_text(readme.read_text(encoding="utf-8"), names, [d.docname for d in docs], lang.words)
+    text = index_text(
+        home_links(readme.read_text(encoding="utf-8"), lang), names, [d.docname for d in docs], lang.words
+    )
     (src / "index.md").write_text(text, encoding="utf-8")
     home = Page(lang.code, "index", str(readme.relative_to(root)))
     return [home, *pages, *docs], failures
