@@ -191,14 +191,18 @@ def open_page(context, url: str, screenshot: Path | None = None) -> PageReport:
 
 
 def search_results(context, base: str, language: str, term: str) -> list[str]:
-    """The pages (docnames) the site's search lists for `term`, in order."""
+    """The pages (docnames) the site's search lists for `term`, in order; the summary it prints above them must be in
+    the page's language."""
     page = context.new_page()
     try:
         page.goto(f"{base}/{language}/search.html?q={term}", wait_until="load")
         page.wait_for_function("() => (document.querySelector('.search-summary') || {}).textContent", timeout=30_000)
         hrefs = page.eval_on_selector_all("#search-results ul.search li > a", "links => links.map(a => a.href)")
+        summary = page.inner_text(".search-summary")
     finally:
         page.close()
+    if language.startswith("zh"):
+        assert "Search finished" not in summary and "搜索完成" in summary, summary
     prefix = f"{base}/{language}/"
     pages = [href.split("?")[0].split("#")[0][len(prefix) :].removesuffix(".html") for href in hrefs]
     return list(dict.fromkeys(pages))  # a page and its sections are listed apart

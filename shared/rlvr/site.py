@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import json
 import re
 import shutil
 import subprocess
@@ -127,6 +128,7 @@ CHINESE_WORDS = {
     "notebooks": "笔记本",
     "docs": "记号与文档",
     "switch": "语言",
+    "search_found": "搜索完成，找到 ${resultCount} 个匹配的页面。",
 }
 LANGUAGES = {
     "en": Language("en", "English", "README.md", "solutions", "notebooks", "docs", ENGLISH_WORDS),
@@ -407,9 +409,39 @@ def site_title(root: Path) -> str:
     return first[2:].split(":")[0].strip()
 
 
+SEARCH_SUMMARY = (  # Sphinx 8's search summary (searchtools.js), singular and plural
+    "Search finished, found one page matching the search query.",
+    "Search finished, found ${resultCount} pages matching the search query.",
+)
+
+
+def search_catalogue(lang: Language, locale: Path) -> Path | None:
+    """Sphinx's JavaScript catalogue of the language with the search summary added (Sphinx 8 reworded it; its Chinese
+    catalogue has only the old wording), written as locale/<code>/LC_MESSAGES/sphinx.js; returns `locale`, or None
+    when the language needs no catalogue of its own."""
+    import sphinx
+
+    found = lang.words.get("search_found")
+    shipped = Path(sphinx.__file__).parent / "locale" / lang.code / "LC_MESSAGES" / "sphinx.js"
+    if not found or not shipped.is_file():
+        return None
+    text = shipped.read_text(encoding="utf-8")
+    start, end = text.index("{"), text.rindex("}") + 1
+    catalogue = json.loads(text[start:end])
+    catalogue["messages"].setdefault(SEARCH_SUMMARY[0], [found, found])
+    target = locale / lang.code / "LC_MESSAGES" / "sphinx.js"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text[:start] + json.dumps(catalogue, ensure_ascii=False, indent=4) + text[end:], encoding="utf-8")
+    return locale
+
+
 def write_conf(src: Path, lang: Language, title: str, all_pages: dict[str, list[str]]) -> None:
-    """conf.py, the language switch's template and the site's CSS for one language."""
+    """conf.py, the language switch's template, the site's CSS and (where needed) its search words, for one
+    language."""
     settings = {"language": lang.code, "title": title, "pages": all_pages}
+    locale = search_catalogue(lang, src / "_locale")
+    if locale is not None:
+        settings["locale_dirs"] = [str(locale.resolve())]
     (src / "conf.py").write_text(CONF_TEMPLATE.format(code=lang.code, settings=settings), encoding="utf-8")
     (src / "_templates").mkdir(exist_ok=True)
     (src / "_templates" / "language-switch.html").write_text(SWITCH_TEMPLATE, encoding="utf-8")
@@ -493,6 +525,7 @@ def sphinx_settings(settings: dict) -> dict:
         "nb_ipywidgets_js": {},  # no widget manager from a CDN
         "suppress_warnings": ["mystnb.unknown_mime_type", "misc.highlighting_failure"],
         "setup": setup,
+        "locale_dirs": settings.get("locale_dirs", []),  # Sphinx reads a sphinx.js here before its own
     }
 
 
