@@ -144,6 +144,20 @@ def test_math_code_spans_and_table_shape_must_be_kept():
     assert "rows or columns" in t.translation_problem(table, "| 甲 |\n|---|\n| 一 |")
 
 
+def test_words_inside_math_text_may_be_translated_and_nothing_else_in_the_formula():
+    paragraph = t.Segment(r"so $\mathbf{1}\{\text{correct}\}$ and $\pi_{\text{old}}$.", "paragraph", 0)
+    assert t.translation_problem(paragraph, r"所以 $\mathbf{1}\{\text{正确}\}$ 和 $\pi_{\text{old}}$。") is None
+    assert "math or code differs" in t.translation_problem(paragraph, r"所以 $\mathbf{1}\{\text{正确}\}$ 和 $\pi$。")
+    assert "math or code differs" in t.translation_problem(paragraph, r"所以 $\mathbf{1}\{\text{正确} c\}$ 和 ...")
+
+
+def test_display_math_is_an_entry_only_when_words_sit_in_it():
+    prose = "$$a = \\begin{cases} 1 & \\text{otherwise} \\end{cases}$$"
+    labels = "$$\\pi_{\\text{old}} = \\pi_{\\text{ref}}\\ (\\text{GRPO})$$"
+    assert [s.text for s in t.markdown_segments(prose)] == [prose]
+    assert t.markdown_segments(labels) == []
+
+
 def test_a_missing_entry_names_itself():
     empty = t.Translations(Path("zh.po"))
     with pytest.raises(t.TranslationError, match=r"zh\.po: here: entry not translated: 'A title'"):

@@ -2,7 +2,7 @@
 
 The English solution notebook stays the one source. `extract` turns it into a template: one entry per Markdown
 paragraph, heading, list item or table (segmented by markdown-it-py's CommonMark parser and its tokens' line maps;
-fenced code, HTML comments and a paragraph of display math alone are left out), and in code cells one entry per
+fenced code, HTML comments and a paragraph of display math alone are left out, unless words sit in its \\text{...}), and in code cells one entry per
 comment (consecutive full-line comments as one) and per string literal that reads as prose (found by `tokenize`).
 `merge` folds the template into `i18n/<lang>/<notebook>.po` with Babel's `Catalog.update`, gettext's msgmerge
 semantics: a changed English paragraph becomes a fuzzy entry that keeps the previous English beside it (`#| msgid`).
@@ -34,6 +34,8 @@ LIST_FILE = "NOTEBOOKS"  # i18n/<lang>/NOTEBOOKS: the notebooks whose translatio
 SKIPPED_COMMENTS = ("### BEGIN SOLUTION", "### END SOLUTION")
 PRAGMA = re.compile(r"^(noqa|type:|fmt:|pragma)\b")
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
+TEXT_IN_MATH = re.compile(r"\\text\{([^{}]*)\}")  # words inside a formula
+MATH_LABELS = {"old", "ref", "mean", "min", "max", "len", "clip", "cap", "pass"}  # \text{} labels kept as they are
 CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 BRACE_FORMAT_FLAG = "python-brace-format"
 PO_WIDTH = 100_000  # no wrapping (msgmerge --no-wrap): a msgid's lines are its English lines, `#| msgid` one line
@@ -69,9 +71,17 @@ def _markdown_parser():
 
 
 def has_prose(text: str) -> bool:
-    """True if `text` holds a letter outside math, code spans and HTML tags (else it is left out)."""
+    """True if `text` holds a letter outside math, code spans and HTML tags, or a word in a math \\text{...} (else it
+    is left out)."""
     bare = MATH.sub(" ", CODE_SPAN.sub(" ", re.sub(r"<[^>]+>", " ", text)))
-    return any(ch.isalpha() for ch in bare)
+    return any(ch.isalpha() for ch in bare) or any(math_words(m.group(0)) for m in MATH.finditer(text))
+
+
+def math_words(math: str) -> list[str]:
+    """The words of a formula's \\text{...} parts a reader reads as prose ("correct", "otherwise"): not the labels
+    papers keep in every language (old, ref, mean, min, max, ...) nor names in capitals (GRPO, LOO)."""
+    words = [word for part in TEXT_IN_MATH.findall(math) for word in re.findall(r"[A-Za-z]+", part)]
+    return [w for w in words if len(w) >= 3 and not w.isupper() and w.lower() not in MATH_LABELS]
 
 
 def _prefixes(lines: list[str], content: list[str]) -> tuple[str, str]:
@@ -370,9 +380,10 @@ def format_fields(text: str) -> list[str]:
 
 
 def kept_pieces(text: str) -> Counter:
-    """What a translation must keep exactly: math ($...$, $$...$$) and code spans (`...`)."""
+    """What a translation must keep exactly: math ($...$, $$...$$; the words inside its \\text{...} may be
+    translated) and code spans (`...`)."""
     spans = [m.group(0) for m in CODE_SPAN.finditer(text)]
-    math = [m.group(0) for m in MATH.finditer(CODE_SPAN.sub(" ", text))]
+    math = [TEXT_IN_MATH.sub(r"\\text{}", m.group(0)) for m in MATH.finditer(CODE_SPAN.sub(" ", text))]
     return Counter(spans + math)
 
 
