@@ -2,8 +2,9 @@
 
 The English solution notebook stays the one source. `extract` turns it into a template: one entry per Markdown
 paragraph, heading, list item or table (segmented by markdown-it-py's CommonMark parser and its tokens' line maps;
-fenced code, HTML comments and a paragraph of display math alone are left out, unless words sit in its \\text{...}), and in code cells one entry per
-comment (consecutive full-line comments as one) and per string literal that reads as prose (found by `tokenize`).
+fenced code, HTML comments and a paragraph of display math alone are left out, unless words sit in its
+\\text{...}), and in code cells one entry per comment (consecutive full-line comments as one) and per string literal
+that reads as prose (found by `tokenize`).
 `merge` folds the template into `i18n/<lang>/<notebook>.po` with Babel's `Catalog.update`, gettext's msgmerge
 semantics: a changed English paragraph becomes a fuzzy entry that keeps the previous English beside it (`#| msgid`).
 `build` writes `solutions/<lang>/<notebook>.ipynb` from the English source and the catalogue (a missing, empty or
