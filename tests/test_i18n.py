@@ -47,6 +47,23 @@ def test_an_unknown_language_is_refused():
         i18n.set_language("fr")
 
 
+# ----------------------------------------------------------------------------- printed tables
+
+
+def test_pad_lines_up_chinese_and_english_labels_where_an_f_string_width_does_not():
+    from wcwidth import wcswidth
+
+    chinese, english = "长度偏差", "length bias"  # 4 characters in 8 columns, 11 in 11
+    for align, spec in (("<", "<"), (">", ">"), ("^", "^")):
+        padded = [i18n.pad(label, 14, align) for label in (chinese, english)]
+        assert [wcswidth(text) for text in padded] == [14, 14], (align, padded)
+        assert [text.strip() for text in padded] == [chinese, english]
+        plain = [f"{label:{spec}14}" for label in (chinese, english)]
+        assert wcswidth(plain[0]) != wcswidth(plain[1])  # what the f-string width gets wrong
+    assert i18n.pad("奖励", 6, ">") == "  奖励" and i18n.pad("奖励", 3) == "奖励"  # never cut
+    assert i18n.text_width("a\tb") == 2  # a control character takes no column (wcswidth says -1)
+
+
 # ----------------------------------------------------------------------------- the catalogue
 
 

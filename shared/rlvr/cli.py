@@ -14,7 +14,7 @@ import sys
 import typing
 from pathlib import Path
 
-from .i18n import N_, _, ngettext
+from .i18n import N_, _, ngettext, pad
 
 DESCRIPTION = N_("Command line: `python -m rlvr sft | train | reproduce | notebooks ...`.")
 
@@ -50,7 +50,7 @@ def summary_lines(name: str, m: dict) -> list[str]:
     )
     values = dict(accuracy=_pct(m["accuracy"]), cot=_pct(m["cot_fraction"]), cot_accuracy=_pct(m["cot_accuracy"]))
     values.update(direct=_pct(m["direct_accuracy"]), length=f"{m['mean_length']:.1f}")
-    return [text.format(name=f"{_(name):>13}", **values)]
+    return [text.format(name=pad(_(name), 13, ">"), **values)]
 
 
 def cmd_sft(args) -> int:

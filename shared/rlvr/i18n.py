@@ -12,6 +12,9 @@ gettext reads them). Messages go through stdlib `gettext` with the compiled cata
 `N_("...")` marks a text defined at import time (a table of titles, a hint) for extraction without translating it;
 the code that shows it calls `_()` on it then, so it follows the language chosen later.
 
+Printed tables: an f-string width (`f"{label:>24}"`) counts characters, and a Chinese character takes two columns;
+`pad(label, 24, ">")` pads to display columns instead (`text_width`, from the wcwidth library).
+
 Figures: in Chinese, matplotlib needs a font with Chinese glyphs. `use_figure_font()` registers one with
 `matplotlib.font_manager.addfont` and puts it after the user's sans-serif font in `font.family`, so Latin text looks
 as in the English edition and Chinese characters fall back to it (nothing is written to the user's matplotlibrc).
@@ -117,6 +120,25 @@ def N_(message: str) -> str:
 def NN_(singular: str, plural: str) -> tuple[str, str]:
     """Mark a singular/plural pair for extraction without translating it (shown later through `ngettext`)."""
     return singular, plural
+
+
+# ----------------------------------------------------------------------------------------------- printed tables
+
+
+def text_width(text: str) -> int:
+    """Columns `text` takes in a terminal or notebook output (wcwidth): a Chinese character takes two."""
+    from wcwidth import wcswidth, wcwidth
+
+    width = wcswidth(text)
+    return width if width >= 0 else sum(max(0, wcwidth(c)) for c in text)  # -1: a control character (tab, newline)
+
+
+def pad(text: str, width: int, align: str = "<") -> str:
+    """`text` filled with spaces to `width` display columns, like f"{text:<width}" ('<', '>' or '^') for Chinese."""
+    text = str(text)
+    fill = max(0, width - text_width(text))
+    left = {"<": 0, ">": fill, "^": fill // 2}[align]
+    return " " * left + text + " " * (fill - left)
 
 
 # ----------------------------------------------------------------------------------------------- figures

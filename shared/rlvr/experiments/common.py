@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from rlvr.i18n import _
+from rlvr.i18n import _, pad, text_width  # pad, text_width: the experiments import them from here too
 
 
 def finite_mean(x: np.ndarray) -> float:
@@ -190,22 +190,11 @@ def claim_row(
     )
 
 
-def text_width(text: str) -> int:
-    """Columns `text` takes in a fixed-width font: a Chinese character (East Asian wide or full-width) takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
 def shown(text: str) -> str:
     """A row's text (its figure, the lecture's words) in the learner's language: the translation when the catalogue
     has one (the module that writes the text marks it with N_), else the text as it is; `python -m rlvr reproduce`
     prints the English."""
     return _(text) if text else text
-
-
-def pad(text: str, width: int, align: str = "<") -> str:
-    """`text` filled with spaces to `width` columns (`text_width`): left-aligned ('<') or right-aligned ('>')."""
-    fill = " " * max(0, width - text_width(text))
-    return fill + text if align == ">" else text + fill
 
 
 def columns_text(rows: list[tuple[str, ...]]) -> str:
@@ -349,8 +338,8 @@ def text_table(rows: list[Row]) -> str:
         )
         for r in rows
     ]
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
-    return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(line, widths)) for line in [head, *body])
+    widths = [max(text_width(str(x)) for x in col) for col in zip(head, *body)]
+    return "\n".join("  ".join(pad(str(x), w) for x, w in zip(line, widths)) for line in [head, *body])
 
 
 class Table:
