@@ -64,7 +64,7 @@ from matplotlib.figure import Figure
 
 from rlvr.config import pick
 from rlvr.experiments.common import seconds_text
-from rlvr.i18n import _, prepare_figures
+from rlvr.i18n import _, prepare_figures, text_width
 
 prepare_figures()  # a CJK font for figures when the language (RLVR_LANG, the locale) is Chinese
 
@@ -232,6 +232,22 @@ def fresh_axes(fig: Figure, nrows=1, ncols=1, **subplot_kw):
         axes = fig.subplots(nrows, ncols, **subplot_kw)
     state.update(axes=axes, grid=grid)
     return axes
+
+
+def label_margin(fig: Figure, labels, fontsize: float | None = None, gap: float = 14.0) -> float:
+    """The left margin (a fraction of the figure's width) that shows the widest of `labels` as y tick labels, in any
+    language (a Chinese label is wider than its English source): measured with the figure's renderer, plus `gap`
+    points for the ticks."""
+    from matplotlib.font_manager import FontProperties
+
+    prop = FontProperties(size=fontsize or matplotlib.rcParams["ytick.labelsize"])
+    get_renderer = getattr(fig.canvas, "get_renderer", None)
+    if get_renderer is None:  # a canvas without a renderer to ask (vector backends): ~5.5 points a column
+        widest = max(text_width(label) for label in labels) * 5.5 * prop.get_size_in_points() / 10 * fig.dpi / 72
+    else:
+        renderer = get_renderer()
+        widest = max(renderer.get_text_width_height_descent(label, prop, ismath=False)[0] for label in labels)
+    return (widest + gap * fig.dpi / 72) / (fig.get_figwidth() * fig.dpi)
 
 
 def figure_state(fig: Figure) -> dict:

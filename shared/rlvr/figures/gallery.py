@@ -56,7 +56,7 @@ def plain_ticks(axis, log: bool) -> None:
 
 
 def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict | None = None) -> None:
-    """3 x 4 panels against RL step: each signal of `runs` (label -> history) in red, `reference` (label -> history)
+    """3 x 4 panels against RL step: each signal of `runs` (label -> history) in magenta, `reference` (label -> history)
     in black underneath; `crashes` (label -> step) marks where a run stopped."""
     axes = fresh_axes(fig, 3, 4).ravel()
     drawn = [(label, h, COLORS["exact"], 1.0) for label, h in (reference or {}).items()]
@@ -106,12 +106,12 @@ def crash_marks(run) -> dict:
 
 
 def draw_gallery_run(fig, run, healthy) -> None:
-    """The dashboard of one gallery run (red) over the healthy run of its seed (black)."""
+    """The dashboard of one gallery run (magenta) over the healthy run of its seed (black)."""
     draw_dashboard(fig, {_(run.breakage.title): run.history}, {_("healthy run"): healthy.history}, crash_marks(run))
 
 
 def draw_gallery(fig, runs: dict, healthy) -> None:
-    """One small panel per breakage: the signal that names it (red) against the healthy run (black)."""
+    """One small panel per breakage: the signal that names it (magenta) against the healthy run (black)."""
     names = [name for name in runs if name not in NOT_BROKEN]
     ncols = 3
     axes = fresh_axes(fig, math.ceil(len(names) / ncols), ncols).ravel()
@@ -164,11 +164,13 @@ def train_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None)
 
 
 def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPanel:
-    """A dropdown of gallery runs; the figure is the chosen run's dashboard over the healthy run. load(name) -> run."""
+    """A dropdown of gallery runs; the figure is the chosen run's dashboard over the healthy run. load(name) -> run.
+    The dropdown shows each run's short title (translated) and its value is the run's name."""
+    options = [(short_title(name), name) for name in names]
     return AnalyticPanel(
         lambda fig, run: draw_gallery_run(fig, load(run), healthy),
-        {"run": dropdown("run", list(names), value, description=_("broken run"))},
+        {"run": dropdown("run", options, value, description=_("broken run"))},
         figsize=(13, 7.5),
-        title=_("Every signal of one broken run (red) against the healthy run (black)"),
+        title=_("Every signal of one broken run (magenta) against the healthy run (black)"),
         remember=len(names),
     )

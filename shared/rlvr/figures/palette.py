@@ -7,7 +7,14 @@ things apart by red against green alone).
   teacher, a learned reward model; a broken run drawn over the healthy one has its own too.
 - Right and wrong answers are told apart by line style (RIGHT solid, WRONG dashed), never by colour, so a figure can
   colour by algorithm and style by correctness at once.
-- Runs that differ by one knob (a panel's G = 2, 4, 32 ...) take KNOB_COLORS in order, colours no other meaning uses.
+- Notebook 03's answer formats have theirs (ANSWER_COLORS): think-first teal (its chains a darker teal), direct coral.
+- Runs that differ by one knob (a panel's G = 2, 4, 32 ...) take KNOB_COLORS in order (olive green, sage,
+  periwinkle, ochre): colours no other meaning uses, all of them far from the black of the default run they are drawn
+  against; the first two, a panel's usual pair, differ in lightness too (told apart without red-green vision).
+
+Every two meanings' colours are at least MIN_DISTANCE apart in CIEDE2000, and a knob colour KNOB_FROM_DEFAULT from
+black (tests/test_palette.py; tab10's red and brown, the closest pair of the algorithm and reference colours, are 16
+apart).
 """
 
 from rlvr.algorithms import ALGORITHMS
@@ -29,8 +36,17 @@ REFERENCE_COLORS = {
     "learned_reward": "#e377c2",  # a learned reward model (lecture §1's over-optimisation)
     "broken": "#c51b7d",  # a broken run, drawn over the healthy one (notebook 06)
 }
+ANSWER_COLORS = {  # notebook 03's two answer formats, whatever run they come from
+    "think": "#00796b",  # think-first answers: teal
+    "chain": "#003d33",  # think-first chains with every step right (dashed over think-first accuracy): darker teal
+    "direct": "#f58a84",  # direct answers: coral
+}
+POLICY_COLOR = "#37474f"  # the policy itself where a figure shows the models of PPO (notebook 02's memory): slate
 COLORS = {**ALGO_COLORS, **REFERENCE_COLORS}
-KNOB_COLORS = ("#6a3d9a", "#b15928", "#01665e", "#4d4d4d")  # one-knob variations, in order
+KNOB_COLORS = ("#446303", "#7cb196", "#91a4e3", "#9c7611")  # one-knob variations, in order
+ALIASES = {"none": "reinforce"}  # two names of one meaning (one colour): no baseline is REINFORCE
+MIN_DISTANCE = 15.0  # CIEDE2000 between the colours of two meanings (two knob colours included)
+KNOB_FROM_DEFAULT = 30.0  # CIEDE2000 between a knob colour and the default run's black
 RIGHT = {"ls": "-"}  # right answers (line style)
 WRONG = {"ls": "--"}  # wrong answers (line style)
 LABEL_TO_KEY = {row.label: name for name, row in ALGORITHMS.items()}

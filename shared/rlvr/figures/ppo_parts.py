@@ -34,7 +34,7 @@ from rlvr.experiments.ppo_parts import (
     zero_gradient_spans,
 )
 from rlvr.experiments.common import plain_math_labels
-from rlvr.figures.palette import ALGO_COLORS, COLORS, knob_color
+from rlvr.figures.palette import ALGO_COLORS, COLORS, POLICY_COLOR, knob_color
 from rlvr.i18n import _, prepare_figures
 
 PPO_COLOR = ALGO_COLORS["ppo"]  # the module's palette: every PPO curve, the clipped objective, PPO's value model
@@ -45,7 +45,7 @@ KL_COLORS = {name: knob_color(i) for i, name in enumerate(("k1", "k2", "k3"))}
 # the models of PPO: the reference is the frozen warm-up model, the reward model a learned one (palette meanings);
 # the policy, trained in every set-up, gets a neutral slate of its own
 MODEL_COLORS = {
-    "policy": "#37474f",
+    "policy": POLICY_COLOR,
     "value model": PPO_COLOR,
     "reference": COLORS["warmup"],
     "reward model": COLORS["learned_reward"],
@@ -445,12 +445,13 @@ def draw_memory(
     fig, billions: float = 7.0, bytes_trained: int = BYTES_TRAINED, bytes_frozen: int = BYTES_FROZEN
 ) -> None:
     """Stacked horizontal bars: GB per model for each set-up, with totals (and the lecture's, at 7B/16/2)."""
-    from rlvr.widgets import fresh_axes
+    from rlvr.widgets import fresh_axes, label_margin
 
     prepare_figures()
     ax = fresh_axes(fig)
-    fig.subplots_adjust(left=0.2, right=0.97, top=0.88, bottom=0.16)
     names = list(SETUPS)[::-1]
+    setup_labels = [_(SETUP_NAMES[setup]) for setup in names]
+    fig.subplots_adjust(left=max(0.2, label_margin(fig, setup_labels)), right=0.97, top=0.88, bottom=0.16)
     for y, setup in enumerate(names):
         left = 0.0
         for model, gb in memory_gb(billions * 1e9, SETUPS[setup], bytes_trained, bytes_frozen).items():
@@ -464,7 +465,7 @@ def draw_memory(
     for model, trained in SETUPS["PPO"].items():
         state = _("{model} (trained)") if trained else _("{model} (frozen)")
         ax.barh(0, 0, color=MODEL_COLORS[model], label=state.format(model=_(MODEL_NAMES[model])))
-    ax.set_yticks(range(len(names)), [_(SETUP_NAMES[setup]) for setup in names])
+    ax.set_yticks(range(len(names)), setup_labels)
     ax.set_xlabel(_("GB of weights, gradients and optimiser state (1 GB = 1e9 bytes; activations not counted)"))
     total = max(memory_totals(billions * 1e9, bytes_trained, bytes_frozen).values())
     ax.set_xlim(0, total * 1.35)

@@ -3,7 +3,8 @@ panel, the knob panels of Exercise 7 and their table (the computation is in `rlv
 
 Colours come from `rlvr.figures.palette`: an algorithm's run in its colour, the default run other runs are compared
 with in black, one-knob variations in KNOB_COLORS, the warm-up in brown, the teacher as an olive dashed line (for
-think-first accuracy: its final digit right, `teacher_answer_accuracy`), right and wrong never by colour.
+think-first accuracy: its final digit right, `teacher_answer_accuracy`), think-first and direct answers in
+ANSWER_COLORS (teal, coral), right and wrong never by colour.
 """
 
 from __future__ import annotations
@@ -35,13 +36,13 @@ from rlvr.experiments.thinking import (
     warmup_on_disk,
 )
 from rlvr.i18n import N_, _, prepare_figures
-from rlvr.figures.palette import ALGO_COLORS, COLORS, algo_color, knob_color
+from rlvr.figures.palette import ALGO_COLORS, ANSWER_COLORS, COLORS, algo_color, knob_color
 from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
 from rlvr.train import RLConfig, RunResult
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, is_due, live_plot
 
-THINK_COLOR, DIRECT_COLOR = "#00796b", "#c2185b"  # the two answer formats: teal, magenta (no algorithm's colour)
-CHAIN_COLOR = "#003d33"  # "every chain step right", dashed over the think-first accuracy (a darker teal)
+THINK_COLOR, DIRECT_COLOR = ANSWER_COLORS["think"], ANSWER_COLORS["direct"]  # the two answer formats (palette)
+CHAIN_COLOR = ANSWER_COLORS["chain"]  # "every chain step right", dashed over the think-first accuracy
 DEFAULT_COLOR = COLORS["exact"]  # the default run other runs are drawn against (black)
 TEACHER_STYLE = {"color": COLORS["teacher"], "ls": "--", "lw": 1.2}  # the teacher's line
 GUESS_STYLE = {"color": COLORS["exact"], "ls": ":", "lw": 1}  # guessing the last digit: exactly 0.1
