@@ -320,3 +320,39 @@ def test_an_english_text_that_comes_back_gets_its_old_translation_back():
     again.add("Old English.")
     catalog = t.merge(again, catalog, "x")
     assert catalog.get("Old English.").string == "旧的中文。" and not catalog.get("Old English.").fuzzy
+
+
+def test_a_docs_page_is_translated_linked_from_the_notebooks_and_kept_in_step(tmp_path):
+    path = tiny_repo(tmp_path, paragraph="See [the notation](../docs/notation.md).")
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "notation.md"
+    page.write_text("# Notation\n\nThe symbols.\n", encoding="utf-8")
+    (tmp_path / "i18n" / "zh_CN" / "DOCS").write_text("notation\n")
+    report, errors = t.translate(tmp_path, "zh_CN", [path, page])
+    assert any("notation.po" in e and "not translated" in e for e in errors)
+    fill(tmp_path / "i18n" / "zh_CN" / "notation.po", {"Notation": "记号", "The symbols.": "这些符号。"})
+    fill(
+        tmp_path / "i18n" / "zh_CN" / "01_tiny.po",
+        {**ZH, "See [the notation](../docs/notation.md).": "见[记号](../docs/notation.md)。"},
+    )
+    report, errors = t.translate(tmp_path, "zh_CN", [path, page])
+    assert errors == [] and "wrote docs/zh_CN/notation.md" in report
+    assert (tmp_path / "docs" / "zh_CN" / "notation.md").read_text(encoding="utf-8") == "# 记号\n\n这些符号。\n"
+    solution = nbformat.read(str(tmp_path / "solutions" / "zh_CN" / "01_tiny.ipynb"), as_version=4)
+    assert "见[记号](../../docs/zh_CN/notation.md)。" in solution.cells[0].source
+    assert nbtools.check_repo(tmp_path) == []
+
+    page.write_text("# Notation\n\nThe symbols we use.\n", encoding="utf-8")  # the planted English edit
+    assert any("notation.po" in p and "The symbols we use." in p for p in nbtools.check_repo(tmp_path))
+    (tmp_path / "docs" / "zh_CN" / "stray.md").write_text("x")
+    assert any("stray.md: not listed in i18n/zh_CN/DOCS" in p for p in nbtools.check_repo(tmp_path))
+
+
+def test_a_text_block_is_an_entry_and_other_fenced_code_is_not():
+    source = "Loop:\n\n```text\nrepeat:\n    sample\n```\n\n```python\nx = 1  # stays\n```\n"
+    segments = t.markdown_segments(source)
+    assert [(s.kind, s.text) for s in segments] == [("paragraph", "Loop:"), ("text block", "repeat:\n    sample")]
+    translations = t.Translations(Path("x.po"), {"Loop:": "循环：", "repeat:\n    sample": "重复：\n    采样"})
+    assert t.translate_markdown(source, translations, "x") == source.replace("Loop:", "循环：").replace(
+        "repeat:\n    sample", "重复：\n    采样"
+    )

@@ -403,9 +403,9 @@ def _translated_summary(root: Path) -> str:
 
 def _cmd_translate(args: argparse.Namespace) -> int:
     """Merge each notebook's English into its catalogue; write the translated notebooks of the listed ones."""
-    from rlvr.nbtranslate import translate
+    from rlvr.nbtranslate import doc_paths, translate
 
-    paths = [Path(p).resolve() for p in args.paths] or solution_paths(args.root)
+    paths = [Path(p).resolve() for p in args.paths] or [*solution_paths(args.root), *doc_paths(args.root, args.lang)]
     report, errors = translate(args.root, args.lang, paths)
     print("\n".join(report))
     for error in errors:

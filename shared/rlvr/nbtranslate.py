@@ -2,9 +2,9 @@
 
 The English solution notebook stays the one source. `extract` turns it into a template: one entry per Markdown
 paragraph, heading, list item or table (segmented by markdown-it-py's CommonMark parser and its tokens' line maps;
-fenced code, HTML comments and a paragraph of display math alone are left out, unless words sit in its
-\\text{...}), and in code cells one entry per comment (consecutive full-line comments as one) and per string literal
-that reads as prose (found by `tokenize`).
+fenced code other than a ```text block, HTML comments and a paragraph of display math alone are left out, unless
+words sit in its \\text{...}), and in code cells one entry per comment (consecutive full-line comments as one) and per
+string literal that reads as prose (found by `tokenize`).
 `merge` folds the template into `i18n/<lang>/<notebook>.po` with Babel's `Catalog.update`, gettext's msgmerge
 semantics: a changed English paragraph becomes a fuzzy entry that keeps the previous English beside it (`#| msgid`).
 `build` writes `solutions/<lang>/<notebook>.ipynb` from the English source and the catalogue (a missing, empty or
@@ -32,6 +32,7 @@ import nbformat
 LANGUAGES = ("zh_CN",)  # the languages with catalogues (English is the source)
 DEFAULT_LANGUAGE = "zh_CN"
 LIST_FILE = "NOTEBOOKS"  # i18n/<lang>/NOTEBOOKS: the notebooks whose translation is complete, one stem per line
+DOCS_FILE = "DOCS"  # i18n/<lang>/DOCS: the docs/*.md pages whose translation is complete (docs/<lang>/<stem>.md)
 SKIPPED_COMMENTS = ("### BEGIN SOLUTION", "### END SOLUTION")
 PRAGMA = re.compile(r"^(noqa|type:|fmt:|pragma)\b")
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
@@ -119,6 +120,11 @@ def markdown_segments(source: str) -> list[Segment]:
             if has_prose(inline.content):
                 prefixes = _prefixes(lines[start:end], content)
                 segments.append(Segment(inline.content, kind, start, end, prefixes, note=f"Markdown {kind}"))
+        elif token.type == "fence" and token.info.strip() == "text" and token.map and depth == 0 and not in_item:
+            start, end = token.map[0] + 1, token.map[1] - 1  # the lines between the fences
+            text = "\n".join(lines[start:end])
+            note = "A text block (pseudo-code or a drawing): translate its words; keep names, symbols and alignment"
+            segments.append(Segment(text, "text block", start, end, note=note))
         if token.type == "table_open":
             depth += 1
         elif token.type == "table_close":
@@ -226,11 +232,17 @@ def _location(path: Path, cell, segment: Segment) -> tuple[str, int]:
 
 
 def extract(path: Path, lang: str = DEFAULT_LANGUAGE):
-    """The template (a Babel Catalog without translations) of one English solution notebook, in reading order."""
+    """The template (a Babel Catalog without translations) of one English solution notebook, or of one docs/*.md
+    page, in reading order."""
     from babel.messages.catalog import Catalog
 
-    nb = nbformat.read(str(path), as_version=4)
     template = Catalog(locale=None, domain=Path(path).stem, project="rlvr notebooks", fuzzy=False)
+    if Path(path).suffix == ".md":
+        for segment in markdown_segments(Path(path).read_text(encoding="utf-8")):
+            note = [segment.note] if segment.note else []
+            template.add(segment.text, locations=[(f"docs/{Path(path).name}", segment.line + 1)], auto_comments=note)
+        return template
+    nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
         for segment in cell_segments(cell):
             template.add(
@@ -301,10 +313,15 @@ def course_catalogue(lang: str, domain: str, project: str, header_comment: str):
     )
 
 
+def source_name(stem: str) -> str:
+    """The English file a catalogue translates: 'the notebook solutions/<stem>.ipynb' or 'the page docs/<stem>.md'."""
+    return f"the notebook solutions/{stem}.ipynb" if stem[:2].isdigit() else f"the page docs/{stem}.md"
+
+
 def new_catalogue(stem: str, lang: str):
     """An empty catalogue for one notebook."""
     header = (
-        f"# {lang} translation of the notebook solutions/{stem}.ipynb (rlvr, CS336 Lecture 16).\n"
+        f"# {lang} translation of {source_name(stem)} (rlvr, CS336 Lecture 16).\n"
         f"# Generated and merged by `python -m rlvr notebooks translate`; terms: i18n/{lang}/GLOSSARY.md;\n"
         "# how to translate: i18n/README.md."
     )
@@ -405,7 +422,7 @@ def translation_problem(segment: Segment, translation: str) -> str | None:
         if segment.kind == "string" and "\n" in translation and len(segment.quote[1]) == 1:
             return "a one-line string literal cannot hold a line break"
         return None
-    if segment.kind in ("comment",):
+    if segment.kind in ("comment", "text block"):
         return None
     if kept_pieces(translation) != kept_pieces(segment.text):
         missing = kept_pieces(segment.text) - kept_pieces(translation)
@@ -465,7 +482,7 @@ def translate_markdown(source: str, translations: Translations, where: str) -> s
     segments = markdown_segments(source)
     found = [translations.get(segment, where) for segment in segments]  # in reading order: the first gap is named
     for segment, text in reversed(list(zip(segments, found))):
-        if segment.kind == "table":
+        if segment.kind in ("table", "text block"):
             new = text.split("\n")
         else:
             first, rest = segment.prefixes
@@ -526,15 +543,33 @@ def one_folder_deeper(markdown: str) -> str:
     return markdown.replace("](../", "](../../")
 
 
+def to_translated_docs(markdown: str, lang: str, docs: list[str]) -> str:
+    """Links of a translated notebook to a docs page that has a translation made to point at it:
+    '](../../docs/notation.md)' -> '](../../docs/<lang>/notation.md)'."""
+    for stem in docs:
+        markdown = markdown.replace(f"](../../docs/{stem}.md", f"](../../docs/{lang}/{stem}.md")
+    return markdown
+
+
+def build_doc(page: Path, catalogue: Path, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The translated docs page: the English Markdown with every entry from the catalogue, its relative links one
+    folder deeper (docs/<lang>/ sits below docs/)."""
+    translations = Translations.read(catalogue, lang)
+    text = translate_markdown(Path(page).read_text(encoding="utf-8"), translations, f"docs/{Path(page).name}")
+    return one_folder_deeper(text)
+
+
 def build(notebook: Path, catalogue: Path, lang: str = DEFAULT_LANGUAGE) -> nbformat.NotebookNode:
     """The translated solution notebook: every cell of the English one with its text from the catalogue."""
     translations = Translations.read(catalogue, lang)
+    docs = listed_docs(Path(notebook).resolve().parents[1], lang)
     nb = copy.deepcopy(nbformat.read(str(notebook), as_version=4))
     setup_done = False
     for index, cell in enumerate(nb.cells):
         where = f"{Path(notebook).name} cell {index}"
         if cell.cell_type == "markdown":
             cell.source = one_folder_deeper(translate_markdown(cell.source, translations, where))
+            cell.source = to_translated_docs(cell.source, lang, docs)
         elif cell.cell_type == "code":
             cell.source = translate_code(cell.source, translations, where)
             if not setup_done:
@@ -555,6 +590,20 @@ def listed_notebooks(root: Path, lang: str) -> list[str]:
     return [line for line in lines if line]
 
 
+def listed_docs(root: Path, lang: str) -> list[str]:
+    """The docs page stems in `i18n/<lang>/DOCS` (translation complete: docs/<lang>/<stem>.md built and checked)."""
+    path = Path(root) / "i18n" / lang / DOCS_FILE
+    if not path.exists():
+        return []
+    lines = (line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line]
+
+
+def doc_paths(root: Path, lang: str) -> list[Path]:
+    """The English docs pages listed for translation into `lang`."""
+    return [Path(root) / "docs" / f"{stem}.md" for stem in listed_docs(root, lang)]
+
+
 def translated_paths(root: Path, lang: str, stem: str) -> tuple[Path, Path]:
     """(solutions/<lang>/<stem>.ipynb, notebooks/<lang>/<stem>.ipynb)."""
     return Path(root) / "solutions" / lang / f"{stem}.ipynb", Path(root) / "notebooks" / lang / f"{stem}.ipynb"
@@ -573,15 +622,17 @@ def expected_translations(root: Path, lang: str, stem: str) -> dict[Path, nbform
     }
 
 
-def catalogue_problems(root: Path, lang: str, stem: str) -> list[str]:
-    """Entries of a listed notebook's catalogue that are fuzzy, untranslated, missing, or that break a rule."""
+def catalogue_problems(root: Path, lang: str, stem: str, source: Path | None = None) -> list[str]:
+    """Entries of a listed notebook's (or docs page's) catalogue that are fuzzy, untranslated, missing, or that
+    break a rule."""
     from rlvr.nbtools import _relative
 
-    source = Path(root) / "solutions" / f"{stem}.ipynb"
+    source = source or Path(root) / "solutions" / f"{stem}.ipynb"
     path = catalogue_path(root, lang, source)
     name = _relative(path, root)
     if not source.exists():
-        return [f"{name}: listed in i18n/{lang}/{LIST_FILE} but solutions/{stem}.ipynb does not exist"]
+        listing = DOCS_FILE if source.suffix == ".md" else LIST_FILE
+        return [f"{name}: listed in i18n/{lang}/{listing} but {_relative(source, root)} does not exist"]
     if not path.exists():
         return [f"{name}: missing (run `python -m rlvr notebooks translate`)"]
     catalog = read_catalogue(path, lang)
@@ -629,6 +680,37 @@ def translation_problems(root: Path) -> list[str]:
             for path in sorted((root / folder / lang).glob("*.ipynb")):
                 if path.stem not in listed:
                     problems.append(f"{_relative(path, root)}: not listed in i18n/{lang}/{LIST_FILE}")
+        problems += doc_problems(root, lang)
+    return problems
+
+
+def doc_problems(root: Path, lang: str) -> list[str]:
+    """The translated docs pages of one language: catalogues incomplete or behind the English, pages missing, out of
+    date, or not listed."""
+    from rlvr.nbtools import _relative
+
+    problems = []
+    for page in doc_paths(root, lang):
+        found = catalogue_problems(root, lang, page.stem, page)
+        problems += found
+        if found:
+            continue
+        target = Path(root) / "docs" / lang / page.name
+        try:
+            text = build_doc(page, catalogue_path(root, lang, page), lang)
+        except TranslationError as error:
+            problems.append(str(error))
+            continue
+        if not target.exists():
+            problems.append(f"{_relative(target, root)}: missing (run `python -m rlvr notebooks translate`)")
+        elif target.read_text(encoding="utf-8") != text:
+            problems.append(
+                f"{_relative(target, root)}: out of date with its catalogue and its English source "
+                "(run `python -m rlvr notebooks translate`)"
+            )
+    for path in sorted((Path(root) / "docs" / lang).glob("*.md")):
+        if path.stem not in listed_docs(root, lang):
+            problems.append(f"{_relative(path, root)}: not listed in i18n/{lang}/{DOCS_FILE}")
     return problems
 
 
@@ -646,6 +728,19 @@ def translate(root: Path, lang: str, notebooks: list[Path]) -> tuple[list[str], 
         report.append(
             f"{_relative(path, root)}: {state}; {done} translated, {fuzzy} fuzzy, {untranslated} untranslated"
         )
+        if notebook.suffix == ".md":
+            if notebook.stem in listed_docs(root, lang):
+                try:
+                    text = build_doc(notebook, path, lang)
+                except TranslationError as error:
+                    errors.append(f"error: {error}")
+                    continue
+                target = Path(root) / "docs" / lang / notebook.name
+                if not target.exists() or target.read_text(encoding="utf-8") != text:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+                    report.append(f"wrote {_relative(target, root)}")
+            continue
         if notebook.stem not in listed:
             report.append(f"    (not listed in i18n/{lang}/{LIST_FILE}: no notebook written)")
             continue

@@ -183,9 +183,10 @@ def readme_path(root: Path, lang: Language) -> Path:
 
 
 def doc_paths(root: Path, lang: Language) -> list[Path]:
-    """The language's docs/*.md (the English ones when it has none), the notation page first."""
-    folder = Path(root) / lang.docs
-    paths = sorted(folder.glob("*.md")) or sorted((Path(root) / LANGUAGES["en"].docs).glob("*.md"))
+    """Every English docs/*.md page, or its translation in the language's docs folder where there is one; the
+    notation page first."""
+    english = sorted((Path(root) / LANGUAGES["en"].docs).glob("*.md"))
+    paths = [Path(root) / lang.docs / p.name if (Path(root) / lang.docs / p.name).exists() else p for p in english]
     return sorted(paths, key=lambda p: (p.stem != "notation", p.stem))
 
 
@@ -307,7 +308,7 @@ def site_links(nb: nbformat.NotebookNode, lang: Language) -> None:
     up = "](" + "../" * len(Path(lang.solutions).parts)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = cell.source.replace(up, "](../")
+            cell.source = cell.source.replace(up, "](../").replace(f"](../{lang.docs}/", "](../docs/")
 
 
 # --------------------------------------------------------------------------- executing (once)
