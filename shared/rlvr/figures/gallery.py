@@ -15,8 +15,12 @@ from rlvr.train import history_curve
 from rlvr.widgets import AnalyticPanel, LivePlot, dropdown, fresh_axes, train_runs
 
 RUN_COLOR = COLORS["broken"]  # the run under study: drawn over the reference (black), the one the eye should follow
-PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles translated when drawn
-    (N_("reward and strict accuracy"), [("reward", "reward", {}), ("accuracy", "accuracy", {"ls": ":"})], "linear"),
+PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles and labels translated when drawn
+    (
+        N_("reward and strict accuracy"),
+        [("reward", N_("reward"), {}), ("accuracy", N_("strict accuracy"), {"ls": ":"})],
+        "linear",
+    ),
     (N_("groups with all-equal rewards"), [("all_same_group_fraction", "", {})], "linear"),
     (N_("advantage std"), [("advantage_std", "", {})], "linear"),
     (N_("token entropy (nats)"), [("entropy", "", {})], "linear"),
@@ -27,12 +31,15 @@ PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles trans
     (N_("clip fraction"), [("clip_fraction", "", {})], "linear"),
     (
         N_("mean length (tokens)"),
-        [("mean_length_correct", "right", RIGHT), ("mean_length_wrong", "wrong", WRONG)],
+        [("mean_length_correct", N_("right answers"), RIGHT), ("mean_length_wrong", N_("wrong answers"), WRONG)],
         "linear",
     ),
     (
         N_("malformed / cut at max length"),
-        [("malformed_fraction", "malformed", {}), ("truncated_fraction", "cut", WRONG)],
+        [
+            ("malformed_fraction", N_("malformed answers"), {}),
+            ("truncated_fraction", N_("answers cut at max length"), WRONG),
+        ],
         "linear",
     ),
     (N_("think-first share"), [("cot_fraction", "", {})], "linear"),
@@ -80,18 +87,10 @@ def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict
         ax.set_xlabel(_("RL step"), fontsize=8)
     handles = [axes[0].plot([], [], color=c, lw=w, label=label)[0] for label, _h, c, w in drawn]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, frameon=False)
-    axes[0].legend(
-        handles=[axes[0].plot([], [], color="#555555", **s)[0] for s in ({}, {"ls": ":"})],
-        labels=[_("reward"), _("strict accuracy")],
-        fontsize=7,
-        loc="best",
-    )
-    axes[9].legend(
-        handles=[axes[9].plot([], [], color="#555555", **s)[0] for s in (RIGHT, WRONG)],
-        labels=[_("right answers"), _("wrong answers")],
-        fontsize=7,
-        loc="best",
-    )
+    for ax, (_title, curves, _scale) in zip(axes, PANELS):  # a panel of two curves tells them apart by line style
+        if len(curves) > 1:
+            handles = [ax.plot([], [], color="#555555", **style)[0] for _key, _name, style in curves]
+            ax.legend(handles=handles, labels=[_(name) for _key, name, _style in curves], fontsize=7, loc="best")
     fig.subplots_adjust(top=0.9, hspace=0.45, wspace=0.3)
 
 
