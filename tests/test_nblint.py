@@ -41,6 +41,7 @@ PLANTED = {  # a kind of finding -> (a cell that has it, words its message must 
     "nan": (printed("kl nan"), "'nan'"),
     "warning": (printed("UserWarning: converting a tensor", "stderr"), "a warning"),
     "solution marker": (new_markdown_cell("### BEGIN SOLUTION\nThe answer.\n### END SOLUTION"), "solution marker"),
+    "bold after punctuation": (new_markdown_cell("讲义。** 时间：**阅读约 60 分钟。"), "'**' shows as text"),
     "CI machinery": (new_code_cell("runs = size('rl_steps')"), "outside the setup cell"),
 }
 

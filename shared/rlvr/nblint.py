@@ -72,7 +72,21 @@ def markdown_findings(cell) -> list[Finding]:
         found.append(("words", f"{words} words (more than {MAX_WORDS}): make it steps, a table or a figure"))
     if MARKER.search(text):
         found.append(("marker", "a solution marker shows as text: write <!-- BEGIN SOLUTION --> / <!-- END ... -->"))
+    if "**" in rendered_text(text):
+        found.append(
+            ("bold", "'**' shows as text (no space inside the markers; after punctuation, a space after them)")
+        )
     return found + verification_findings(text)
+
+
+def rendered_text(markdown: str) -> str:
+    """A Markdown cell as a reader sees it (CommonMark, as Jupyter renders it), each formula an "x", without code."""
+    from markdown_it import MarkdownIt
+
+    html = (
+        MarkdownIt("commonmark").enable("table").render(re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$", "x", markdown, flags=re.S))
+    )
+    return re.sub(r"<code>.*?</code>|<pre>.*?</pre>", " ", html, flags=re.S)
 
 
 def verification_findings(text: str) -> list[Finding]:
