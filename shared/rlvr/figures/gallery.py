@@ -24,7 +24,7 @@ PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles and l
     (N_("groups with all-equal rewards"), [("all_same_group_fraction", "", {})], "linear"),
     (N_("advantage std"), [("advantage_std", "", {})], "linear"),
     (N_("token entropy (nats)"), [("entropy", "", {})], "linear"),
-    (N_("gradient norm"), [("grad_norm", "", {})], "log"),
+    (N_("gradient norm"), [("grad_norm", "", {})], "symlog"),  # log above 0.01, linear below: 0 is drawn
     (N_("loss"), [("loss", "", {})], "linear"),
     (N_("KL to the warm-up (per answer)"), [("kl_to_ref", "", {"marker": ".", "ls": "none"})], "linear"),
     (N_("approx KL to the sampling policy"), [("approx_kl", "", {})], "linear"),
@@ -46,18 +46,23 @@ PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles and l
 )
 
 
+SYMLOG_LINEAR_BELOW = 0.01  # the gradient-norm axis is logarithmic above this and linear below, so 0 shows
+SIGNED = {PANELS[5][0]}  # panels whose signal can be negative (the loss); every other axis starts at 0
+
+
 def finite_or_none(values: np.ndarray) -> np.ndarray | None:
     """The curve if it has a finite value to draw, else None."""
     return values if np.isfinite(values).any() else None
 
 
 def plain_ticks(axis, log: bool) -> None:
-    """Tick labels as plain numbers ('2e-08', '0.5', '3'): no '1e-8' multiplier over the title; on a log axis ticks
-    at 1, 2 and 5 of each decade, so a curve within one decade still gets labels."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    """Tick labels as plain numbers ('2e-08', '0.5', '3'): no '1e-8' multiplier over the title; on a symlog axis
+    ticks at 0 and at 1, 2 and 5 of each decade, so a curve within one decade still gets labels."""
+    from matplotlib.ticker import FuncFormatter, NullLocator, SymmetricalLogLocator
 
     if log:
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        locator = SymmetricalLogLocator(base=10, linthresh=SYMLOG_LINEAR_BELOW, subs=(1.0, 2.0, 5.0))
+        axis.set_major_locator(locator)
         axis.set_minor_locator(NullLocator())
     axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:.3g}"))
 
@@ -72,12 +77,14 @@ def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict
         for _label, history, color, width in drawn:
             for key, _name, style in curves:
                 y = finite_or_none(history_curve(history, key))
-                if y is None or (scale == "log" and not (y > 0).any()):
+                if y is None:
                     continue
-                x = np.arange(len(y))
-                ax.plot(x, np.where(y > 0, y, np.nan) if scale == "log" else y, color=color, lw=width, **style)
-        ax.set_yscale(scale)
-        plain_ticks(ax.yaxis, log=scale == "log")
+                ax.plot(np.arange(len(y)), y, color=color, lw=width, **style)
+        if scale == "symlog":
+            ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR_BELOW)
+        if title not in SIGNED:
+            ax.set_ylim(bottom=0)  # a share, a norm, a KL or a length: never below 0 (a flat 0 sits on the axis)
+        plain_ticks(ax.yaxis, log=scale == "symlog")
         ax.set_title(_(title), fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
@@ -137,7 +144,9 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
             y = history_curve(history, key)
             ax.plot(np.arange(len(y)), y, color=color, lw=width, marker="." if key == "kl_to_ref" else None)
         ax.set_xlabel(_("RL step"), fontsize=8)
-        ax.set_yscale("log" if key == "grad_norm" else "linear")
+        if key == "grad_norm":
+            ax.set_yscale("symlog", linthresh=SYMLOG_LINEAR_BELOW)
+            plain_ticks(ax.yaxis, log=True)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
     for ax in axes[len(names) :]:
