@@ -33,6 +33,13 @@ COLORS_BY_RUN = {  # a run's label (as a notebook of either language writes it: 
     N_("GRPO-8 without clipping"): knob_color(1),
 }
 NO_CLIP_COLOR = COLORS_BY_RUN["GRPO-8 without clipping"]
+STYLES_BY_RUN = {  # line style and marker of each run, so no two runs are told apart by colour alone (PPO-8 red
+    # against GRPO-8 green is what colour-blind readers confuse most)
+    "PPO-8": ("-", "o"),
+    "GRPO-1": ("-", "s"),
+    "GRPO-8": ("--", "D"),
+    N_("GRPO-8 without clipping"): (":", "^"),
+}
 EXACT = COLORS["exact"]  # exact values and reference levels; the default run of the panel
 BASELINE_STYLES = {  # the three baselines of the value figure: colour (palette) and line style, never colour alone
     "adv_sq_none": (ALGO_COLORS["none"], ":"),
@@ -44,6 +51,11 @@ BASELINE_STYLES = {  # the three baselines of the value figure: colour (palette)
 def run_color(name: str) -> str | None:
     """The colour of a run of the race by its label, in English or translated (None for another run)."""
     return next((color for label, color in COLORS_BY_RUN.items() if name in (label, _(label))), None)
+
+
+def run_style(name: str) -> tuple[str, str]:
+    """(line style, marker) of a run of the race by its label, in English or translated (solid, circle otherwise)."""
+    return next((style for label, style in STYLES_BY_RUN.items() if name in (label, _(label))), ("-", "o"))
 
 
 def default_marker() -> str:
@@ -70,7 +82,7 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
             for col, x in enumerate((np.arange(len(run.history)), run.clock("cpu"))):
                 ax = axes[row, col]
                 ax.plot(x, run.curve(key), color=color, alpha=0.2, lw=0.8)
-                ax.plot(x, smooth(run.curve(key)), color=color, lw=1.8, label=name)
+                ax.plot(x, smooth(run.curve(key)), color=color, ls=run_style(name)[0], lw=1.8, label=name)
         for col, xlabel in enumerate((_("RL step"), _("CPU seconds (sampling + training)"))):
             axes[row, col].set_ylabel(title)
             axes[row, col].set_xlabel(xlabel)
@@ -180,19 +192,22 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
     for name, run in runs.items():
         if run.config.epochs < 2:
             continue
-        color = run_color(name)
+        color, (ls, marker) = run_color(name), run_style(name)
         updates = np.arange(1, run.config.epochs + 1)
         ax1.plot(
             updates,
             mean_clip_per_update(run),
-            "o-",
+            marker=marker,
+            ls=ls,
             color=color,
             label=_("{name}: clipped (gradient 0)").format(name=name),
         )
         ax1.plot(
             updates,
             mean_clip_per_update(run, "ratio_outside_per_update"),
-            "s:",
+            marker=marker,
+            ls=":",
+            mfc="none",
             color=color,
             alpha=0.7,
             label=_("{name}: ratio outside [1 ± clip_eps]").format(name=name),
@@ -201,6 +216,7 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
         ax2.plot(
             smooth(run.curve("clip_fraction")),
             color=color,
+            ls=ls,
             lw=1.6,
             label=_("{name} (trailing average)").format(name=name),
         )

@@ -258,7 +258,10 @@ def draw_thinking_budget(fig, curves: dict[str, dict[int, float]]) -> None:
     for index, (label, curve) in enumerate(curves.items()):
         bs = sorted(curve)
         color, ls = model_style(label, index)
-        ax.plot(bs, [curve[b] for b in bs], "o", color=color, ls=ls, ms=4, lw=1.7, label=label)
+        hollow = (
+            {"marker": "s", "mfc": "none"} if ls == "--" else {"marker": "o"}
+        )  # T = 1 next to greedy: not by dash alone
+        ax.plot(bs, [curve[b] for b in bs], color=color, ls=ls, ms=4.5, lw=1.7, label=label, **hollow)
     ax.axhline(0.1, **GUESS_STYLE, label=_("guessing: 0.1"))
     ax.set_xticks(range(N_DIGITS + 1))
     ax.set_xlabel(_("thinking budget b (chain digits written before ']#' is forced)"))
