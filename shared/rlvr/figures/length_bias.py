@@ -139,14 +139,15 @@ def plain_log_ticks(*axes) -> None:
 
 
 def token_weight_panel():
-    """Sliders: the advantages and lengths of one correct and one wrong answer, L_max (defaults: Exercise 4)."""
+    """Sliders: the advantages and lengths of one correct and one wrong answer, L_max (defaults: not Exercise 4's
+    pair, which the learner works out by hand first)."""
     from rlvr.widgets import REMEMBERED_IMAGES, AnalyticPanel, float_slider, int_slider
 
     controls = {
         "adv_correct": float_slider("adv_correct", 0.1, 3.0, 0.1, 1.0, description=_("A of the correct answer")),
         "adv_wrong": float_slider("adv_wrong", -3.0, -0.1, 0.1, -1.0, description=_("A of the wrong answer")),
-        "correct_length": int_slider("correct_length", 10, 2000, 10, 100, description=_("correct answer's length")),
-        "wrong_length": int_slider("wrong_length", 10, 2000, 10, 1000, description=_("wrong answer's length")),
+        "correct_length": int_slider("correct_length", 10, 2000, 10, 200, description=_("correct answer's length")),
+        "wrong_length": int_slider("wrong_length", 10, 2000, 10, 800, description=_("wrong answer's length")),
         "max_len": int_slider("max_len", 100, 2000, 100, 1000, description=_("L_max (Dr. GRPO)")),
     }
     return AnalyticPanel(
