@@ -352,6 +352,14 @@ def test_markdown_solution_is_folded_and_its_markers_dropped():
         folded = site.fold_markdown_solutions(f"Q?\n{begin}\n**Your answer:** yes\n{end}", "Our solution")
         assert "BEGIN" not in folded and "END" not in folded
         assert folded.index("<details") < folded.index("**Your answer:** yes") < folded.index("</details>")
+        label = site.LANGUAGES["en"].words["your_answer"]
+        ours = site.fold_markdown_solutions(f"Q?\n{begin}\n**Your answer:** yes, **because**\n{end}", "Ours", label)
+        assert "Your answer" not in ours and "\nyes, **because**\n" in ours
+
+
+def test_solution_code_on_a_page_has_no_marker_lines():
+    code = "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"
+    assert site.without_markers(code) == "def f():\n    return 1"
 
 
 def test_switch_links_to_the_same_page_or_the_home_page():

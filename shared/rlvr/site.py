@@ -115,6 +115,7 @@ ENGLISH_WORDS = {
     "notebooks": "Notebooks",
     "docs": "Notation and docs",
     "switch": "Language",
+    "your_answer": "**Your answer:**",  # the label of a written answer (nbtools.MARKDOWN_STUB), dropped on the page
 }
 CHINESE_WORDS = {
     "run_live": "在本机运行",
@@ -128,6 +129,7 @@ CHINESE_WORDS = {
     "notebooks": "笔记本",
     "docs": "记号与文档",
     "switch": "语言",
+    "your_answer": "**你的回答：**",
     "search_found": "搜索完成，找到 ${resultCount} 个匹配的页面。",
 }
 LANGUAGES = {
@@ -225,18 +227,28 @@ def count_figures(nb: nbformat.NotebookNode) -> int:
     return sum(any(kind in output.get("data", {}) for kind in FIGURE_TYPES) for output in outputs)
 
 
-def fold_markdown_solutions(source: str, summary: str) -> str:
-    """Put each BEGIN/END SOLUTION region of a Markdown cell in a closed <details> block (markers dropped)."""
-    lines_out = []
+def fold_markdown_solutions(source: str, summary: str, label: str = "") -> str:
+    """Put each BEGIN/END SOLUTION region of a Markdown cell in a closed <details> block (markers dropped, and the
+    student's `label`, e.g. '**Your answer:**', dropped from its start: on the page it is our answer)."""
+    lines_out, opened = [], False
     for line in source.split("\n"):
         marker = MARKDOWN_MARKERS.get(line.strip(), line.strip())
         if marker == BEGIN_MARKER:
             lines_out += [f'<details class="rlvr-solution"><summary>{summary}</summary>', ""]
+            opened = True
         elif marker == END_MARKER:
             lines_out += ["", "</details>"]
         else:
+            if opened and label and line.startswith(label):
+                line = line[len(label) :].lstrip()
+            opened = opened and not line.strip()
             lines_out.append(line)
     return "\n".join(lines_out)
+
+
+def without_markers(code: str) -> str:
+    """A solution's code without its '### BEGIN/END SOLUTION' lines (they mean nothing on a page)."""
+    return "\n".join(line for line in code.split("\n") if line.strip() not in (BEGIN_MARKER, END_MARKER))
 
 
 def fold_solutions(nb: nbformat.NotebookNode, words: dict) -> nbformat.NotebookNode:
@@ -245,8 +257,9 @@ def fold_solutions(nb: nbformat.NotebookNode, words: dict) -> nbformat.NotebookN
         if BEGIN_MARKER not in cell.source and not any(m in cell.source for m in MARKDOWN_MARKERS):
             continue
         if cell.cell_type == "markdown":
-            cell.source = fold_markdown_solutions(cell.source, words["our_solution"])
+            cell.source = fold_markdown_solutions(cell.source, words["our_solution"], words["your_answer"])
         elif cell.cell_type == "code":
+            cell.source = without_markers(cell.source)
             tags = cell.metadata.setdefault("tags", [])
             tags.append("hide-input")
             cell.metadata["mystnb"] = {
