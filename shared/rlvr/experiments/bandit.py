@@ -713,11 +713,11 @@ def first_run_text(
                 "computations, timed on this machine just now (on a part of their work, scaled up):"
             ),
             "  "
-            + _("the +{shift} runs of §4, 2 x {runs} bandits x {steps} steps: about {time}").format(
+            + _("the +{shift} runs of §4 below, 2 x {runs} bandits x {steps} steps: about {time}").format(
                 shift=f"{SHIFT:g}", runs=f"{runs:,}", steps=SHIFT_STEPS, time=seconds_text(shift_s)
             ),
             "  "
-            + _("the {groups} simulated groups of §5: about {time}").format(
+            + _("the {groups} simulated groups of §5 below: about {time}").format(
                 groups=f"{hard_groups:,}", time=seconds_text(hard_s)
             ),
         ]

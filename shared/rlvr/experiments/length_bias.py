@@ -680,8 +680,8 @@ def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
     train_toy_pair(p_correct, group_size)
     seconds = time.perf_counter() - start
     return _(
-        "toy model (§2): p(correct) = {p}, G = {g}, at most {cap} thinking tokens, {runs} runs of {steps} steps of "
-        "{answers} answers, {optimizer}; both losses trained in {seconds} s just now"
+        "toy model (§2 below): p(correct) = {p}, G = {g}, at most {cap} thinking tokens, {runs} runs of {steps} steps "
+        "of {answers} answers, {optimizer}; both losses trained in {seconds} s just now"
     ).format(
         p=p_correct,
         g=group_size,

@@ -949,8 +949,8 @@ def first_run_text(
     lines.append(
         "  "
         + _(
-            "your own GRPO step (§5), once it passes its checks: two runs, ~{time}, each time (your code's runs are "
-            "not cached)"
+            "your own GRPO step (§5 below), once it passes its checks: two runs, ~{time}, each time (your code's runs "
+            "are not cached)"
         ).format(time=seconds_text(yours))
     )
     lines.append(
