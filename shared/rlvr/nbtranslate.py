@@ -581,22 +581,23 @@ def build(notebook: Path, catalogue: Path, lang: str = DEFAULT_LANGUAGE) -> nbfo
 # --------------------------------------------------------------------------- the repository
 
 
-def listed_notebooks(root: Path, lang: str) -> list[str]:
-    """The notebook stems in `i18n/<lang>/NOTEBOOKS` (translation complete: built and checked)."""
-    path = Path(root) / "i18n" / lang / LIST_FILE
+def list_file(root: Path, lang: str, name: str) -> list[str]:
+    """The stems listed in `i18n/<lang>/<name>`, one per line ('#' starts a comment; a missing file lists none)."""
+    path = Path(root) / "i18n" / lang / name
     if not path.exists():
         return []
     lines = (line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
     return [line for line in lines if line]
+
+
+def listed_notebooks(root: Path, lang: str) -> list[str]:
+    """The notebook stems in `i18n/<lang>/NOTEBOOKS` (translation complete: built and checked)."""
+    return list_file(root, lang, LIST_FILE)
 
 
 def listed_docs(root: Path, lang: str) -> list[str]:
     """The docs page stems in `i18n/<lang>/DOCS` (translation complete: docs/<lang>/<stem>.md built and checked)."""
-    path = Path(root) / "i18n" / lang / DOCS_FILE
-    if not path.exists():
-        return []
-    lines = (line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
-    return [line for line in lines if line]
+    return list_file(root, lang, DOCS_FILE)
 
 
 def doc_paths(root: Path, lang: str) -> list[Path]:
