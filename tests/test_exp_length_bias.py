@@ -311,7 +311,7 @@ def test_toy_panel_picks_the_optimizer_with_buttons():
     assert type(panel.controls["optimizer"]).__name__ == "ToggleButtons"
     before = panel.png()
     panel.controls["optimizer"].value = "adam"
-    assert panel.png() != before and "adam" in panel.figure.texts[0].get_text()
+    assert panel.png() != before and "Adam" in panel.figure.texts[0].get_text()  # the display name, not "adam"
 
 
 def test_kimi_runs_are_drawn_as_the_default_run_and_two_knob_colours_the_late_one_from_its_switch():

@@ -64,6 +64,18 @@ def test_pad_lines_up_chinese_and_english_labels_where_an_f_string_width_does_no
     assert i18n.text_width("a\tb") == 2  # a control character takes no column (wcswidth says -1)
 
 
+def test_join_puts_the_language_s_list_separator_between_items():
+    try:
+        assert i18n.join([5, 7, 9]) == "5, 7, 9" and i18n.join_clauses(["a", "b"]) == "a; b"
+        i18n.set_language("zh_CN")
+        assert i18n.join([5, 7, 9]) == "5、7、9" and i18n.join_clauses(["a", "b"]) == "a；b"
+        assert i18n.join(["PPO-8"]) == "PPO-8" and i18n.join([]) == ""
+    finally:
+        i18n.set_language("en")
+        i18n.set_language(None)
+    assert i18n.join(x for x in ("a", "b")) == "a, b"  # English again, from any iterable
+
+
 # ----------------------------------------------------------------------------- the catalogue
 
 

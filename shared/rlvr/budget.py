@@ -84,11 +84,14 @@ def first_run_text(runs: dict) -> str:
     planned = plan(runs)
     todo = [p for p in planned if not p.cached]
     lines = [
-        f"  {p.label}: "
-        + (
-            _("on disk, loads in a second")
-            if p.cached
-            else _("trains, ~{seconds} s").format(seconds=f"{p.seconds:.0f}")
+        "  "
+        + _("{label}: {status}").format(
+            label=p.label,
+            status=(
+                _("on disk, loads in a second")
+                if p.cached
+                else _("trains, ~{seconds} s").format(seconds=f"{p.seconds:.0f}")
+            ),
         )
         for p in planned
     ]

@@ -12,6 +12,9 @@ gettext reads them). Messages go through stdlib `gettext` with the compiled cata
 `N_("...")` marks a text defined at import time (a table of titles, a hint) for extraction without translating it;
 the code that shows it calls `_()` on it then, so it follows the language chosen later.
 
+Printed lists: `join(items)` and `join_clauses(items)` put the language's separator between items (', ' and '; ' in
+English, '、' and '；' in Chinese), where a literal ", ".join would print English punctuation in Chinese.
+
 Printed tables: an f-string width (`f"{label:>24}"`) counts characters, and a Chinese character takes two columns;
 `pad(label, 24, ">")` pads to display columns instead (`text_width`, from the wcwidth library).
 
@@ -120,6 +123,19 @@ def N_(message: str) -> str:
 def NN_(singular: str, plural: str) -> tuple[str, str]:
     """Mark a singular/plural pair for extraction without translating it (shown later through `ngettext`)."""
     return singular, plural
+
+
+# ----------------------------------------------------------------------------------------------- printed lists
+
+
+def join(items) -> str:
+    """Items (names, numbers, 'name value' pairs) as one list: 'a, b, c' in English, 'a、b、c' in Chinese."""
+    return _(", ").join(map(str, items))
+
+
+def join_clauses(items) -> str:
+    """Items that are clauses of their own: 'a; b' in English, 'a；b' in Chinese."""
+    return _("; ").join(map(str, items))
 
 
 # ----------------------------------------------------------------------------------------------- printed tables

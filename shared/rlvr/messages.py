@@ -52,6 +52,7 @@ SOURCES = (  # the modules whose learner-facing words go through rlvr.i18n (path
     "figures/ppo_parts.py",
     "figures/race.py",
     "figures/thinking.py",
+    "i18n.py",
     "nbtools.py",
     "sft.py",
     "signals.py",

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .i18n import N_, _
+from .i18n import N_, _, join_clauses
 from .task import STOP_ID
 
 
@@ -217,7 +217,7 @@ def failures_text(history: list[dict]) -> str:
     found = failures(history)
     if not found:
         return _("no warning")
-    return _("; ").join(_("{name} from step {step}").format(name=f.title, step=f.step) for f in found)
+    return join_clauses(_("{name} from step {step}").format(name=f.title, step=f.step) for f in found)
 
 
 def failures(history: list[dict]) -> list[Failure]:

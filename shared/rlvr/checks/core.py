@@ -124,7 +124,9 @@ class Result:
 
     def __str__(self) -> str:
         """Plain-text form, e.g. `[Incorrect] advantages: ...` (label, exercise name and message translated)."""
-        return f"[{label(self.outcome)}] {_(self.exercise)}: {_(self.message)}"
+        return _("[{outcome}] {exercise}: {message}").format(
+            outcome=label(self.outcome), exercise=_(self.exercise), message=_(self.message)
+        )
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         """IPython plain-text display (instead of the dataclass repr)."""

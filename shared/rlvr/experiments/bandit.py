@@ -30,7 +30,16 @@ import numpy as np
 import torch
 
 from rlvr.config import SIZES, one_thread, size
-from rlvr.experiments.common import Row, claim_row, columns_text, lecture_row, pad, seconds_text, text_width
+from rlvr.experiments.common import (
+    Row,
+    claim_row,
+    columns_text,
+    lecture_row,
+    multiple,
+    pad,
+    seconds_text,
+    text_width,
+)
 from rlvr.i18n import N_, _
 from rlvr.objectives import compute_advantages
 
@@ -779,11 +788,11 @@ def lecture_and_us_text(
                 plus_minus(mean.scale, mean.scale_se),
             ),
             (exercise, _("RLOO: E[g] / exact gradient"), "1", plus_minus(loo.scale, loo.scale_se)),
-            ("§4.1", _("weight of a very hard prompt vs p = 0.5, ÷ the true std"), "3.5x", true_std),
+            ("§4.1", _("weight of a very hard prompt vs p = 0.5, ÷ the true std"), multiple("3.5"), true_std),
             (
                 "§4.1",
                 _("the same, ÷ the std of a group of {g} (GRPO), p = {p}").format(g=g, p=f"{HARD_P:g}"),
-                "3.5x",
+                multiple("3.5"),
                 _("{simulated}x simulated ({exact}x exact)").format(
                     simulated=f"{simulated_amplification:.2f}", exact=f"{exact_g:.2f}"
                 ),

@@ -255,6 +255,11 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+def multiple(x: str) -> str:
+    """A multiple as printed, from its number already formatted: '3.5x' in English, '3.5 倍' in Chinese."""
+    return _("{x}x").format(x=x)
+
+
 def signed(value: float, decimals: int = 2) -> str:
     """value with its sign and `decimals` decimals; a value that rounds to zero prints as 0 (never '-0.00')."""
     rounded = round(float(value), decimals)

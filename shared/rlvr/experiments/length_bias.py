@@ -50,6 +50,7 @@ ANSWERS_PER_STEP = 128  # answers per step in each run (groups per step = ANSWER
 STEPS = 300  # toy training steps
 OPTIMIZER = "sgd"  # plain SGD follows the expected gradient; "adam" also works (see LEARNING_RATES)
 LEARNING_RATES = {"sgd": 3.0, "adam": 0.05}  # per optimizer (SGD steps scale with the loss, Adam steps do not)
+OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # an optimizer's name as printed (subtitles, buttons)
 N_RUNS = 8  # runs per seed, trained side by side (vectorised)
 ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
 LOSSES = ("grpo", "dr_grpo")  # the lecture's two losses (the toy figure's panels)
@@ -689,7 +690,7 @@ def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
         runs=N_RUNS,
         steps=STEPS,
         answers=ANSWERS_PER_STEP,
-        optimizer=OPTIMIZER.upper(),
+        optimizer=OPTIMIZER_NAMES[OPTIMIZER],
         seconds=f"{seconds:.2f}",
     )
 

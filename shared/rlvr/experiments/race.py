@@ -24,9 +24,9 @@ from rlvr.algorithms import algorithm
 from rlvr.cache import Entry, cached, load_or_create
 from rlvr.config import SIZES, one_thread, size
 from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, seconds_text
+from rlvr.experiments.common import Row, claim_row, finite_mean, multiple, seconds_text
 from rlvr.experiments.ppo_parts import memory_gb, memory_totals
-from rlvr.i18n import N_, _
+from rlvr.i18n import N_, _, join, join_clauses, pad
 from rlvr.model import sample
 from rlvr.objectives import compute_advantages, masked_mean
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
@@ -388,13 +388,16 @@ def cost_ratios(runs: dict[str, RaceRun], reference: str = "GRPO-1") -> dict[str
     return out
 
 
+def ratio_text(name: str, a: float, b: float, reference: str) -> str:
+    """'GRPO-1 / PPO-8 = 3.0x' (Chinese: 'GRPO-1 是 PPO-8 的 3.0 倍'), the ratio a / b of two runs' numbers."""
+    if math.isfinite(a) and math.isfinite(b) and b > 0:
+        return _("{name} / {reference} = {x}x").format(name=name, reference=reference, x=f"{a / b:.1f}")
+    return _("{name} / {reference} = n/a").format(name=name, reference=reference)
+
+
 def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, reference: str = "GRPO-1") -> str:
     """The race's comparisons from the runs themselves (what the prose after the table reads): steps to each level
     and their ratios to PPO-8's, then the CPU cost per step and per run as multiples of `reference`'s."""
-
-    def ratio(a: float, b: float) -> str:
-        return f"{a / b:.1f}x" if math.isfinite(a) and math.isfinite(b) and b > 0 else _("n/a")
-
     levels = (
         ("cot_fraction", _("{level} think-first").format(level=f"{THINK_TARGET:.0%}"), THINK_TARGET),
         ("accuracy", _("{level} accuracy").format(level=f"{accuracy_level:.0%}"), accuracy_level),
@@ -405,14 +408,14 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
         lines.append(
             _("steps to {what}: {steps}   ({ratios})").format(
                 what=what,
-                steps=", ".join(f"{name} {step_text(s[name])}" for name in runs),
-                ratios=", ".join(f"{name} / PPO-8 = {ratio(s[name], s['PPO-8'])}" for name in runs if name != "PPO-8"),
+                steps=join(f"{name} {step_text(s[name])}" for name in runs),
+                ratios=join_clauses(ratio_text(name, s[name], s["PPO-8"], "PPO-8") for name in runs if name != "PPO-8"),
             )
         )
     for key, what, level in levels:
         seconds = {name: seconds_to(run, key, level) for name, run in runs.items()}
         reached = {name: t for name, t in seconds.items() if math.isfinite(t)}
-        times = ", ".join(
+        times = join(
             f"{name} {seconds_text(t) if math.isfinite(t) else _('not reached')}" for name, t in seconds.items()
         )
         if reached:
@@ -424,26 +427,34 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
     others = [name for name in runs if name != reference]
     n = len(runs[reference].history)
     pair = (
-        f"   (PPO-8 / GRPO-8 = {costs['PPO-8']['training_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}x)"
+        "   "
+        + _("({ratio})").format(
+            ratio=ratio_text("PPO-8", costs["PPO-8"]["training_cpu_s"], costs["GRPO-8"]["training_cpu_s"], "GRPO-8")
+        )
         if {"PPO-8", "GRPO-8"} <= set(costs)
         else ""
     )
     lines.append(
         _("training CPU time per step (median), as a multiple of {reference}'s: {multiples}").format(
-            reference=reference, multiples=", ".join(f"{name} {costs[name]['training_x']:.1f}x" for name in others)
+            reference=reference,
+            multiples=join(f"{name} " + multiple(f"{costs[name]['training_x']:.1f}") for name in others),
         )
         + pair
     )
     lines.append(
         _("sampling CPU time per step (median), as a multiple of {reference}'s: {multiples}").format(
-            reference=reference, multiples=", ".join(f"{name} {costs[name]['sampling_x']:.1f}x" for name in others)
+            reference=reference,
+            multiples=join(f"{name} " + multiple(f"{costs[name]['sampling_x']:.1f}") for name in others),
         )
     )
     lines.append(
         _("CPU time of all {n} steps at the median cost per step: {times}   ({multiples})").format(
             n=n,
-            times=", ".join(f"{name} {seconds_text(c['run_cpu_s'])}" for name, c in costs.items()),
-            multiples=", ".join(f"{name} = {costs[name]['run_x']:.1f}x {reference}" for name in others),
+            times=join(f"{name} {seconds_text(c['run_cpu_s'])}" for name, c in costs.items()),
+            multiples=join_clauses(
+                _("{name} = {x}x {reference}").format(name=name, x=f"{costs[name]['run_x']:.1f}", reference=reference)
+                for name in others
+            ),
         )
     )
     return "\n".join(lines)
@@ -622,7 +633,7 @@ def no_clip_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
     log_a, log_b = (clip_summary(run)["abs_log_ratio_last_update"] for run in (a, b))
     return "\n".join(
         [
-            _("steps {crossings}").format(crossings="; ".join(crossings)),
+            _("steps {crossings}").format(crossings=join_clauses(crossings)),
             _("accuracy over the last 10 steps: {with_clip} with the clip, {without} without").format(
                 with_clip=f"{final_value(a):.1%}", without=f"{final_value(b):.1%}"
             ),
@@ -665,16 +676,16 @@ PPO_EXTRA_KNOBS = {  # what PPO adds to tune or decide, and our setting (RLConfi
     "value_lr": N_("Adam learning rate of the value model (1e-3)"),
     "gamma, lam": N_("GAE discount and lambda (1, 1: a bandit, the reward comes at the end)"),
     "clamp_kl": N_("clamp the per-token KL in the shaped reward at >= 0 (True; matters only with beta > 0)"),
-    "value head init": N_("zeros, so the first predictions are exactly 0"),
-    "value updates per batch": N_("one value step per policy update (8)"),
-    "value model size": N_("a full copy of the policy (another 70k trained parameters here, 7B in the lecture)"),
-}  # the meanings are translated where shown: `extra_knobs_text`
+    N_("value head init"): N_("zeros, so the first predictions are exactly 0"),
+    N_("value updates per batch"): N_("one value step per policy update (8)"),
+    N_("value model size"): N_("a full copy of the policy (another 70k trained parameters here, 7B in the lecture)"),
+}  # the worded knobs and the meanings are translated where shown (`extra_knobs_text`); field names stay as they are
 
 
 def extra_knobs_text() -> str:
     """What PPO adds to tune or decide, one line each with our setting in brackets (a title line first)."""
     lines = [_("What PPO adds to tune or decide (our settings in brackets):")]
-    lines += [f"  {knob:24s} {_(meaning)}" for knob, meaning in PPO_EXTRA_KNOBS.items()]
+    lines += [f"  {pad(_(knob), 24)} {_(meaning)}" for knob, meaning in PPO_EXTRA_KNOBS.items()]
     return "\n".join(lines)
 
 
@@ -731,7 +742,7 @@ def lecture_and_us(runs: dict[str, RaceRun], n_policy: int, d_model: int) -> str
         ),
         (
             _("with 8 updates per batch, GRPO closes the gap"),
-            f"GRPO-8 {step_text(steps['GRPO-8'], n)} ({ratio('GRPO-8')})",
+            _("GRPO-8 {steps} ({ratio})").format(steps=step_text(steps["GRPO-8"], n), ratio=ratio("GRPO-8")),
         ),
         (
             _("PPO's value model predicts 0 at first: its baseline does nothing"),

@@ -40,7 +40,7 @@ from rlvr.experiments.common import (
     signed,
     text_width,
 )
-from rlvr.i18n import N_, _
+from rlvr.i18n import N_, _, join
 from rlvr.model import TinyTransformer, response_logps, sample
 from rlvr.objectives import grpo_advantages, ppo_clip_loss
 from rlvr.sft import SFTConfig, train_sft, warm_up, warm_up_report
@@ -177,7 +177,7 @@ def show_examples(n: int = 4, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, se
         teacher = chain_text(chain)
         errors = teacher_error_steps(digits, chain)
         right = verify(digits, teacher).correct
-        steps = ", ".join(map(str, errors))
+        steps = join(errors)
         if not errors:
             note = _("no error")
         elif len(errors) == 1:
@@ -230,7 +230,7 @@ def model_card(model: TinyTransformer | None = None, digits=MODEL_EXAMPLE) -> li
         + _(
             "{layers} layers, {heads} heads, width {width}, MLP {mlp}, at most {tokens} tokens (prompt + answer)"
         ).format(layers=cfg.n_layers, heads=cfg.n_heads, width=cfg.d_model, mlp=cfg.d_mlp, tokens=cfg.block_size),
-        "  " + ", ".join(f"{name} {count:,}" for name, count in parts.items()),
+        "  " + join(f"{name} {count:,}" for name, count in parts.items()),
         "  " + _("attention adds a learned bias per head and offset ('look k tokens back');"),
         "  " + _("layer 1 attends by that offset only; the output layer reuses the token embeddings"),
         _("tokenizer: one token per character, {n} tokens: {tokens} and '{padding}' (padding)").format(
@@ -255,6 +255,14 @@ class StageShape:
     shape: tuple  # its shape, e.g. (256, 15)
     meaning: str  # what one entry is (in the current language)
     example: str  # what one group (the first with right and wrong answers) holds (in the current language)
+
+
+WORDED_TENSORS = (N_("per-token loss"), N_("per-answer loss"))  # tensors named in words (translated where printed)
+
+
+def tensor_name(name: str) -> str:
+    """A tensor's name as printed: a worded one in the current language, a code one as written."""
+    return _(name) if name in WORDED_TENSORS else name
 
 
 STAGE_NAMES = {  # a stage of a GRPO step -> its name in print_step_shapes
@@ -380,7 +388,12 @@ def print_step_shapes(stages: list[StageShape]) -> None:
         + "\n"
     )
     rows = [
-        (_(STAGE_NAMES.get(s.stage, s.stage)), s.name, shape[s.name] if s.shape else _("scalar"), s.meaning)
+        (
+            _(STAGE_NAMES.get(s.stage, s.stage)),
+            tensor_name(s.name),
+            shape[s.name] if s.shape else _("scalar"),
+            s.meaning,
+        )
         for s in stages
     ]
     widths = [max(text_width(r[c]) for r in rows) for c in range(4)]

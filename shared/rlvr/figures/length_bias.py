@@ -15,6 +15,7 @@ from rlvr.experiments.length_bias import (
     LOSS_LABELS,
     N_RUNS,
     OPTIMIZER,
+    OPTIMIZER_NAMES,
     P_CORRECT,
     PATH_NAMES,
     STEPS,
@@ -199,7 +200,13 @@ def draw_toy(fig, p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, op
         _(
             "p(correct) = {p}, G = {g}, {optimizer}, {runs} runs of {answers} answers per step; dotted: the cap, "
             "dash-dot: the start"
-        ).format(p=f"{p_correct:.2f}", g=group_size, optimizer=optimizer, runs=N_RUNS, answers=ANSWERS_PER_STEP),
+        ).format(
+            p=f"{p_correct:.2f}",
+            g=group_size,
+            optimizer=OPTIMIZER_NAMES[optimizer],
+            runs=N_RUNS,
+            answers=ANSWERS_PER_STEP,
+        ),
     )
 
 
@@ -212,7 +219,7 @@ def toy_panel():
         "p_correct": float_slider("p_correct", 0.05, 0.95, 0.05, P_CORRECT, description=_("P(correct answer)")),
         "group_size": choice_slider([2, 4, 8, 16, 32], GROUP_SIZE, description=_("group size G")),
         "optimizer": toggle_buttons(
-            "optimizer", [("SGD", "sgd"), ("Adam", "adam")], OPTIMIZER, description=_("optimizer")
+            "optimizer", [(name, key) for key, name in OPTIMIZER_NAMES.items()], OPTIMIZER, description=_("optimizer")
         ),
     }
     return AnalyticPanel(

@@ -138,7 +138,7 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
             u, q[:, 3], "^-", color=color, ms=4, lw=0.9, label=_("lr {lr}: 1st and 99th percentile").format(lr=lr)
         )
         ax_ratio.plot(u, q[:, 1], "v-", color=color, ms=4, lw=0.9)
-        ax_clip.plot(u, 100 * res.clip_fraction, "o-", color=color, label=f"lr {res.lr:g}")
+        ax_clip.plot(u, 100 * res.clip_fraction, "o-", color=color, label=_("lr {lr}").format(lr=lr))
     eps = results[0].clip_eps
     ax_ratio.axhspan(1 - eps, 1 + eps, color=SHADE, alpha=0.6, lw=0, zorder=0)
     ax_ratio.set_yscale("log")

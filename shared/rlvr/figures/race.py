@@ -323,7 +323,12 @@ def plot_panel(fig, results: dict, live=None) -> None:
 
 def panel_label(values: dict) -> str:
     """Short legend label of a panel setting, e.g. 'GRPO-8, lr 0.0001, clip_eps 0.2'."""
-    return f"{values['algo'].upper()}-{values['updates']}, lr {values['lr']:g}, clip_eps {values['clip_eps']:g}"
+    return _("{algo}-{updates}, lr {lr}, clip_eps {clip_eps}").format(
+        algo=values["algo"].upper(),
+        updates=values["updates"],
+        lr=f"{values['lr']:g}",
+        clip_eps=f"{values['clip_eps']:g}",
+    )
 
 
 def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:

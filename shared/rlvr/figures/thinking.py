@@ -239,7 +239,9 @@ def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
             ls=ls,
             ms=3.5,
             lw=1.7,
-            label=f"{label}: pass@{ks[0]} {ys[0]:.0%}, pass@{ks[-1]} {ys[-1]:.0%}",
+            label=_("{label}: pass@{first_k} {first}, pass@{last_k} {last}").format(
+                label=label, first_k=ks[0], first=f"{ys[0]:.0%}", last_k=ks[-1], last=f"{ys[-1]:.0%}"
+            ),
         )
     ax.set_xscale("log", base=2)
     ax.set_xticks([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
