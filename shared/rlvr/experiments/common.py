@@ -249,7 +249,9 @@ def plain_math_labels(fig) -> None:
 
 
 def seconds_text(seconds: float) -> str:
-    """CPU or wall-clock seconds for a table cell: '2.4 s', '51 s', '3.2 min'."""
+    """CPU or wall-clock seconds for a table cell: '<0.1 s', '2.4 s', '51 s', '3.2 min'."""
+    if seconds < 0.05:
+        return "<0.1 s"
     if seconds < 10:
         return f"{seconds:.1f} s"
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"

@@ -966,9 +966,10 @@ def first_run_text(
             "are not cached)"
         ).format(time=seconds_text(yours))
     )
-    lines.append(
-        _("In all about {time} of training the first time, plus your step's runs.").format(time=seconds_text(total))
-    )
+    if total > 0:  # everything on disk: no total to announce
+        lines.append(
+            _("In all about {time} of training the first time, plus your step's runs.").format(time=seconds_text(total))
+        )
     return "\n".join(lines)
 
 
