@@ -400,13 +400,14 @@ def test_the_home_page_links_each_notebook_to_its_page_and_the_other_readme_to_i
 def test_a_translated_docs_page_replaces_its_english_one_on_the_site(tmp_path):
     """docs/zh_CN/notation.md stands in for docs/notation.md on the Chinese site (the other pages stay English), and a
     Chinese notebook's link to it lands on the site's docs/ folder."""
-    for name in ("notation.md", "trl_mapping.md"):
+    for name in ("notation.md", "trl_mapping.md", "authoring.md"):
         (tmp_path / "docs").mkdir(exist_ok=True)
         (tmp_path / "docs" / name).write_text("# x\n")
     (tmp_path / "docs" / "zh_CN").mkdir()
     (tmp_path / "docs" / "zh_CN" / "notation.md").write_text("# 记号\n")
     paths = site.doc_paths(tmp_path, site.LANGUAGES["zh_CN"])
     assert [p.relative_to(tmp_path).as_posix() for p in paths] == ["docs/zh_CN/notation.md", "docs/trl_mapping.md"]
+    assert len(site.doc_paths(tmp_path, site.LANGUAGES["en"])) == 3  # the authors' guide: English edition only
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("见[记号](../../docs/zh_CN/notation.md)。")])
     site.site_links(nb, site.LANGUAGES["zh_CN"])
     assert nb.cells[0].source == "见[记号](../docs/notation.md)。"

@@ -184,10 +184,15 @@ def readme_path(root: Path, lang: Language) -> Path:
     return own if own.exists() else Path(root) / LANGUAGES["en"].readme
 
 
+MAINTAINER_PAGES = ("authoring",)  # docs for the course's authors: in the English edition only, never translated
+
+
 def doc_paths(root: Path, lang: Language) -> list[Path]:
-    """Every English docs/*.md page, or its translation in the language's docs folder where there is one; the
-    notation page first."""
+    """Every English docs/*.md page, or its translation in the language's docs folder where there is one (a
+    maintainer page only in English); the notation page first."""
     english = sorted((Path(root) / LANGUAGES["en"].docs).glob("*.md"))
+    if lang.code != "en":
+        english = [p for p in english if p.stem not in MAINTAINER_PAGES]
     paths = [Path(root) / lang.docs / p.name if (Path(root) / lang.docs / p.name).exists() else p for p in english]
     return sorted(paths, key=lambda p: (p.stem != "notation", p.stem))
 
