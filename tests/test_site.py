@@ -425,6 +425,15 @@ def test_each_page_gets_the_readme_commands():
 
 
 @pytest.mark.site
+def test_tiny_course_chinese_pages_have_the_theme_words_in_chinese(tiny_site):
+    """The theme's switcher label, left English by its own zh catalogue, reads 跟随系统 on every Chinese page."""
+    built, _ = tiny_site
+    pages = sorted((built.out / "zh_CN").rglob("*.html"))
+    assert pages and all("System Settings" not in p.read_text(encoding="utf-8") for p in pages)
+    assert "跟随系统" in (built.out / "zh_CN" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.site
 def test_tiny_course_pages_load_offline_with_math_and_figures(tiny_site):
     """Both editions of the tiny course: zero failed requests, every formula typeset, the figure shown."""
     built, _ = tiny_site

@@ -131,6 +131,7 @@ CHINESE_WORDS = {
     "switch": "语言",
     "your_answer": "**你的回答：**",
     "search_found": "搜索完成，找到 ${resultCount} 个匹配的页面。",
+    "theme": {"System Settings": "跟随系统"},  # the theme's own words its Chinese catalogue leaves in English
 }
 LANGUAGES = {
     "en": Language("en", "English", "README.md", "solutions", "notebooks", "docs", ENGLISH_WORDS),
@@ -454,13 +455,32 @@ def search_catalogue(lang: Language, locale: Path) -> Path | None:
     return locale
 
 
+def theme_catalogue(lang: Language, locale: Path) -> Path | None:
+    """The theme's words its own catalogue leaves untranslated (lang.words["theme"]), as a Sphinx message catalogue
+    locale/<code>/LC_MESSAGES/sphinx.mo, read before the theme's; returns `locale`, or None when there are none."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+
+    words = lang.words.get("theme")
+    if not words:
+        return None
+    catalog = Catalog(locale=lang.code)
+    for english, translated in words.items():
+        catalog.add(english, translated)
+    target = locale / lang.code / "LC_MESSAGES" / "sphinx.mo"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as handle:
+        write_mo(handle, catalog)
+    return locale
+
+
 def write_conf(src: Path, lang: Language, title: str, all_pages: dict[str, list[str]]) -> None:
-    """conf.py, the language switch's template, the site's CSS and (where needed) its search words, for one
-    language."""
+    """conf.py, the language switch's template, the site's CSS and (where needed) its search and theme words, for
+    one language."""
     settings = {"language": lang.code, "title": title, "pages": all_pages}
-    locale = search_catalogue(lang, src / "_locale")
-    if locale is not None:
-        settings["locale_dirs"] = [str(locale.resolve())]
+    written = [search_catalogue(lang, src / "_locale"), theme_catalogue(lang, src / "_locale")]
+    if any(folder is not None for folder in written):
+        settings["locale_dirs"] = [str((src / "_locale").resolve())]
     (src / "conf.py").write_text(CONF_TEMPLATE.format(code=lang.code, settings=settings), encoding="utf-8")
     (src / "_templates").mkdir(exist_ok=True)
     (src / "_templates" / "language-switch.html").write_text(SWITCH_TEMPLATE, encoding="utf-8")
