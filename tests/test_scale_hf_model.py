@@ -131,7 +131,8 @@ def test_gpu_recipe_in_the_doc_names_real_settings():
     from trl import GRPOConfig
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "trl_mapping.md").read_text()
-    code = doc[doc.index("```python\n# grpo_qwen.py") :].split("```")[1].removeprefix("python\n")
+    recipe = doc[doc.index("### A GPU recipe") :]
+    code = recipe[recipe.index("```python\n") :].split("```")[1].removeprefix("python\n")
     calls = {
         node.func.attr: node
         for node in ast.walk(ast.parse(code))
