@@ -430,7 +430,9 @@ def test_tiny_course_chinese_pages_have_the_theme_words_in_chinese(tiny_site):
     built, _ = tiny_site
     pages = sorted((built.out / "zh_CN").rglob("*.html"))
     assert pages and all("System Settings" not in p.read_text(encoding="utf-8") for p in pages)
-    assert "跟随系统" in (built.out / "zh_CN" / "index.html").read_text(encoding="utf-8")
+    assert all("Search..." not in p.read_text(encoding="utf-8") for p in pages)
+    home = (built.out / "zh_CN" / "index.html").read_text(encoding="utf-8")
+    assert "跟随系统" in home and "搜索……" in home and "Color mode" not in home
 
 
 @pytest.mark.site

@@ -116,6 +116,7 @@ ENGLISH_WORDS = {
     "docs": "Notation and docs",
     "switch": "Language",
     "your_answer": "**Your answer:**",  # the label of a written answer (nbtools.MARKDOWN_STUB), dropped on the page
+    "search_bar": "Search...",  # the search box's placeholder
 }
 CHINESE_WORDS = {
     "run_live": "在本机运行",
@@ -131,7 +132,12 @@ CHINESE_WORDS = {
     "switch": "语言",
     "your_answer": "**你的回答：**",
     "search_found": "搜索完成，找到 ${resultCount} 个匹配的页面。",
-    "theme": {"System Settings": "跟随系统"},  # the theme's own words its Chinese catalogue leaves in English
+    "theme": {  # the theme's and Sphinx's own words their Chinese catalogues leave in English
+        "System Settings": "跟随系统",
+        "Color mode": "颜色模式",
+        "Link to this heading": "链接到此标题",
+    },
+    "search_bar": "搜索……",
 }
 LANGUAGES = {
     "en": Language("en", "English", "README.md", "solutions", "notebooks", "docs", ENGLISH_WORDS),
@@ -552,6 +558,7 @@ def sphinx_settings(settings: dict) -> dict:
             "show_navbar_depth": 1,
             "article_header_end": ["language-switch.html", "article-header-buttons.html"],
             "use_download_button": True,
+            "search_bar_text": LANGUAGES[code].words["search_bar"],
         },
         "html_copy_source": True,
         "html_last_updated_fmt": None,
