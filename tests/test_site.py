@@ -433,6 +433,7 @@ def test_tiny_course_chinese_pages_have_the_theme_words_in_chinese(tiny_site):
     assert all("Search..." not in p.read_text(encoding="utf-8") for p in pages)
     home = (built.out / "zh_CN" / "index.html").read_text(encoding="utf-8")
     assert "跟随系统" in home and "搜索……" in home and "Color mode" not in home
+    assert "Toggle primary sidebar" not in home and 'title="显示或隐藏侧栏"' in home
 
 
 @pytest.mark.site

@@ -60,6 +60,10 @@ SWITCH_TEMPLATE = """\
 </nav>
 {%- endif %}
 """
+TOGGLE_TEMPLATE = """\
+<button class="sidebar-toggle primary-toggle btn btn-sm" title="{{ rlvr_toggle_sidebar }}" data-bs-placement="bottom"
+  data-bs-toggle="tooltip"><span class="fa-solid fa-bars"></span></button>
+"""  # sphinx-book-theme's sidebar button, whose tooltip its template writes in English only
 # Sphinx indexes Chinese pages by jieba's words, but its search box looks a query up whole: "策略梯度" finds nothing
 # when the index holds "策略" and "梯度". This splitter cuts each run of Han characters into the longest words the
 # index holds (forward maximum matching), so a query finds the pages that hold all its words.
@@ -117,6 +121,7 @@ ENGLISH_WORDS = {
     "switch": "Language",
     "your_answer": "**Your answer:**",  # the label of a written answer (nbtools.MARKDOWN_STUB), dropped on the page
     "search_bar": "Search...",  # the search box's placeholder
+    "toggle_sidebar": "Toggle primary sidebar",
 }
 CHINESE_WORDS = {
     "run_live": "在本机运行",
@@ -138,6 +143,7 @@ CHINESE_WORDS = {
         "Link to this heading": "链接到此标题",
     },
     "search_bar": "搜索……",
+    "toggle_sidebar": "显示或隐藏侧栏",
 }
 LANGUAGES = {
     "en": Language("en", "English", "README.md", "solutions", "notebooks", "docs", ENGLISH_WORDS),
@@ -490,6 +496,7 @@ def write_conf(src: Path, lang: Language, title: str, all_pages: dict[str, list[
     (src / "conf.py").write_text(CONF_TEMPLATE.format(code=lang.code, settings=settings), encoding="utf-8")
     (src / "_templates").mkdir(exist_ok=True)
     (src / "_templates" / "language-switch.html").write_text(SWITCH_TEMPLATE, encoding="utf-8")
+    (src / "_templates" / "rlvr-toggle-sidebar.html").write_text(TOGGLE_TEMPLATE, encoding="utf-8")
     (src / "_static").mkdir(exist_ok=True)
     (src / "_static" / "rlvr-site.css").write_text(SITE_CSS, encoding="utf-8")
 
@@ -534,6 +541,7 @@ def sphinx_settings(settings: dict) -> dict:
         """html-page-context: the language switch's links for this page."""
         context["rlvr_languages"] = language_links(code, pagename, pages)
         context["rlvr_switch_label"] = LANGUAGES[code].words["switch"]
+        context["rlvr_toggle_sidebar"] = LANGUAGES[code].words["toggle_sidebar"]
 
     def setup(app):
         """Connect the language switch (and, for Chinese, the query splitter)."""
@@ -556,6 +564,7 @@ def sphinx_settings(settings: dict) -> dict:
         "html_theme_options": {
             "home_page_in_toc": True,
             "show_navbar_depth": 1,
+            "article_header_start": ["rlvr-toggle-sidebar.html"],
             "article_header_end": ["language-switch.html", "article-header-buttons.html"],
             "use_download_button": True,
             "search_bar_text": LANGUAGES[code].words["search_bar"],
