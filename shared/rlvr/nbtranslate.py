@@ -669,20 +669,27 @@ def translation_problems(root: Path) -> list[str]:
             except TranslationError as error:
                 problems.append(str(error))
                 continue
-            for path, nb in expected.items():
-                if not path.exists():
-                    problems.append(f"{_relative(path, root)}: missing (run `python -m rlvr notebooks translate`)")
-                elif path.read_text(encoding="utf-8") != serialize(nb):
-                    problems.append(
-                        f"{_relative(path, root)}: out of date with its catalogue and its English source "
-                        "(run `python -m rlvr notebooks translate`)"
-                    )
+            problems += [p for path, nb in expected.items() if (p := written_problem(root, path, serialize(nb)))]
         for folder in ("solutions", "notebooks"):
             for path in sorted((root / folder / lang).glob("*.ipynb")):
                 if path.stem not in listed:
                     problems.append(f"{_relative(path, root)}: not listed in i18n/{lang}/{LIST_FILE}")
         problems += doc_problems(root, lang)
     return problems
+
+
+def written_problem(root: Path, path: Path, expected: str) -> str | None:
+    """Why a generated file (a translated notebook or docs page) is not what `translate` would write, else None."""
+    from rlvr.nbtools import _relative
+
+    if not path.exists():
+        return f"{_relative(path, root)}: missing (run `python -m rlvr notebooks translate`)"
+    if path.read_text(encoding="utf-8") != expected:
+        return (
+            f"{_relative(path, root)}: out of date with its catalogue and its English source "
+            "(run `python -m rlvr notebooks translate`)"
+        )
+    return None
 
 
 def doc_problems(root: Path, lang: str) -> list[str]:
@@ -702,13 +709,9 @@ def doc_problems(root: Path, lang: str) -> list[str]:
         except TranslationError as error:
             problems.append(str(error))
             continue
-        if not target.exists():
-            problems.append(f"{_relative(target, root)}: missing (run `python -m rlvr notebooks translate`)")
-        elif target.read_text(encoding="utf-8") != text:
-            problems.append(
-                f"{_relative(target, root)}: out of date with its catalogue and its English source "
-                "(run `python -m rlvr notebooks translate`)"
-            )
+        problem = written_problem(root, target, text)
+        if problem:
+            problems.append(problem)
     for path in sorted((Path(root) / "docs" / lang).glob("*.md")):
         if path.stem not in listed_docs(root, lang):
             problems.append(f"{_relative(path, root)}: not listed in i18n/{lang}/{DOCS_FILE}")
