@@ -34,6 +34,29 @@ def test_key_changes_with_every_field_and_is_stable():
     assert key != Entry("rl", base).key()
 
 
+def test_a_run_cached_under_one_way_of_computing_never_answers_for_another(monkeypatch, tmp_path):
+    """Another kernel dispatch, CPU vendor or thread count rounds differently: another key, so the cache trains anew;
+    a shipped checkpoint keeps one name on every machine."""
+    entry = Entry("rl", {"x": 1})
+    here, shipped = entry.path(tmp_path), entry.path(cache.SHIPPED_DIR)
+    save_atomic({"kind": entry.tag, "config": entry.saved_config, "payload": _payload()}, here)
+    real = cache.numerics
+    for field, other in (("capability", "DEFAULT"), ("vendor", "SomeOtherVendor"), ("threads", 97), ("torch", "9.9")):
+        with monkeypatch.context() as m:
+            m.setattr(cache, "numerics", lambda field=field, other=other: {**real(), field: other})
+            assert entry.path(tmp_path) != here, field
+            assert cache.cached(entry, tmp_path) is None, field
+            assert (entry.path(cache.SHIPPED_DIR) == shipped) == (field != "torch"), field
+    assert cache.cached(entry, tmp_path).payload["losses"] == [1.0, 0.5]  # and back on this machine's way, it loads
+
+
+def test_numerics_says_how_this_process_computes(monkeypatch):
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 3)
+    got = cache.numerics()
+    assert got["threads"] == 3 and got["capability"] == torch.backends.cpu.get_cpu_capability()
+    assert got["torch"] == torch.__version__.split("+")[0] and got["machine"]
+
+
 def test_the_version_table_names_every_file_and_a_bump_moves_the_key(monkeypatch):
     entry = Entry("rl", {"x": 1})
     before = entry.path()

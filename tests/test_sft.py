@@ -1,6 +1,7 @@
 """The warm-up: deterministic, cached, and it imitates the noisy teacher (a short run keeps the test quick)."""
 
 import dataclasses
+import statistics
 
 import pytest
 import torch
@@ -14,7 +15,6 @@ from rlvr.sft import (
     SFTConfig,
     cache_entry,
     lr_at,
-    machine_fingerprint,
     train_sft,
     warm_up,
     where_from,
@@ -112,22 +112,39 @@ def test_a_corrupted_shipped_warm_up_is_reported_and_retrained(monkeypatch, tmp_
     assert not warm.from_cache and len(lines) == 1 and path.name in lines[0]
 
 
+WARM_UP_METRICS = ("cot_fraction", "cot_accuracy", "accuracy", "direct_accuracy")  # shares at T = 1, 2000 prompts
+# Two shares of 2000 answers differ by at most 4 standard errors of a difference (p(1-p) <= 1/4) unless the models
+# differ: 0.063. The three seeds of the default warm-up differ by less (think-first share 49.3% +- 1.8%, accuracy 23.2%
+# +- 0.4%: README's results table), so a warm-up retrained under other roundings must too.
+SHARE_TOLERANCE = 4 * (2 * 0.25 / 2000) ** 0.5
+
+
 @pytest.mark.slow
-def test_retraining_reproduces_the_shipped_warm_up():
-    """Bit for bit on the machine kind that wrote it; elsewhere (another CPU rounds differently) the same behaviour."""
+def test_retraining_twice_gives_the_same_bits_on_this_machine():
+    """Determinism is a property of one machine: the full warm-up, trained twice here, is the same bit for bit."""
+    cfg = dataclasses.replace(SFTConfig(), steps=200)  # long enough for rounding to have spread, if it could
+    (a, la), (b, lb) = train_sft(cfg), train_sft(cfg)
+    assert la == lb
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+@pytest.mark.slow
+def test_a_warm_up_retrained_here_behaves_like_the_shipped_one():
+    """The shipped warm-up was trained on another machine (its `made_on`), which rounds differently: retrained here it
+    differs in its bits but not in what it does. Its metrics at T = 1 agree within SHARE_TOLERANCE, and its loss over
+    the last 50 steps within 4 standard errors of a difference of two such means; never compared bit for bit (an
+    artifact made elsewhere)."""
     for cfg in SHIPPED_WARM_UPS:
         shipped = _shipped(cfg)
         model, losses = train_sft(cfg)
-        if shipped["made_on"] == machine_fingerprint():
-            assert losses == shipped["payload"]["losses"]
-            for name, value in model.state_dict().items():
-                assert torch.equal(value, shipped["payload"]["state_dict"][name]), name
-        else:
-            reference = TinyTransformer(cfg.model)
-            reference.load_state_dict(shipped["payload"]["state_dict"])
-            ours, theirs = (evaluate(m.eval(), 2000, temperature=1.0, seed=0) for m in (model, reference))
-            for key in ("cot_fraction", "cot_accuracy", "accuracy"):  # within 4 binomial standard errors of 2000
-                assert abs(ours[key] - theirs[key]) < 4 * (0.25 / 2000) ** 0.5 * 2**0.5, key
+        reference = TinyTransformer(cfg.model)
+        reference.load_state_dict(shipped["payload"]["state_dict"])
+        ours, theirs = (evaluate(m.eval(), 2000, temperature=1.0, seed=0) for m in (model, reference))
+        for key in WARM_UP_METRICS:
+            assert abs(ours[key] - theirs[key]) < SHARE_TOLERANCE, (key, ours[key], theirs[key], shipped["made_on"])
+        ours_last, theirs_last = losses[-50:], shipped["payload"]["losses"][-50:]
+        se = ((statistics.variance(ours_last) + statistics.variance(theirs_last)) / 50) ** 0.5
+        assert abs(statistics.mean(ours_last) - statistics.mean(theirs_last)) < 4 * se, (ours_last, theirs_last)
 
 
 def test_where_from_names_the_source(monkeypatch, tmp_path):
@@ -149,4 +166,4 @@ def test_write_shipped_warm_ups_writes_checkpoints_the_cache_reads(tmp_path, mon
     for path, cfg in zip(paths, sft.SHIPPED_WARM_UPS):
         checkpoint = try_load(path, sft.cache_entry(cfg), log=pytest.fail)
         assert checkpoint["payload"]["losses"] == [0.5]
-        assert checkpoint["made_on"] == sft.machine_fingerprint()
+        assert checkpoint["made_on"] == cache.numerics()

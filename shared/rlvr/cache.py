@@ -2,13 +2,21 @@
 with the package (`SHIPPED_DIR`, read-only) so the first run does not train them.
 
 The one owner of the cache's truth: an `Entry` (kind and config) derives its version, key and path; experiments ask
-`is_cached(entry)` or `cached(entry)` (never trains) and train through `load_or_create(entry, create)`."""
+`is_cached(entry)` or `cached(entry)` (never trains) and train through `load_or_create(entry, create)`.
+
+What determines a result besides its config is the way this machine computes (`numerics()`: torch's version, the
+kernels it dispatched to, the CPU vendor, the thread count): each rounds floats differently, and a seed fixes a run
+only within one of them. So a cache entry's key includes them, and a run cached under one never answers for another
+(`ATEN_CPU_CAPABILITY=default` in CI, a learner's second thread count). A shipped checkpoint is the exception: it is
+one file, the same on every machine, named without them."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import platform
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +35,30 @@ VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the 
     "gallery": 1,  # a broken run's history (rlvr.experiments.gallery)
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
 }
+
+
+@functools.cache
+def cpu_vendor() -> str:
+    """The CPU's vendor ('GenuineIntel', 'AuthenticAMD', ...; '' where the system does not say): BLAS libraries pick
+    their kernels by it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("vendor_id", "CPU implementer")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def numerics() -> dict:
+    """How this process computes, besides the config: what decides the bits of a training run."""
+    return {
+        "torch": torch.__version__.split("+")[0],
+        "machine": platform.machine(),
+        "vendor": cpu_vendor(),
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": torch.get_num_threads(),
+    }
 
 
 @dataclass(frozen=True)
@@ -50,15 +82,19 @@ class Entry:
         """The config as the file stores it (through JSON: tuples become lists)."""
         return json.loads(json.dumps(self.config, default=str))
 
-    def key(self) -> str:
-        """Stable hash of the config with the tag, the file format and the torch version."""
-        payload = {"kind": self.tag, "format": FORMAT_VERSION, "torch": torch.__version__.split("+")[0]}
+    def key(self, shipped: bool = False) -> str:
+        """Stable hash of the config with the tag, the file format and this machine's `numerics()` (a shipped
+        checkpoint's key has only torch's version: the file is the same everywhere)."""
+        how = {"torch": numerics()["torch"]} if shipped else numerics()
+        payload = {"kind": self.tag, "format": FORMAT_VERSION, **how}
         text = json.dumps({**payload, "config": self.config}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def path(self, folder: Path | None = None) -> Path:
-        """Where this entry's checkpoint lives in `folder` (the checkpoint cache by default)."""
-        return Path(folder or cache_dir()) / f"{self.tag}-{self.key()}.pt"
+        """Where this entry's checkpoint lives in `folder` (the checkpoint cache by default; in SHIPPED_DIR under its
+        machine-independent key)."""
+        folder = Path(folder or cache_dir())
+        return folder / f"{self.tag}-{self.key(shipped=folder == SHIPPED_DIR)}.pt"
 
 
 @dataclass

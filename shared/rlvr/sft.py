@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .cache import SHIPPED_DIR, Entry, Loaded, load_or_create, save_checkpoint
+from .cache import SHIPPED_DIR, Entry, Loaded, load_or_create, numerics, save_checkpoint
 from .config import pick
 from .evaluate import evaluate
 from .i18n import _
@@ -196,24 +195,15 @@ def where_from(warm: WarmUp) -> str:
 SHIPPED_WARM_UPS = (SFTConfig(),)  # in the package (rlvr/weights): what every notebook and `reproduce` start from
 
 
-def machine_fingerprint() -> dict:
-    """What decides the bits of a training run besides its config: torch, CPU and instruction set, threads."""
-    return {
-        "torch": str(torch.__version__),
-        "machine": platform.machine(),
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "threads": torch.get_num_threads(),
-    }
-
-
 def write_shipped_warm_ups(folder: Path = SHIPPED_DIR) -> list[Path]:
-    """Train each of SHIPPED_WARM_UPS afresh and write it where the package looks for shipped checkpoints, with the
-    machine it was trained on (for maintainers, after a change that moves its bits)."""
+    """Train each of SHIPPED_WARM_UPS afresh and write it where the package looks for shipped checkpoints, with how it
+    was computed (`rlvr.cache.numerics()`; for maintainers, after a change that moves its bits). Every machine then
+    starts from this one file; a warm-up retrained elsewhere differs in its bits, not in its behaviour."""
     paths = []
     for cfg in SHIPPED_WARM_UPS:
         model, losses = train_sft(cfg)
         payload = {"state_dict": model.state_dict(), "losses": losses}
-        paths.append(save_checkpoint(cache_entry(cfg), payload, folder, made_on=machine_fingerprint()))
+        paths.append(save_checkpoint(cache_entry(cfg), payload, folder, made_on=numerics()))
     return paths
 
 
