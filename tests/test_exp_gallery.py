@@ -57,12 +57,26 @@ def test_the_table_names_what_the_package_has():
     assert set(gallery.MYSTERIES.values()) <= set(gallery.BREAKAGES) - {"healthy"}
 
 
-@pytest.mark.slow
+@pytest.mark.claims
 @pytest.mark.parametrize("name", list(gallery.BREAKAGES))
-def test_every_run_shows_its_symptom_on_three_seeds(name):
+def test_every_run_shows_its_symptom_with_margin_on_three_seeds(name):
+    """The sentence notebook 06 says of each run holds on every seed, and clears its limits by the margins of
+    gallery.Bound (5 points of a share, a factor of 2 of a KL or a norm): true on this machine's roundings and, by the
+    margin, on another's (CI runs this test again under ATEN_CPU_CAPABILITY=default and one thread)."""
     for seed in SEEDS:
         run, healthy = gallery.gallery_run(name, seed), gallery.gallery_run("healthy", seed)
-        assert gallery.SYMPTOMS[name](run, healthy), (name, seed, gallery.reading(run, healthy))
+        assert gallery.shows_symptom(name, run, healthy), (name, seed, gallery.reading(run, healthy))
+        weak = gallery.symptom_margins(name, run, healthy)
+        assert not weak, (name, seed, weak)
+
+
+def test_a_bound_asks_for_its_margin_past_the_limit():
+    share = gallery.Bound("a share", lambda r, h: 0.0, True, 0.9, 0.05)
+    assert share.beyond(0.92) and not share.beyond(0.92, share.margin) and share.beyond(0.96, share.margin)
+    kl = gallery.Bound("a KL", lambda r, h: 0.0, True, 0.02, 2.0, factor=True)
+    assert kl.beyond(0.021) and not kl.beyond(0.021, kl.margin) and kl.beyond(0.041, kl.margin)
+    low = gallery.Bound("a ratio", lambda r, h: 0.0, False, 0.5, 2.0, factor=True)
+    assert low.beyond(0.4) and not low.beyond(0.4, low.margin) and low.beyond(0.2, low.margin)
 
 
 SHOULD_WARN = {  # breakage -> the failure signature `python -m rlvr train` must warn about on it
@@ -71,14 +85,26 @@ SHOULD_WARN = {  # breakage -> the failure signature `python -m rlvr train` must
     "from_scratch": "no_signal",
     "loophole_verifier": "reward_hacking",
 }
+SILENT = ("healthy", "beta_too_large", "flipped_sign", "forgotten_mask", "clipped_many_updates")  # 06: no detector
+# The detectors' limits moved by the margin: a run that should warn still does with every limit made harder to reach,
+# and a run that should not still does not with every limit made easier to reach.
+HARDER = {"NO_SIGNAL_SHARE": 0.95, "NO_SIGNAL_STEPS": 30, "ENTROPY_FLOOR": 0.01, "HACK_GAP": 0.3}
+EASIER = {"NO_SIGNAL_SHARE": 0.8, "NO_SIGNAL_STEPS": 10, "ENTROPY_FLOOR": 0.04, "HACK_GAP": 0.075}
 
 
-@pytest.mark.slow
-def test_the_warnings_fire_where_they_should_and_never_on_the_healthy_run():
+@pytest.mark.claims
+def test_the_warnings_fire_where_they_should_and_nowhere_else_with_margin(monkeypatch):
     for seed in SEEDS:
-        assert gallery.signatures(gallery.gallery_run("healthy", seed)) == []
-        for name, signature in SHOULD_WARN.items():
-            assert signature in gallery.signatures(gallery.gallery_run(name, seed)), (name, seed)
+        with monkeypatch.context() as m:
+            for name, value in HARDER.items():
+                m.setattr(signals, name, value)
+            for name, signature in SHOULD_WARN.items():
+                assert signature in gallery.signatures(gallery.gallery_run(name, seed)), (name, seed)
+        with monkeypatch.context() as m:
+            for name, value in EASIER.items():
+                m.setattr(signals, name, value)
+            for name in SILENT:
+                assert gallery.signatures(gallery.gallery_run(name, seed)) == [], (name, seed)
 
 
 def test_a_gallery_run_is_cached_and_a_crash_keeps_the_history_before_it(monkeypatch, tmp_path):
@@ -102,6 +128,7 @@ def test_the_dashboard_and_the_gallery_figure_draw_every_panel():
 
     runs = {name: fake_run(name) for name in gallery.BREAKAGES}
     runs["std_without_epsilon"] = fake_run("std_without_epsilon", steps=1, crash="step 1: RuntimeError: nan")
+    runs["std_without_epsilon"].history[0]["loss"] = math.nan  # where the signal went NaN is read off the history
     fig = new_figure((12, 8))
     figs.draw_gallery(fig, runs, runs["healthy"])
     shown = [ax for ax in fig.axes if ax.get_visible()]

@@ -20,7 +20,7 @@ from rlvr.cache import Entry, load_or_create
 from rlvr.config import size
 from rlvr.model import ModelConfig, TinyTransformer
 from rlvr.i18n import N_, _
-from rlvr.signals import SIGNAL_NAMES, failures
+from rlvr.signals import SIGNAL_NAMES, failures, nan_step
 from rlvr.task import STOP_ID
 from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
 
@@ -351,42 +351,211 @@ def head(run: GalleryRun, key: str, first: int = 5) -> float:
     return float(finite.mean()) if finite.size else math.nan
 
 
-SYMPTOMS: dict[str, Callable[[GalleryRun, GalleryRun], bool]] = {  # name -> (run, healthy run of the seed) -> shown?
-    "healthy": lambda r, h: tail(r, "accuracy") > head(r, "accuracy") + 0.3 and not signatures(r),
-    "lr_too_high": lambda r, h: r.curve("malformed_fraction")[0] < 0.1 and tail(r, "malformed_fraction") > 0.9,
-    "beta_too_large": lambda r, h: (
-        tail(r, "accuracy") < tail(h, "accuracy") - 0.15 and tail(r, "kl_to_ref") < 0.5 * tail(h, "kl_to_ref")
+@dataclass(frozen=True)
+class Bound:
+    """One condition of a symptom: a reading of the run (against the healthy run of its seed) beyond a limit. The
+    symptom is shown when every reading is beyond its limit; the claim is *robust* when every reading clears its limit
+    by the margin (shares by `margin` points of 1, scale readings such as a KL or a gradient norm by a factor of
+    `margin`), so that a run computed with other float roundings (another CPU, seed or thread count) shows it too."""
+
+    reading: str  # what is read, in words (for messages)
+    value: Callable[[GalleryRun, GalleryRun], float]
+    above: bool  # True: the symptom is value > limit; False: value < limit
+    limit: float
+    margin: float  # 0: an exact fact (a NaN, a gradient of exactly 0), no margin to ask for
+    factor: bool = False  # the margin is a factor (value > limit * margin), not a difference
+
+    def beyond(self, value: float, margin: float = 0.0) -> bool:
+        """Whether `value` is past the limit by `margin` (in this bound's terms)."""
+        if self.factor and margin:
+            return value > self.limit * margin if self.above else value < self.limit / margin
+        return value > self.limit + margin if self.above else value < self.limit - margin
+
+    def clears(self, run: GalleryRun, healthy: GalleryRun) -> tuple[bool, bool, float]:
+        """(shown, robust, value) of this bound on one run."""
+        value = self.value(run, healthy)
+        return self.beyond(value), self.beyond(value, self.margin), value
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b, infinite when b is 0 and a is not."""
+    return a / b if b else (math.inf if a else 1.0)
+
+
+def _signature_free(run: GalleryRun, _healthy: GalleryRun) -> float:
+    """1 if no failure signature shows in the run (the detectors' own margins are checked in signals' tests), else 0."""
+    return float(not signatures(run))
+
+
+SHARE, SCALE = 0.05, 2.0  # the margins: 5 points for a share or an accuracy; a factor of 2 for a KL or a norm
+SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its symptom
+    "healthy": (
+        Bound(
+            "accuracy gain, first 5 -> last 10 steps",
+            lambda r, h: tail(r, "accuracy") - head(r, "accuracy"),
+            True,
+            0.3,
+            SHARE,
+        ),
+        Bound("no failure signature", _signature_free, True, 0.5, 0),
     ),
-    "greedy_sampling": lambda r, h: bool(
-        (r.curve("all_same_group_fraction") == 1).all() and (r.curve("grad_norm") == 0).all()
+    "lr_too_high": (
+        Bound("malformed share at step 0", lambda r, h: r.curve("malformed_fraction")[0], False, 0.1, SHARE),
+        Bound("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), True, 0.9, SHARE),
+        Bound("reward, last 10 steps", lambda r, h: tail(r, "reward"), False, 0.05, SHARE / 2),
     ),
-    "flipped_sign": lambda r, h: tail(r, "reward") < head(r, "reward") and tail(r, "entropy") > head(r, "entropy"),
-    "forgotten_mask": lambda r, h: (
-        tail(r, "accuracy") < tail(h, "accuracy") - 0.3 and head(r, "grad_norm") > 2 * head(h, "grad_norm")
+    "beta_too_large": (
+        Bound(
+            "accuracy gain, first 5 -> last 10 steps",
+            lambda r, h: tail(r, "accuracy") - head(r, "accuracy"),
+            True,
+            0.0,
+            SHARE,
+        ),
+        Bound(
+            "accuracy lag behind the healthy run, last 10 steps",
+            lambda r, h: tail(h, "accuracy") - tail(r, "accuracy"),
+            True,
+            0.15,
+            SHARE,
+        ),
+        Bound(
+            "KL to the warm-up / the healthy run's, last 10 steps",
+            lambda r, h: _ratio(tail(r, "kl_to_ref"), tail(h, "kl_to_ref")),
+            False,
+            0.5,
+            SCALE,
+            factor=True,
+        ),
     ),
-    "std_without_epsilon": lambda r, h: r.crash is not None and math.isnan(r.history[0]["loss"]),
-    "no_clip_many_updates": lambda r, h: tail(r, "accuracy") < 0.3 and tail(r, "approx_kl") > 0.02,
-    "from_scratch": lambda r, h: float(r.curve("reward").max()) < 0.05 and tail(r, "malformed_fraction") > 0.9,
-    "loophole_verifier": lambda r, h: (
-        tail(r, "reward") > head(r, "reward") + 0.3 and tail(r, "accuracy") < head(r, "accuracy")
+    "greedy_sampling": (  # exact: greedy decoding writes a group's answers alike, so every advantage is exactly 0
+        Bound(
+            "smallest all-equal share of a step",
+            lambda r, h: float(r.curve("all_same_group_fraction").min()),
+            True,
+            1 - 1e-9,
+            0,
+        ),
+        Bound("largest gradient norm of a step", lambda r, h: float(r.curve("grad_norm").max()), False, 1e-12, 0),
     ),
-    "clipped_many_updates": lambda r, h: (  # trains as well as the healthy run (it learns within its first steps)
-        tail(r, "accuracy") > r.curve("accuracy")[0] + 0.3
-        and tail(r, "accuracy") > tail(h, "accuracy") - 0.1
-        and not signatures(r)
+    "flipped_sign": (
+        Bound(
+            "reward change, first 5 -> last 10 steps",
+            lambda r, h: tail(r, "reward") - head(r, "reward"),
+            False,
+            0.0,
+            SHARE,
+        ),
+        Bound(
+            "entropy change, first 5 -> last 10 steps (nats)",
+            lambda r, h: tail(r, "entropy") - head(r, "entropy"),
+            True,
+            0.0,
+            SHARE,
+        ),
+    ),
+    "forgotten_mask": (
+        Bound(
+            "accuracy lag behind the healthy run, last 10 steps",
+            lambda r, h: tail(h, "accuracy") - tail(r, "accuracy"),
+            True,
+            0.3,
+            SHARE,
+        ),
+        Bound(
+            "gradient norm / the healthy run's, first 5 steps",
+            lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")),
+            True,
+            2.0,
+            SCALE,
+            factor=True,
+        ),
+    ),
+    "std_without_epsilon": (  # exact: a NaN advantage makes a NaN loss, and NaN weights cannot be sampled from
+        Bound("crashed", lambda r, h: float(r.crash is not None), True, 0.5, 0),
+        Bound(
+            "NaN loss at step 0", lambda r, h: float(bool(r.history) and math.isnan(r.history[0]["loss"])), True, 0.5, 0
+        ),
+    ),
+    "no_clip_many_updates": (
+        Bound("accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), False, 0.3, SHARE),
+        Bound(
+            "approx KL to the sampler, last 10 steps", lambda r, h: tail(r, "approx_kl"), True, 0.02, SCALE, factor=True
+        ),
+    ),
+    "from_scratch": (
+        Bound("largest reward of a step", lambda r, h: float(np.nanmax(r.curve("reward"))), False, 0.05, SHARE / 2),
+        Bound("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), True, 0.9, SHARE),
+    ),
+    "loophole_verifier": (
+        Bound(
+            "reward gain, first 5 -> last 10 steps",
+            lambda r, h: tail(r, "reward") - head(r, "reward"),
+            True,
+            0.3,
+            SHARE,
+        ),
+        Bound(
+            "strict accuracy change, first 5 -> last 10 steps",
+            lambda r, h: tail(r, "accuracy") - head(r, "accuracy"),
+            False,
+            0.0,
+            SHARE,
+        ),
+    ),
+    "clipped_many_updates": (  # trains as well as the healthy run (it learns within its first steps)
+        Bound(
+            "accuracy gain, step 0 -> last 10 steps",
+            lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
+            True,
+            0.3,
+            SHARE,
+        ),
+        Bound(
+            "accuracy behind the healthy run, last 10 steps",
+            lambda r, h: tail(h, "accuracy") - tail(r, "accuracy"),
+            False,
+            0.1,
+            SHARE,
+        ),
+        Bound("no failure signature", _signature_free, True, 0.5, 0),
     ),
 }
 
 
+def shows_symptom(name: str, run: GalleryRun, healthy: GalleryRun) -> bool:
+    """Whether a gallery run shows its breakage's symptom (every reading beyond its limit)."""
+    return all(bound.clears(run, healthy)[0] for bound in SYMPTOMS[name])
+
+
+def symptom_margins(name: str, run: GalleryRun, healthy: GalleryRun) -> list[str]:
+    """The readings that do not clear their limit by the margin: 'approx KL ...: 0.021 (limit > 0.02, margin x2)'."""
+    weak = []
+    for bound in SYMPTOMS[name]:
+        _shown, robust, value = bound.clears(run, healthy)
+        if not robust:
+            margin = f"x{bound.margin:g}" if bound.factor else f"{bound.margin:+g}"
+            weak.append(
+                f"{bound.reading}: {value:.3g} (limit {'>' if bound.above else '<'} {bound.limit:g}, margin {margin})"
+            )
+    return weak
+
+
+def nan_text(run: GalleryRun) -> str:
+    """Where a crashed run's signal went NaN, read off its history: 'step 0' (or 'no step' if none did)."""
+    step = nan_step(run.history)
+    return _("no step") if step is None else _("step {step}").format(step=step)
+
+
 def reading(run: GalleryRun, healthy: GalleryRun) -> str:
-    """The breakage's signal, this run against the healthy one: 'NaN at step 0' or 'last 10 steps: 0.10 (healthy
-    0.81)'."""
+    """The breakage's signal, this run against the healthy one: 'NaN at step 0; the run stopped at step 1: ...' or
+    'last 10 steps: 0.10 (healthy 0.81)'."""
     key = run.breakage.signal
     name = SIGNAL_NAMES[key]
     if run.crash is not None:
         step, error = crash_parts(run.crash)
-        return _("{signal}: NaN at step 0; the run stopped at step {step}: {error}").format(
-            signal=name, step=step, error=error
+        return _("{signal}: NaN at {where}; the run stopped at step {step}: {error}").format(
+            signal=name, where=nan_text(run), step=step, error=error
         )
     text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
     return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")

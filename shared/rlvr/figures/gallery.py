@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from rlvr.experiments.gallery import NOT_BROKEN, crash_parts, gallery_run, short_title
+from rlvr.experiments.gallery import NOT_BROKEN, crash_parts, gallery_run, nan_text, short_title
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
 from rlvr.i18n import N_, _
 from rlvr.signals import SIGNAL_NAMES
@@ -125,12 +125,14 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
         run = runs[name]
         key = run.breakage.signal
         ax.set_title(_("{run}: {signal}").format(run=short_title(name), signal=SIGNAL_NAMES[key]), fontsize=9)
-        if run.crash is not None:  # nothing to draw: a NaN at step 0, then the crash
+        if run.crash is not None:  # nothing to draw: a NaN, then the crash
             step = crash_parts(run.crash)[0]
             ax.text(
                 0.5,
                 0.5,
-                _("{signal} NaN at step 0,\ncrash at step {step}").format(signal=SIGNAL_NAMES[key], step=step),
+                _("{signal} NaN at {where},\ncrash at step {step}").format(
+                    signal=SIGNAL_NAMES[key], where=nan_text(run), step=step
+                ),
                 ha="center",
                 va="center",
                 transform=ax.transAxes,
