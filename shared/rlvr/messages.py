@@ -3,7 +3,7 @@ warnings, the CLI), extracted by Babel and compiled for stdlib gettext (`rlvr.i1
 
 `python -m rlvr messages update` extracts every `_()`, `N_()`, `ngettext()` and `NN_()` of the files in SOURCES with
 Babel's Python extractor, adds the CLI's option help (the comments on the config dataclasses' fields and their
-allowed values, read from the code as `rlvr.cli` does), merges the template into
+allowed values, read from the code as `rlvr.options` does), merges the template into
 `rlvr/locale/<lang>/LC_MESSAGES/rlvr.po` with Babel's Catalog.update (msgmerge semantics) and compiles `rlvr.mo`
 beside it. `python -m rlvr messages check` fails on a fuzzy, untranslated or missing entry, a translation whose
 `{...}` or `%(...)s` fields differ from the English, and a committed .mo that is not the compiled .po.
@@ -54,6 +54,7 @@ SOURCES = (  # the modules whose learner-facing words go through rlvr.i18n (path
     "figures/thinking.py",
     "i18n.py",
     "nbtools.py",
+    "options.py",
     "sft.py",
     "signals.py",
     "validation.py",
@@ -71,7 +72,7 @@ def po_path(lang: str) -> Path:
 def option_help() -> list[tuple[str, str, str]]:
     """(text, where, note) of every CLI option help text that comes from the config dataclasses: the comment on a
     field's line and its rule's allowed values."""
-    from rlvr.cli import field_comments
+    from rlvr.options import field_comments
     from rlvr.sft import SFT_RULES, SFTConfig
     from rlvr.train import RL_RULES, RLConfig
 

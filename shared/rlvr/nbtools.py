@@ -18,7 +18,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
-from rlvr.cli import output_folder
+from rlvr.options import output_folder
 from rlvr.config import FAST_ENV, STRICT_ENV, repo_root
 from rlvr.i18n import N_, translator
 from rlvr.nblint import lint_notebook

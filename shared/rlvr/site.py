@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from rlvr.cli import output_folder
+from rlvr.options import output_folder
 from rlvr.nbtools import (
     BEGIN_MARKER,
     DEFAULT_RENDER_TIMEOUT,
