@@ -1,5 +1,6 @@
-"""The package in Chinese (rlvr.i18n, rlvr.messages): how the language is chosen, the compiled catalogue shipped with
-the package, checker verdicts, panel lines, figures and the CLI in Chinese, and a CJK font with no missing glyph."""
+"""The package in Chinese (rlvr.i18n, coursetools.messages): how the language is chosen, the compiled catalogue shipped
+with the package, checker verdicts, panel lines, figures and the CLI in Chinese, and a CJK font with no missing
+glyph."""
 
 import argparse
 import fnmatch
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rlvr import i18n, messages
+from coursetools import messages
+from rlvr import i18n
 
 ROOT = Path(__file__).resolve().parents[1]
 MO = Path(i18n.LOCALE_DIR) / "zh_CN" / "LC_MESSAGES" / "rlvr.mo"

@@ -1,4 +1,4 @@
-"""The course website (`python -m rlvr site`), read in headless Chromium with the network cut off.
+"""The course website (`python -m coursetools site`), read in headless Chromium with the network cut off.
 
 The site is built from the fast-mode render of every edition whose files exist (English today; Chinese once
 solutions/zh_CN/ exists) and served from 127.0.0.1; every request to another host is blocked and counted as a
@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from rlvr import site
+from coursetools import site
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "build" / "screenshots" / "site"
@@ -373,7 +373,7 @@ def test_switch_links_to_the_same_page_or_the_home_page():
 
 def test_a_translated_notebooks_links_reach_the_docs_in_the_repository_and_on_the_site():
     """solutions/zh_CN/ is one folder deeper than solutions/; on the site both sit one folder below docs/."""
-    from rlvr.nbtranslate import one_folder_deeper
+    from coursetools.translate import one_folder_deeper
 
     english = "See [the notation](../docs/notation.md) and [a paper](https://arxiv.org/abs/2402.03300)."
     moved = one_folder_deeper(english)

@@ -10,7 +10,7 @@ import sys
 from .i18n import N_, _, pad
 from .options import add_config_options, argparse_in_language, build_config, output_file, positive_int, write_json
 
-DESCRIPTION = N_("Command line: `python -m rlvr sft | train | reproduce | notebooks ...`.")
+DESCRIPTION = N_("Command line: `python -m rlvr sft | train | reproduce`.")
 
 
 def _pct(x) -> str:
@@ -79,24 +79,8 @@ def cmd_reproduce(args) -> int:
     return reproduce_main(args.rest)
 
 
-def cmd_authors(module: str):
-    """Delegate to an authors' tool (rlvr.nbtools, rlvr.site, rlvr.messages)."""
-    import importlib
-
-    return lambda args: importlib.import_module(f"rlvr.{module}").main(args.rest)
-
-
 DELEGATED = {  # sub-commands that parse their own options: name -> (handler, help); one line each
     "reproduce": (cmd_reproduce, N_("regenerate every figure of the lecture")),
-    "notebooks": (cmd_authors("nbtools"), N_("generate | check | strip | render | lint | translate the notebooks")),
-    "site": (
-        cmd_authors("site"),
-        N_("build the course as a static website under build/site/ (needs the [site] extra)"),
-    ),
-    "messages": (
-        cmd_authors("messages"),
-        N_("update | check the package's message catalogues (needs the [i18n] extra)"),
-    ),
 }
 SFT_HELP = {  # SFTConfig fields without a comment of their own on their line
     "seed": N_("seed of the warm-up (data and initial weights)"),

@@ -4,7 +4,7 @@ The language is the one chosen by `set_language` (the Chinese notebooks call `rl
 setup cell), else the environment variable RLVR_LANG, else the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG, as
 gettext reads them). Messages go through stdlib `gettext` with the compiled catalogue
 `rlvr/locale/<lang>/LC_MESSAGES/rlvr.mo` (its source `rlvr.po` is extracted from the package by Babel:
-`python -m rlvr messages update`). In code a learner-facing sentence is written whole, fields by name:
+`python -m coursetools messages update`). In code a learner-facing sentence is written whole, fields by name:
 
     from rlvr.i18n import _
     message = _("passed {n} of {total} cases.").format(n=passed, total=len(cases))

@@ -1,12 +1,12 @@
-"""The course as a website: `python -m rlvr site` builds a static site under build/site/, readable offline.
+"""The course as a website: `python -m coursetools site` builds a static site under build/site/, readable offline.
 
-Each solution notebook is executed by `rlvr.nbtools.execute_notebook` (full size, or fast mode with --fast) and handed
-to Sphinx with myst-nb (`nb_execution_mode = "off"`: nothing runs twice) and sphinx-book-theme, beside the README (the
-home page) and docs/*.md. Math is typeset by MathJax 3 copied into the site from the [site] extra
+Each solution notebook is executed by `coursetools.execute.execute_notebook` (full size, or fast mode with --fast) and
+handed to Sphinx with myst-nb (`nb_execution_mode = "off"`: nothing runs twice) and sphinx-book-theme, beside the README
+(the home page) and docs/*.md. Math is typeset by MathJax 3 copied into the site from the [site] extra
 (sphinx-mathjax-offline), so neither the build nor a reader's browser asks the network for anything. Widgets show the
 static PNG each panel attaches to its output. One site per language: build/site/en/, and build/site/zh_CN/ once the
 Chinese edition's files exist, with a switch on every page to the same page in the other language.
-Usage: ``python -m rlvr site [--fast] [--languages en zh_CN] [--out DIR] [--reuse]``.
+Usage: ``python -m coursetools site [--fast] [--languages en zh_CN] [--out DIR] [--reuse]``.
 """
 
 from __future__ import annotations
@@ -26,17 +26,10 @@ from pathlib import Path
 import nbformat
 
 from rlvr.options import output_folder
-from rlvr.nbtools import (
-    BEGIN_MARKER,
-    DEFAULT_RENDER_TIMEOUT,
-    END_MARKER,
-    MARKDOWN_MARKERS,
-    NOTEBOOK_PATTERN,
-    default_root,
-    execute_notebook,
-    read_notebook,
-    write_notebook,
-)
+
+from .execute import DEFAULT_RENDER_TIMEOUT, execute_notebook
+from .nbfile import BEGIN_MARKER, END_MARKER, MARKDOWN_MARKERS, read_notebook, write_notebook
+from .repo import NOTEBOOK_PATTERN, default_root
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FIGURE_TYPES = ("image/png", "image/svg+xml", "image/jpeg", "image/gif")
@@ -87,8 +80,8 @@ function splitQuery(query) {
 }
 """
 CONF_TEMPLATE = """\
-# Written by rlvr.site: the Sphinx settings of the {code} edition of the course website.
-from rlvr.site import sphinx_settings
+# Written by coursetools.site: the Sphinx settings of the {code} edition of the course website.
+from coursetools.site import sphinx_settings
 
 globals().update(sphinx_settings({settings!r}))
 """
@@ -119,7 +112,7 @@ ENGLISH_WORDS = {
     "notebooks": "Notebooks",
     "docs": "Notation and docs",
     "switch": "Language",
-    "your_answer": "**Your answer:**",  # the label of a written answer (nbtools.MARKDOWN_STUB), dropped on the page
+    "your_answer": "**Your answer:**",  # a written answer's label (nbfile.MARKDOWN_STUB), dropped on the page
     "search_bar": "Search...",  # the search box's placeholder
     "toggle_sidebar": "Toggle primary sidebar",
 }
@@ -351,7 +344,7 @@ def source_stamp(path: Path, fast: bool) -> str:
 
 
 def executed(path: Path, keep: Path, fast: bool, timeout: float, reuse: bool) -> nbformat.NotebookNode:
-    """The notebook with outputs: run by nbtools.execute_notebook, or (reuse) the copy kept by an earlier build."""
+    """The notebook with outputs: run by `execute_notebook`, or (reuse) the copy kept by an earlier build."""
     stamp_file = keep.with_suffix(".stamp")
     stamp = source_stamp(path, fast)
     if reuse and keep.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
@@ -574,7 +567,7 @@ def sphinx_settings(settings: dict) -> dict:
         "myst_enable_extensions": ["dollarmath", "amsmath", "colon_fence"],
         "myst_heading_anchors": 3,
         "myst_dmath_double_inline": True,  # $$...$$ inside a paragraph or list item, as Jupyter shows it
-        "nb_execution_mode": "off",  # executed by rlvr.nbtools before the build
+        "nb_execution_mode": "off",  # executed by coursetools.execute before the build
         "nb_render_markdown_format": "myst",  # a cell's Markdown output gets the same math as the narrative
         "nb_mime_priority_overrides": [("html", WIDGET_VIEW, None)],  # the static PNG, never an empty widget view
         "nb_ipywidgets_js": {},  # no widget manager from a CDN
@@ -640,8 +633,8 @@ def build(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for `python -m rlvr site`."""
-    parser = argparse.ArgumentParser(prog="python -m rlvr site", description=__doc__.splitlines()[0])
+    """The argument parser for `python -m coursetools site`."""
+    parser = argparse.ArgumentParser(prog="python -m coursetools site", description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=None, help="repository root (default: this checkout)")
     parser.add_argument("--out", type=output_folder, help="output folder (default: <root>/build/site)")
     parser.add_argument(
@@ -656,7 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m rlvr site`; returns the exit code."""
+    """Entry point of `python -m coursetools site`; returns the exit code."""
     args = build_parser().parse_args(argv)
     root = Path(args.root or default_root()).resolve()
     missing = [code for code in args.languages or [] if not has_edition(root, code)]
