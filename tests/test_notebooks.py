@@ -11,11 +11,11 @@ from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from coursetools import execute, lint, nbfile, notebooks, repo
+from rlvr.i18n import TRANSLATED  # the translated editions (coursetools.translate): they run like the English ones
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = repo.solution_paths(ROOT)
 STUDENTS = repo.student_paths(ROOT)
-TRANSLATED = ("zh_CN",)  # the translated editions (coursetools.translate): they run like the English ones
 TRANSLATED_SOLUTIONS = sorted(p for lang in TRANSLATED for p in (ROOT / "solutions" / lang).glob(repo.NOTEBOOK_PATTERN))
 TRANSLATED_STUDENTS = sorted(p for lang in TRANSLATED for p in (ROOT / "notebooks" / lang).glob(repo.NOTEBOOK_PATTERN))
 NOTEBOOK_TIMEOUT = 600

@@ -1,10 +1,10 @@
 """rlvr's own catalogue: what `rlvr` says to a learner (checker verdicts, panel status lines, figure titles,
 warnings, the CLI, the student notebooks' stubs), extracted by Babel and compiled for stdlib gettext (`rlvr.i18n`).
 
-`python -m coursetools messages update` extracts every `_()`, `N_()`, `ngettext()` and `NN_()` of the files in SOURCES
-with Babel's Python extractor, adds the CLI's option help (the comments on the config dataclasses' fields and their
-allowed values, read from the code as `rlvr.options` does), merges the template into
-`rlvr/locale/<lang>/LC_MESSAGES/rlvr.po` with Babel's Catalog.update (msgmerge semantics) and compiles `rlvr.mo`
+`python -m coursetools messages update` extracts every `_()`, `N_()`, `ngettext()` and `NN_()` of the files that use
+them (`sources()`: found, not listed) with Babel's Python extractor, adds the CLI's option help (the comments on the
+config dataclasses' fields and their allowed values, read from the code as `rlvr.options` does), merges the template
+into `rlvr/locale/<lang>/LC_MESSAGES/rlvr.po` with Babel's Catalog.update (msgmerge semantics) and compiles `rlvr.mo`
 beside it. `python -m coursetools messages check` fails on a fuzzy, untranslated or missing entry, a translation whose
 `{...}` or `%(...)s` fields differ from the English, and a committed .mo that is not the compiled .po.
 """
@@ -12,58 +12,43 @@ beside it. `python -m coursetools messages check` fails on a fuzzy, untranslated
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
-from rlvr.i18n import LOCALE_DIR
+from rlvr.i18n import LOCALE_DIR, TRANSLATED
 
 from .po import catalogue_text, compiled_mo, counts, course_catalogue, format_fields, merge, read_catalogue, short
 from .po import without_dates
 
 SHARED = Path(__file__).resolve().parents[1]  # the folder holding the packages rlvr and coursetools
+PACKAGES = ("rlvr", "coursetools")  # whose files may mark words (coursetools.nbfile: the student notebooks' stubs)
 DOMAIN = "rlvr"
-LANGUAGES = ("zh_CN",)
-SOURCES = (  # the modules whose learner-facing words go through rlvr.i18n (paths inside shared/)
-    "rlvr/argparse_words.py",
-    "rlvr/budget.py",
-    "rlvr/checks/compare.py",
-    "rlvr/checks/core.py",
-    "rlvr/checks/guard.py",
-    "rlvr/checks/nb01.py",
-    "rlvr/checks/nb02.py",
-    "rlvr/checks/nb03.py",
-    "rlvr/checks/nb04.py",
-    "rlvr/checks/nb05.py",
-    "rlvr/checks/nb06.py",
-    "rlvr/checks/ppo_step.py",
-    "rlvr/checks/step.py",
-    "rlvr/checks/wrong_groups.py",
-    "rlvr/cli.py",
-    "rlvr/experiments/bandit.py",
-    "rlvr/experiments/common.py",
-    "rlvr/experiments/gallery.py",
-    "rlvr/experiments/length_bias.py",
-    "rlvr/experiments/ppo_parts.py",
-    "rlvr/experiments/race.py",
-    "rlvr/experiments/thinking.py",
-    "rlvr/figures/bandit.py",
-    "rlvr/figures/gallery.py",
-    "rlvr/figures/length_bias.py",
-    "rlvr/figures/ppo_parts.py",
-    "rlvr/figures/race.py",
-    "rlvr/figures/thinking.py",
-    "rlvr/i18n.py",
-    "rlvr/options.py",
-    "rlvr/sft.py",
-    "rlvr/signals.py",
-    "rlvr/validation.py",
-    "rlvr/widgets.py",
-    "coursetools/nbfile.py",
-)
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "NN_": (1, 2)}
 PRINTF_FIELD = re.compile(r"%(?:\([^)]*\))?[sdr]")  # argparse's fields: %s, %r, %(name)s ("90% of" is none)
+
+
+def marks_words(path: Path) -> bool:
+    """True if the file calls a marker of rlvr.i18n (`_()`, `N_()`, `ngettext()`, `NN_()`) that it imports from
+    there, or defines (rlvr/i18n.py itself): a `_` of another origin does not count."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "i18n":
+            own |= {alias.asname or alias.name for alias in node.names}
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS.keys() & own
+        for node in ast.walk(tree)
+    )
+
+
+def sources(shared: Path = SHARED) -> list[str]:
+    """The files whose marked words make the catalogue, relative to shared/ (rlvr's first, each package's sorted):
+    found by `marks_words`, never listed by hand."""
+    paths = [path for package in PACKAGES for path in sorted((Path(shared) / package).rglob("*.py"))]
+    return [path.relative_to(shared).as_posix() for path in paths if marks_words(path)]
 
 
 def po_path(lang: str) -> Path:
@@ -89,12 +74,12 @@ def option_help() -> list[tuple[str, str, str]]:
 
 
 def template():
-    """The catalogue template: every marked text of SOURCES, then the CLI's option help."""
+    """The catalogue template: every marked text of the `sources()`, then the CLI's option help."""
     from babel.messages.catalog import Catalog
     from babel.messages.extract import extract_from_file
 
     catalog = Catalog(project="rlvr", version="0.1.0", fuzzy=False)
-    for relative in SOURCES:
+    for relative in sources():
         extracted = extract_from_file("python", str(SHARED / relative), keywords=KEYWORDS, comment_tags=("NOTE:",))
         for line, message, comments, context in extracted:
             catalog.add(message, locations=[(relative, line)], auto_comments=comments, context=context)
@@ -170,9 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m coursetools messages update | check [--lang zh_CN]`; returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m coursetools messages", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("update", "check"))
-    parser.add_argument("--lang", choices=LANGUAGES, action="append", help="a language (default: all)")
+    parser.add_argument("--lang", choices=TRANSLATED, action="append", help="a language (default: all)")
     args = parser.parse_args(argv)
-    languages = args.lang or list(LANGUAGES)
+    languages = args.lang or list(TRANSLATED)
     if args.command == "update":
         for lang in languages:
             path, changed = update(lang)

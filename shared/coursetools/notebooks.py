@@ -15,11 +15,13 @@ from pathlib import Path
 
 import nbformat
 
+from rlvr.i18n import TRANSLATED
 from rlvr.options import output_folder
 
 from .execute import DEFAULT_RENDER_TIMEOUT, execute_notebook, to_html, to_text
 from .lint import lint_notebook
 from .nbfile import MarkerError, clean_notebook, is_clean, make_student, read_notebook, serialize, write_notebook
+from .po import DEFAULT_LANGUAGE
 from .repo import default_root, relative, solution_paths, student_paths
 
 PROG = "python -m coursetools notebooks"
@@ -242,7 +244,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
             command.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all chosen ones)")
         if name in ("render", "lint"):
             command.add_argument("--which", choices=("solutions", "notebooks", "all"), default="solutions")
-    commands.choices["translate"].add_argument("--lang", default="zh_CN", choices=("zh_CN",), help="the language")
+    translate = commands.choices["translate"]
+    translate.add_argument("--lang", default=DEFAULT_LANGUAGE, choices=TRANSLATED, help="the language")
     render_command = commands.choices["render"]
     render_command.add_argument("--timeout", type=float, default=DEFAULT_RENDER_TIMEOUT, help="seconds per notebook")
     render_command.add_argument("--out", type=output_folder, help="output folder (default: <root>/build)")

@@ -7,7 +7,9 @@ from __future__ import annotations
 import io
 import re
 
-DEFAULT_LANGUAGE = "zh_CN"
+from rlvr.i18n import TRANSLATED
+
+DEFAULT_LANGUAGE = TRANSLATED[0]  # the language of a catalogue read without naming one
 PO_WIDTH = 100_000  # no wrapping (msgmerge --no-wrap): a msgid's lines are its English lines, `#| msgid` one line
 
 

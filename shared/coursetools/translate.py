@@ -29,12 +29,13 @@ from pathlib import Path
 
 import nbformat
 
+from rlvr.i18n import TRANSLATED
+
 from .nbfile import BEGIN_MARKER, END_MARKER, make_student, serialize, write_notebook
 from .po import DEFAULT_LANGUAGE, catalogue_text, counts, course_catalogue, format_fields, merge, read_catalogue, short
 from .po import without_dates
 from .repo import relative
 
-LANGUAGES = ("zh_CN",)  # the languages with catalogues (English is the source)
 LIST_FILE = "NOTEBOOKS"  # i18n/<lang>/NOTEBOOKS: the notebooks whose translation is complete, one stem per line
 DOCS_FILE = "DOCS"  # i18n/<lang>/DOCS: the docs/*.md pages whose translation is complete (docs/<lang>/<stem>.md)
 SKIPPED_COMMENTS = (BEGIN_MARKER, END_MARKER)  # a code cell's solution markers are no prose
@@ -540,7 +541,7 @@ def translation_problems(root: Path) -> list[str]:
     translated notebooks missing, out of date, or not listed (empty list when all is well)."""
     root = Path(root)
     problems = []
-    for lang in LANGUAGES:
+    for lang in TRANSLATED:
         listed = listed_notebooks(root, lang)
         for stem in listed:
             found = catalogue_problems(root, lang, stem)

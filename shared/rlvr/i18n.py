@@ -39,7 +39,9 @@ from pathlib import Path
 DOMAIN = "rlvr"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 LANG_ENV = "RLVR_LANG"
-LANGUAGES = ("en", "zh_CN")  # English is the source: it has no catalogue
+LANGUAGES = ("en", "zh_CN")  # the course's languages, the one list (coursetools reads it too); the first is the source
+SOURCE_LANGUAGE = LANGUAGES[0]  # English: the notebooks and the code are written in it, it has no catalogue
+TRANSLATED = LANGUAGES[1:]  # each has catalogues: rlvr/locale/<lang>/ (the package's) and i18n/<lang>/ (the notebooks')
 ALIASES = {"zh": "zh_CN", "zh_hans": "zh_CN", "zh_cn": "zh_CN", "zh_sg": "zh_CN", "en": "en", "c": "en", "posix": "en"}
 CJK_FAMILIES = (  # families matplotlib may find on a system, tried in this order when the [zh] extra is missing
     "Noto Sans CJK SC",
