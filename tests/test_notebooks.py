@@ -55,9 +55,10 @@ def test_student_notebook_matches_its_solution(path):
         return
     student_path = ROOT / "notebooks" / path.name
     assert nbfile.is_clean(nbfile.read_notebook(path)) == []
-    assert student_path.exists(), f"{student_path.name} missing: run `python -m rlvr notebooks generate`"
+    assert student_path.exists(), f"{student_path.name} missing: run `python -m coursetools notebooks generate`"
     expected = nbfile.serialize(nbfile.make_student(nbfile.read_notebook(path), path.name))
-    assert student_path.read_text(encoding="utf-8") == expected, "out of date: run `python -m rlvr notebooks generate`"
+    fix = "run `python -m coursetools notebooks generate`"
+    assert student_path.read_text(encoding="utf-8") == expected, f"out of date: {fix}"
 
 
 @pytest.mark.parametrize(
