@@ -21,7 +21,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from rlvr.cli import json_safe
+from rlvr.options import json_safe
 
 
 def arm(steps: int, batch_size: int, lr: float = 1e-3, min_lr_ratio: float = 0.1) -> dict:

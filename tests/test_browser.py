@@ -391,9 +391,9 @@ SHOWS_GLYPH_JS = """(ch) => {
 
 def chinese_title() -> str:
     """The Chinese notebook's first heading, from its catalogue (what the page must show)."""
-    from rlvr import nbtranslate
+    from coursetools import po
 
-    catalog = nbtranslate.read_catalogue(ROOT / "i18n" / "zh_CN" / f"{CHINESE.stem}.po")
+    catalog = po.read_catalogue(ROOT / "i18n" / "zh_CN" / f"{CHINESE.stem}.po")
     return next(m.string for m in catalog if m.id and m.id.startswith("06 "))
 
 

@@ -261,11 +261,11 @@ def test_in_a_jupyter_kernel_a_sleeping_function_stops_and_the_kernel_stays_usab
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from rlvr import nbtools
+    from coursetools import execute
 
     path = tmp_path / "limits.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell(c) for c in KERNEL_CELLS]), str(path))
-    nb = nbtools.execute_notebook(path, fast=True, strict=False, timeout=120)
+    nb = execute.execute_notebook(path, fast=True, strict=False, timeout=120)
     texts = ["".join(out.get("text", "") for out in cell.outputs) for cell in nb.cells]
     assert "main thread: True" in texts[0]
     assert "did not finish within 1 s" in texts[1] and "took 1 s" in texts[1]

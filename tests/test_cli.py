@@ -122,9 +122,22 @@ def test_output_paths_name_what_is_wrong(tmp_path, capsys, no_training):
     missing = tmp_path / "missing" / "x.json"
     assert assert_usage_error(["train", "--json", str(missing)], capsys).endswith("does not exist")
     assert not missing.parent.exists()
+
+
+def test_the_learner_s_command_line_offers_none_of_the_authors_tools(capsys):
+    from coursetools.cli import COMMANDS
+
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["notebooks", "render", "--out", str(tmp_path / "a-file")])
-    assert exit_info.value.code == 2 and capsys.readouterr().err.strip().endswith("is a file, not a folder")
+        cli.main(["--help"])
+    assert exit_info.value.code == 0
+    offered = set(cli.build_parser()._subparsers._group_actions[0].choices)
+    assert {"sft", "train", "reproduce"} <= offered and offered.isdisjoint(COMMANDS)
+    help_text = capsys.readouterr().out
+    assert [name for name in COMMANDS if name in help_text] == []
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["notebooks", "check"])  # moved to `python -m coursetools notebooks check`
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "invalid choice: 'notebooks'" in err and "Traceback" not in err
 
 
 def test_config_errors_name_field_value_and_range(capsys, no_training):

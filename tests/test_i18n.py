@@ -1,5 +1,6 @@
-"""The package in Chinese (rlvr.i18n, rlvr.messages): how the language is chosen, the compiled catalogue shipped with
-the package, checker verdicts, panel lines, figures and the CLI in Chinese, and a CJK font with no missing glyph."""
+"""The package in Chinese (rlvr.i18n, coursetools.messages): how the language is chosen, the compiled catalogue shipped
+with the package, checker verdicts, panel lines, figures and the CLI in Chinese, and a CJK font with no missing
+glyph."""
 
 import argparse
 import fnmatch
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rlvr import i18n, messages
+from coursetools import messages
+from rlvr import i18n
 
 ROOT = Path(__file__).resolve().parents[1]
 MO = Path(i18n.LOCALE_DIR) / "zh_CN" / "LC_MESSAGES" / "rlvr.mo"
@@ -91,12 +93,49 @@ def test_the_mo_file_is_package_data():
     assert MO.exists() and any(fnmatch.fnmatch(relative, pattern) for pattern in patterns)
 
 
+def test_the_course_s_languages_are_listed_once_in_rlvr_i18n():
+    """The site's editions, the catalogues checked and the translated notebooks all follow rlvr.i18n.LANGUAGES; no other
+    module of rlvr or coursetools defines a LANGUAGES of its own."""
+    import ast
+
+    from coursetools import site
+
+    assert tuple(site.EDITIONS) == i18n.LANGUAGES and i18n.LANGUAGES[0] == i18n.SOURCE_LANGUAGE == "en"
+    assert all(set(site.ENGLISH_WORDS) <= set(site.EDITIONS[code].words) for code in i18n.LANGUAGES)
+    for code in i18n.TRANSLATED:
+        assert (Path(i18n.LOCALE_DIR) / code / "LC_MESSAGES" / "rlvr.po").exists() and (ROOT / "i18n" / code).is_dir()
+    defined = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "shared").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "LANGUAGES" for t in node.targets)
+    ]
+    assert defined == ["shared/rlvr/i18n.py"]
+
+
 def test_every_argparse_word_is_argparse_s_own():
     source = Path(argparse.__file__).read_text()
     from rlvr.argparse_words import PLURALS, WORDS
 
     missing = [w for w in WORDS if repr(w)[1:-1] not in source and w != "optional arguments"]
     assert missing == [] and all(repr(s)[1:-1] in source for pair in PLURALS for s in pair)
+
+
+def test_the_message_sources_are_found_not_listed(tmp_path):
+    found = messages.sources()
+    assert {"rlvr/checks/nb06.py", "rlvr/figures/gallery.py", "rlvr/cli.py", "coursetools/nbfile.py"} <= set(found)
+    assert "coursetools/site.py" not in found and "rlvr/model.py" not in found  # `_` as a throwaway name; no words
+    for package in messages.PACKAGES:
+        (tmp_path / package / "sub").mkdir(parents=True)
+    planted = {
+        "rlvr/sub/marked.py": "from rlvr.i18n import N_\nWORDS = (N_('a title'),)\n",
+        "rlvr/relative.py": "from .i18n import _\n\ndef f():\n    return _('a verdict')\n",
+        "rlvr/unpacked.py": "first, _ = 'a b'.split()\n",
+        "coursetools/other_gettext.py": "import gettext\n_ = gettext.gettext\nprint(_('not ours'))\n",
+    }
+    for relative, text in planted.items():
+        (tmp_path / relative).write_text(text)
+    assert messages.sources(tmp_path) == ["rlvr/relative.py", "rlvr/sub/marked.py"]
 
 
 def test_a_translation_that_drops_a_field_is_a_problem():

@@ -4,7 +4,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from rlvr import nblint, nbtools
+from coursetools import lint, nbfile
 
 
 def notebook(*cells) -> nbformat.NotebookNode:
@@ -47,13 +47,13 @@ PLANTED = {  # a kind of finding -> (a cell that has it, words its message must 
 
 
 def test_a_clean_notebook_has_no_findings():
-    assert nblint.lint_notebook(CLEAN, "clean") == []
+    assert lint.lint_notebook(CLEAN, "clean") == []
 
 
 @pytest.mark.parametrize("kind", PLANTED)
 def test_each_planted_case_is_flagged_with_its_cell(kind):
     cell, words = PLANTED[kind]
-    findings = nblint.lint_notebook(notebook(cell), "planted")
+    findings = lint.lint_notebook(notebook(cell), "planted")
     assert findings and all(f.startswith("planted, cell 1:") for f in findings), findings
     assert any(words in f for f in findings), findings
 
@@ -61,10 +61,10 @@ def test_each_planted_case_is_flagged_with_its_cell(kind):
 def test_a_cell_can_allow_a_rule_by_name():
     cell = printed("loss nan after step 12")
     cell.metadata["lint_allow"] = ["nan"]
-    assert nblint.lint_notebook(notebook(cell), "allowed") == []
+    assert lint.lint_notebook(notebook(cell), "allowed") == []
 
 
 def test_markdown_solution_markers_in_comments_are_replaced_for_students():
     source = "Before.\n<!-- BEGIN SOLUTION -->\nThe answer.\n<!-- END SOLUTION -->"
-    student = nbtools.replace_regions(source, "markdown")
+    student = nbfile.replace_regions(source, "markdown")
     assert "The answer" not in student and "Your answer" in student and student.startswith("Before.")

@@ -4,7 +4,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from rlvr import nbtools
+from coursetools import execute, nbfile, notebooks
 
 INDENTED_SOLUTION = """def double(x):
     \"\"\"Twice x.\"\"\"
@@ -71,12 +71,12 @@ def write_repo(root, nb=None, name="01_demo.ipynb"):
 
 
 def test_code_region_is_replaced_keeping_indentation():
-    student = nbtools.make_student(solution_notebook())
+    student = nbfile.make_student(solution_notebook())
     assert student.cells[1].source == INDENTED_STUDENT
 
 
 def test_several_regions_in_one_cell_are_replaced():
-    source = nbtools.make_student(solution_notebook()).cells[2].source
+    source = nbfile.make_student(solution_notebook()).cells[2].source
     lines = source.split("\n")
     assert lines == [
         "# YOUR CODE HERE",
@@ -89,7 +89,7 @@ def test_several_regions_in_one_cell_are_replaced():
 
 
 def test_markdown_region_becomes_an_answer_placeholder():
-    source = nbtools.make_student(solution_notebook()).cells[3].source
+    source = nbfile.make_student(solution_notebook()).cells[3].source
     assert "scale-free" not in source
     assert source.endswith("**Your answer:** _write your answer here_")
     assert source.startswith("**Question:**")
@@ -97,7 +97,7 @@ def test_markdown_region_becomes_an_answer_placeholder():
 
 def test_cells_without_markers_and_cell_ids_are_kept():
     solution = solution_notebook()
-    student = nbtools.make_student(solution)
+    student = nbfile.make_student(solution)
     assert [cell.id for cell in student.cells] == [cell.id for cell in solution.cells]
     assert student.cells[4].source == solution.cells[4].source
     assert "BEGIN SOLUTION" in solution.cells[1].source  # the input is not modified
@@ -114,8 +114,8 @@ def test_cells_without_markers_and_cell_ids_are_kept():
 def test_unbalanced_markers_name_the_notebook_and_cell(source, problem):
     nb = solution_notebook()
     nb.cells.append(new_code_cell(source))
-    with pytest.raises(nbtools.MarkerError, match=problem) as error:
-        nbtools.make_student(nb, "01_demo.ipynb")
+    with pytest.raises(nbfile.MarkerError, match=problem) as error:
+        nbfile.make_student(nb, "01_demo.ipynb")
     assert "01_demo.ipynb, cell 5" in str(error.value)
 
 
@@ -123,7 +123,7 @@ def test_unbalanced_markers_name_the_notebook_and_cell(source, problem):
 
 
 def test_is_clean_detects_outputs_counts_widgets_and_timing():
-    problems = " | ".join(nbtools.is_clean(dirty(solution_notebook())))
+    problems = " | ".join(nbfile.is_clean(dirty(solution_notebook())))
     assert "cell 4 has outputs" in problems
     assert "cell 4 has an execution count" in problems
     assert "metadata.widgets" in problems
@@ -131,14 +131,14 @@ def test_is_clean_detects_outputs_counts_widgets_and_timing():
 
 
 def test_clean_notebook_is_clean_and_keeps_tags():
-    cleaned = nbtools.clean_notebook(dirty(solution_notebook()))
-    assert nbtools.is_clean(cleaned) == []
+    cleaned = nbfile.clean_notebook(dirty(solution_notebook()))
+    assert nbfile.is_clean(cleaned) == []
     assert cleaned.cells[4].metadata["tags"] == ["keep-me"]
 
 
 def test_student_notebook_is_clean_and_valid():
-    student = nbtools.make_student(dirty(solution_notebook()))
-    assert nbtools.is_clean(student) == []
+    student = nbfile.make_student(dirty(solution_notebook()))
+    assert nbfile.is_clean(student) == []
     assert (student.nbformat, student.nbformat_minor) == (4, 5)
     nbformat.validate(student)
 
@@ -148,8 +148,8 @@ def test_cells_without_ids_get_deterministic_ones():
     for cell in nb.cells:
         del cell["id"]
     nb.nbformat_minor = 4
-    first = nbtools.serialize(nbtools.make_student(nb))
-    second = nbtools.serialize(nbtools.make_student(nb))
+    first = nbfile.serialize(nbfile.make_student(nb))
+    second = nbfile.serialize(nbfile.make_student(nb))
     assert first == second
     nbformat.validate(nbformat.reads(first, as_version=4))
 
@@ -157,9 +157,9 @@ def test_cells_without_ids_get_deterministic_ones():
 def test_strip_cleans_files_in_place(tmp_path):
     path = tmp_path / "x.ipynb"
     nbformat.write(dirty(solution_notebook()), str(path))
-    assert nbtools.strip([path]) == [path]
-    assert nbtools.is_clean(nbtools.read_notebook(path)) == []
-    assert nbtools.strip([path]) == []
+    assert notebooks.strip([path]) == [path]
+    assert nbfile.is_clean(nbfile.read_notebook(path)) == []
+    assert notebooks.strip([path]) == []
 
 
 # ----------------------------------------------------------------------------- generate and check
@@ -167,47 +167,47 @@ def test_strip_cleans_files_in_place(tmp_path):
 
 def test_generate_writes_student_notebooks_byte_identically(tmp_path):
     write_repo(tmp_path)
-    assert nbtools.main(["generate", "--root", str(tmp_path)]) == 0
+    assert notebooks.main(["generate", "--root", str(tmp_path)]) == 0
     student = tmp_path / "notebooks" / "01_demo.ipynb"
     first = student.read_bytes()
-    assert nbtools.main(["generate", "--root", str(tmp_path)]) == 0
+    assert notebooks.main(["generate", "--root", str(tmp_path)]) == 0
     assert student.read_bytes() == first
-    assert nbtools.check_repo(tmp_path) == []
-    assert nbtools.main(["check", "--root", str(tmp_path)]) == 0
+    assert notebooks.check_repo(tmp_path) == []
+    assert notebooks.main(["check", "--root", str(tmp_path)]) == 0
 
 
 def test_expected_students_matches_generated_files(tmp_path):
     write_repo(tmp_path)
-    nbtools.generate(tmp_path)
-    expected = nbtools.expected_students(tmp_path)
+    notebooks.generate(tmp_path)
+    expected = notebooks.expected_students(tmp_path)
     assert list(expected) == [tmp_path / "notebooks" / "01_demo.ipynb"]
     for path, nb in expected.items():
-        assert path.read_text(encoding="utf-8") == nbtools.serialize(nb)
+        assert path.read_text(encoding="utf-8") == nbfile.serialize(nb)
 
 
 def test_check_fails_when_a_student_notebook_drifts(tmp_path, capsys):
     write_repo(tmp_path)
-    nbtools.generate(tmp_path)
+    notebooks.generate(tmp_path)
     student = tmp_path / "notebooks" / "01_demo.ipynb"
-    nb = nbtools.read_notebook(student)
+    nb = nbfile.read_notebook(student)
     nb.cells[4].source = "print('edited by hand')"
     nbformat.write(nb, str(student))
-    assert nbtools.main(["check", "--root", str(tmp_path)]) == 1
+    assert notebooks.main(["check", "--root", str(tmp_path)]) == 1
     assert "notebooks/01_demo.ipynb: differs" in capsys.readouterr().out
 
 
 def test_check_fails_on_missing_and_extra_student_notebooks(tmp_path):
     write_repo(tmp_path)
     nbformat.write(new_notebook(), str(tmp_path / "notebooks" / "02_orphan.ipynb"))
-    problems = " | ".join(nbtools.check_repo(tmp_path))
+    problems = " | ".join(notebooks.check_repo(tmp_path))
     assert "notebooks/01_demo.ipynb: missing" in problems
     assert "notebooks/02_orphan.ipynb: has no solution" in problems
 
 
 def test_check_fails_on_outputs_in_a_solution_notebook(tmp_path, capsys):
     write_repo(tmp_path, dirty(solution_notebook()))
-    nbtools.generate(tmp_path)
-    assert nbtools.main(["check", "--root", str(tmp_path)]) == 1
+    notebooks.generate(tmp_path)
+    assert notebooks.main(["check", "--root", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "solutions/01_demo.ipynb: cell 4 has outputs" in out
     assert "solutions/01_demo.ipynb: widget state" in out
@@ -218,10 +218,34 @@ def test_generate_reports_unbalanced_markers(tmp_path, capsys):
     nb = solution_notebook()
     nb.cells.append(new_code_cell("### BEGIN SOLUTION\nx = 1"))
     write_repo(tmp_path, nb)
-    assert nbtools.main(["generate", "--root", str(tmp_path)]) == 1
+    assert notebooks.main(["generate", "--root", str(tmp_path)]) == 1
     assert "01_demo.ipynb, cell 5" in capsys.readouterr().err
-    problems = nbtools.check_repo(tmp_path)
+    problems = notebooks.check_repo(tmp_path)
     assert len(problems) == 1 and "01_demo.ipynb, cell 5" in problems[0]
+
+
+def test_a_render_folder_that_is_a_file_is_a_usage_error_before_anything_runs(tmp_path, capsys):
+    from coursetools import cli
+
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["notebooks", "render", "--out", str(tmp_path / "a-file")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.strip().endswith("is a file, not a folder") and "Traceback" not in err
+
+
+def test_python_m_coursetools_dispatches_every_command_with_its_own_options(capsys):
+    from coursetools import cli
+
+    for name in cli.COMMANDS:
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main([name, "--help"])
+        assert exit_info.value.code == 0, name
+        usage = capsys.readouterr().out.split("\n")[0]
+        assert usage.startswith(f"usage: python -m coursetools {name}"), usage
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["sft"])  # the learner's command is not here
+    assert exit_info.value.code == 2 and "invalid choice: 'sft'" in capsys.readouterr().err
 
 
 def test_text_view_holds_sources_printed_text_markdown_tables_and_errors():
@@ -239,7 +263,7 @@ def test_text_view_holds_sources_printed_text_markdown_tables_and_errors():
         new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure size 640x480>"}),
         new_output("error", ename="ValueError", evalue="bad shape", traceback=[]),
     ]
-    text = nbtools.to_text(new_notebook(cells=[new_markdown_cell("We measure **79%**."), code]))
+    text = execute.to_text(new_notebook(cells=[new_markdown_cell("We measure **79%**."), code]))
     assert text.index("===== cell 0 [markdown] =====") < text.index("We measure **79%**.")
     assert text.index("===== cell 1 [code] =====") < text.index("print(1)") < text.index("accuracy 78.8%")
     assert "| a | 94% |" in text and "Markdown object" not in text  # the table, not its repr

@@ -1,5 +1,5 @@
-"""Translated notebooks (rlvr.nbtranslate): segmentation, catalogues merged with msgmerge semantics, the build, and the
-check that fails on a fuzzy or untranslated entry and on a translated notebook out of date."""
+"""Translated notebooks (coursetools.translate): segmentation, catalogues merged with msgmerge semantics, the build, and
+the check that fails on a fuzzy or untranslated entry and on a translated notebook out of date."""
 
 import ast
 from pathlib import Path
@@ -8,8 +8,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from rlvr import nbtools
-from rlvr import nbtranslate as t
+from coursetools import nbfile, notebooks, repo
+from coursetools import translate as t
+from coursetools.po import catalogue_text, merge, read_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,7 +89,7 @@ def test_an_identity_translation_gives_back_the_source():
     assert t.translate_code(CODE, identity(t.code_segments, CODE), "here") == CODE
 
 
-@pytest.mark.parametrize("path", nbtools.solution_paths(ROOT), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", repo.solution_paths(ROOT), ids=lambda p: p.name)
 def test_every_solution_notebook_survives_an_identity_translation(path):
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
@@ -193,8 +194,8 @@ def tiny_repo(root: Path, paragraph: str = "The model learns in a few steps.") -
     (root / "solutions").mkdir(exist_ok=True)
     (root / "notebooks").mkdir(exist_ok=True)
     path = root / "solutions" / "01_tiny.ipynb"
-    nbformat.write(nbtools.clean_notebook(new_notebook(cells=cells)), str(path))
-    nbtools.generate(root)
+    nbformat.write(nbfile.clean_notebook(new_notebook(cells=cells)), str(path))
+    notebooks.generate(root)
     (root / "i18n" / "zh_CN").mkdir(parents=True, exist_ok=True)
     (root / "i18n" / "zh_CN" / "NOTEBOOKS").write_text("# complete catalogues\n01_tiny\n")
     return path
@@ -202,11 +203,11 @@ def tiny_repo(root: Path, paragraph: str = "The model learns in a few steps.") -
 
 def fill(po: Path, strings: dict) -> None:
     """Give a catalogue's entries the translations in `strings` (fuzzy ones stay fuzzy unless cleared)."""
-    catalog = t.read_catalogue(po)
+    catalog = read_catalogue(po)
     for message in catalog:
         if message.id in strings:
             message.string = strings[message.id]
-    po.write_text(t.catalogue_text(catalog), encoding="utf-8")
+    po.write_text(catalogue_text(catalog), encoding="utf-8")
 
 
 def test_translate_writes_the_chinese_notebooks_and_check_passes(tmp_path):
@@ -223,7 +224,7 @@ def test_translate_writes_the_chinese_notebooks_and_check_passes(tmp_path):
     assert solution.cells[1].source == 'import rlvr\nrlvr.set_language("zh_CN")\nSTEPS = 3  # 运行的步数'
     assert "它翻倍。" in solution.cells[2].source and "它翻倍。" not in student.cells[2].source
     assert "raise NotImplementedError" in student.cells[3].source
-    assert nbtools.check_repo(tmp_path) == []
+    assert notebooks.check_repo(tmp_path) == []
 
 
 def test_an_english_edit_makes_the_entry_fuzzy_and_the_check_fail_until_it_is_translated(tmp_path):
@@ -234,23 +235,23 @@ def test_an_english_edit_makes_the_entry_fuzzy_and_the_check_fail_until_it_is_tr
     assert t.translate(tmp_path, "zh_CN", [path])[1] == []
 
     tiny_repo(tmp_path, paragraph="The model learns in a few more steps.")  # the planted English edit
-    problems = nbtools.check_repo(tmp_path)
+    problems = notebooks.check_repo(tmp_path)
     assert any("not in the catalogue" in p and "a few more steps" in p for p in problems)
     report, errors = t.translate(tmp_path, "zh_CN", [path])
     assert errors and "fuzzy" in errors[0]
-    message = t.read_catalogue(po).get("The model learns in a few more steps.")
+    message = read_catalogue(po).get("The model learns in a few more steps.")
     assert message.fuzzy and message.previous_id == ["The model learns in a few steps."]
     assert message.string == "模型几步就学会了。"  # the old translation, for the translator to update
     assert '#| msgid "The model learns in a few steps."' in po.read_text(encoding="utf-8")
-    assert any("fuzzy entry" in p for p in nbtools.check_repo(tmp_path))
+    assert any("fuzzy entry" in p for p in notebooks.check_repo(tmp_path))
 
-    catalog = t.read_catalogue(po)
+    catalog = read_catalogue(po)
     catalog.get("The model learns in a few more steps.").flags.discard("fuzzy")
     catalog.get("The model learns in a few more steps.").string = "模型再多几步就学会了。"
-    po.write_text(t.catalogue_text(catalog), encoding="utf-8")
-    assert any("out of date" in p for p in nbtools.check_repo(tmp_path))  # the notebook is not rebuilt yet
+    po.write_text(catalogue_text(catalog), encoding="utf-8")
+    assert any("out of date" in p for p in notebooks.check_repo(tmp_path))  # the notebook is not rebuilt yet
     assert t.translate(tmp_path, "zh_CN", [path])[1] == []
-    assert nbtools.check_repo(tmp_path) == []
+    assert notebooks.check_repo(tmp_path) == []
 
 
 def test_a_chinese_notebook_not_listed_is_a_problem(tmp_path):
@@ -259,7 +260,7 @@ def test_a_chinese_notebook_not_listed_is_a_problem(tmp_path):
     fill(tmp_path / "i18n" / "zh_CN" / "01_tiny.po", ZH)
     t.translate(tmp_path, "zh_CN", [path])
     (tmp_path / "i18n" / "zh_CN" / "NOTEBOOKS").write_text("")
-    assert nbtools.check_repo(tmp_path) == [
+    assert notebooks.check_repo(tmp_path) == [
         "solutions/zh_CN/01_tiny.ipynb: not listed in i18n/zh_CN/NOTEBOOKS",
         "notebooks/zh_CN/01_tiny.ipynb: not listed in i18n/zh_CN/NOTEBOOKS",
     ]
@@ -272,7 +273,7 @@ def test_an_unlisted_notebook_gets_its_catalogue_and_no_notebook(tmp_path):
     assert errors == [] and "no notebook written" in report[1]
     assert "0 translated, 0 fuzzy, 5 untranslated" in report[0]
     assert not (tmp_path / "solutions" / "zh_CN").exists()
-    assert nbtools.check_repo(tmp_path) == []
+    assert notebooks.check_repo(tmp_path) == []
 
 
 def test_rewriting_an_unchanged_catalogue_changes_nothing(tmp_path):
@@ -285,9 +286,9 @@ def test_rewriting_an_unchanged_catalogue_changes_nothing(tmp_path):
 
 def test_every_notebook_has_a_catalogue():
     """Translators start from these; an unlisted one may lag behind its English (translate merges it again)."""
-    for path in nbtools.solution_paths(ROOT):
+    for path in repo.solution_paths(ROOT):
         po = t.catalogue_path(ROOT, "zh_CN", path)
-        assert po.exists(), f"{po.name} missing: run `python -m rlvr notebooks translate`"
+        assert po.exists(), f"{po.name} missing: run `python -m coursetools notebooks translate`"
 
 
 def test_a_previous_msgid_survives_reading_and_writing(tmp_path):
@@ -297,15 +298,15 @@ def test_a_previous_msgid_survives_reading_and_writing(tmp_path):
     catalog.add("The new English.", string="旧的中文。", flags=["fuzzy"], previous_id=[long_english])
     catalog.add("Untouched.", string="不变。")
     po = tmp_path / "x.po"
-    po.write_text(t.catalogue_text(catalog), encoding="utf-8")
-    again = t.read_catalogue(po)
+    po.write_text(catalogue_text(catalog), encoding="utf-8")
+    again = read_catalogue(po)
     assert again.get("The new English.").previous_id == [long_english]
     assert again.get("The new English.").user_comments == []
-    assert t.catalogue_text(again) == po.read_text(encoding="utf-8")
+    assert catalogue_text(again) == po.read_text(encoding="utf-8")
     again.get("The new English.").flags.discard("fuzzy")
-    po.write_text(t.catalogue_text(again), encoding="utf-8")
+    po.write_text(catalogue_text(again), encoding="utf-8")
     assert "#|" in po.read_text(encoding="utf-8")  # Babel still writes it while previous_id is set ...
-    assert "#|" not in t.catalogue_text(t.read_catalogue(po))  # ... and it goes once the entry is not fuzzy
+    assert "#|" not in catalogue_text(read_catalogue(po))  # ... and it goes once the entry is not fuzzy
 
 
 def test_an_english_text_that_comes_back_gets_its_old_translation_back():
@@ -314,11 +315,11 @@ def test_an_english_text_that_comes_back_gets_its_old_translation_back():
     catalog.add("Old English.", string="旧的中文。")
     without = t.new_catalogue("x", None)
     without.add("Something else entirely, about bananas.")
-    catalog = t.merge(without, catalog, "x")
+    catalog = merge(without, catalog)
     assert "Old English." in catalog.obsolete and catalog.get("Old English.") is None
     again = t.new_catalogue("x", None)
     again.add("Old English.")
-    catalog = t.merge(again, catalog, "x")
+    catalog = merge(again, catalog)
     assert catalog.get("Old English.").string == "旧的中文。" and not catalog.get("Old English.").fuzzy
 
 
@@ -340,12 +341,12 @@ def test_a_docs_page_is_translated_linked_from_the_notebooks_and_kept_in_step(tm
     assert (tmp_path / "docs" / "zh_CN" / "notation.md").read_text(encoding="utf-8") == "# 记号\n\n这些符号。\n"
     solution = nbformat.read(str(tmp_path / "solutions" / "zh_CN" / "01_tiny.ipynb"), as_version=4)
     assert "见[记号](../../docs/zh_CN/notation.md)。" in solution.cells[0].source
-    assert nbtools.check_repo(tmp_path) == []
+    assert notebooks.check_repo(tmp_path) == []
 
     page.write_text("# Notation\n\nThe symbols we use.\n", encoding="utf-8")  # the planted English edit
-    assert any("notation.po" in p and "The symbols we use." in p for p in nbtools.check_repo(tmp_path))
+    assert any("notation.po" in p and "The symbols we use." in p for p in notebooks.check_repo(tmp_path))
     (tmp_path / "docs" / "zh_CN" / "stray.md").write_text("x")
-    assert any("stray.md: not listed in i18n/zh_CN/DOCS" in p for p in nbtools.check_repo(tmp_path))
+    assert any("stray.md: not listed in i18n/zh_CN/DOCS" in p for p in notebooks.check_repo(tmp_path))
 
 
 def test_a_text_block_is_an_entry_and_other_fenced_code_is_not():

@@ -10,18 +10,14 @@ import pytest
 from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
-from rlvr import nblint, nbtools
+from coursetools import execute, lint, nbfile, notebooks, repo
+from rlvr.i18n import TRANSLATED  # the translated editions (coursetools.translate): they run like the English ones
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = nbtools.solution_paths(ROOT)
-STUDENTS = nbtools.student_paths(ROOT)
-TRANSLATED = ("zh_CN",)  # the translated editions (rlvr.nbtranslate): they run like the English ones
-TRANSLATED_SOLUTIONS = sorted(
-    p for lang in TRANSLATED for p in (ROOT / "solutions" / lang).glob(nbtools.NOTEBOOK_PATTERN)
-)
-TRANSLATED_STUDENTS = sorted(
-    p for lang in TRANSLATED for p in (ROOT / "notebooks" / lang).glob(nbtools.NOTEBOOK_PATTERN)
-)
+SOLUTIONS = repo.solution_paths(ROOT)
+STUDENTS = repo.student_paths(ROOT)
+TRANSLATED_SOLUTIONS = sorted(p for lang in TRANSLATED for p in (ROOT / "solutions" / lang).glob(repo.NOTEBOOK_PATTERN))
+TRANSLATED_STUDENTS = sorted(p for lang in TRANSLATED for p in (ROOT / "notebooks" / lang).glob(repo.NOTEBOOK_PATTERN))
 NOTEBOOK_TIMEOUT = 600
 
 
@@ -49,7 +45,7 @@ def assert_folder_has_no_notebooks(folder):
 def test_notebook_folders_exist_and_check_passes():
     assert (ROOT / "solutions").is_dir()
     assert (ROOT / "notebooks").is_dir()
-    assert nbtools.check_repo(ROOT) == []
+    assert notebooks.check_repo(ROOT) == []
 
 
 @pytest.mark.parametrize("path", notebook_params(SOLUTIONS))
@@ -58,10 +54,11 @@ def test_student_notebook_matches_its_solution(path):
         assert_folder_has_no_notebooks(ROOT / "solutions")
         return
     student_path = ROOT / "notebooks" / path.name
-    assert nbtools.is_clean(nbtools.read_notebook(path)) == []
-    assert student_path.exists(), f"{student_path.name} missing: run `python -m rlvr notebooks generate`"
-    expected = nbtools.serialize(nbtools.make_student(nbtools.read_notebook(path), path.name))
-    assert student_path.read_text(encoding="utf-8") == expected, "out of date: run `python -m rlvr notebooks generate`"
+    assert nbfile.is_clean(nbfile.read_notebook(path)) == []
+    assert student_path.exists(), f"{student_path.name} missing: run `python -m coursetools notebooks generate`"
+    expected = nbfile.serialize(nbfile.make_student(nbfile.read_notebook(path), path.name))
+    fix = "run `python -m coursetools notebooks generate`"
+    assert student_path.read_text(encoding="utf-8") == expected, f"out of date: {fix}"
 
 
 @pytest.mark.parametrize(
@@ -71,7 +68,7 @@ def test_student_notebook_matches_its_solution(path):
 )
 def test_notebook_text_passes_the_learner_lint(path):
     """What a learner reads (Markdown, code) holds no verification machinery, no wall of text, no solution marker."""
-    assert nblint.lint_notebook(nbtools.read_notebook(path), path.name) == []
+    assert lint.lint_notebook(nbfile.read_notebook(path), path.name) == []
 
 
 @pytest.mark.parametrize("path", notebook_params([*SOLUTIONS, *TRANSLATED_SOLUTIONS]))
@@ -79,8 +76,8 @@ def test_solution_notebook_runs_in_fast_strict_mode(path):
     if path is None:
         assert_folder_has_no_notebooks(ROOT / "solutions")
         return
-    nb = nbtools.execute_notebook(path, fast=True, strict=True, timeout=NOTEBOOK_TIMEOUT)
-    assert nblint.lint_notebook(nb, path.name) == []  # what the cells printed, too
+    nb = execute.execute_notebook(path, fast=True, strict=True, timeout=NOTEBOOK_TIMEOUT)
+    assert lint.lint_notebook(nb, path.name) == []  # what the cells printed, too
 
 
 @pytest.mark.parametrize("path", notebook_params([*STUDENTS, *TRANSLATED_STUDENTS]))
@@ -88,8 +85,8 @@ def test_student_notebook_runs_in_fast_mode(path):
     if path is None:
         assert_folder_has_no_notebooks(ROOT / "notebooks")
         return
-    nb = nbtools.execute_notebook(path, fast=True, strict=False, timeout=NOTEBOOK_TIMEOUT)
-    assert nblint.lint_notebook(nb, path.name) == []  # a blank exercise prints nothing a learner should not meet
+    nb = execute.execute_notebook(path, fast=True, strict=False, timeout=NOTEBOOK_TIMEOUT)
+    assert lint.lint_notebook(nb, path.name) == []  # a blank exercise prints nothing a learner should not meet
 
 
 # ----------------------------------------------------------------------------- the machinery, on tiny notebooks
@@ -119,7 +116,7 @@ def tiny_repo(root, extra_cells=()):
     (root / "solutions").mkdir()
     (root / "notebooks").mkdir()
     nbformat.write(new_notebook(cells=cells), str(root / "solutions" / "01_tiny.ipynb"))
-    nbtools.generate(root)
+    notebooks.generate(root)
     return root / "solutions" / "01_tiny.ipynb", root / "notebooks" / "01_tiny.ipynb"
 
 
@@ -132,14 +129,14 @@ def text_output(cell):
 
 def test_solution_notebook_runs_strict_with_env_and_cwd(tmp_path):
     solution, _ = tiny_repo(tmp_path)
-    nb = nbtools.execute_notebook(solution, fast=True, strict=True, timeout=120)
+    nb = execute.execute_notebook(solution, fast=True, strict=True, timeout=120)
     assert f"fast True strict 1 cwd {solution.parent}" in text_output(nb.cells[0])
     assert "[Correct]" in text_output(nb.cells[3])
 
 
 def test_student_notebook_reports_not_attempted_without_error(tmp_path):
     _, student = tiny_repo(tmp_path)
-    nb = nbtools.execute_notebook(student, fast=True, strict=False, timeout=120)
+    nb = execute.execute_notebook(student, fast=True, strict=False, timeout=120)
     assert "fast True strict None" in text_output(nb.cells[0])
     assert "[Not attempted]" in text_output(nb.cells[3])
 
@@ -147,20 +144,20 @@ def test_student_notebook_reports_not_attempted_without_error(tmp_path):
 def test_student_notebook_fails_in_strict_mode(tmp_path):
     _, student = tiny_repo(tmp_path)
     with pytest.raises(CellExecutionError, match="AssertionError"):
-        nbtools.execute_notebook(student, fast=True, strict=True, timeout=120)
+        execute.execute_notebook(student, fast=True, strict=True, timeout=120)
 
 
 def test_calling_the_stub_directly_fails_clearly(tmp_path):
     _, student = tiny_repo(tmp_path, extra_cells=[new_code_cell("double(2)")])
     with pytest.raises(CellExecutionError, match="NotImplementedError"):
-        nbtools.execute_notebook(student, fast=True, strict=False, timeout=120)
+        execute.execute_notebook(student, fast=True, strict=False, timeout=120)
 
 
 def test_notebook_timeout_is_reported(tmp_path):
     path = tmp_path / "slow.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("import time\ntime.sleep(60)")]), str(path))
-    with pytest.raises(nbtools.NotebookTimeoutError, match="slow.ipynb"):
-        nbtools.execute_notebook(path, timeout=5)
+    with pytest.raises(execute.NotebookTimeoutError, match="slow.ipynb"):
+        execute.execute_notebook(path, timeout=5)
 
 
 PLOT_CELL = """import matplotlib.pyplot as plt
@@ -175,7 +172,7 @@ def test_render_runs_at_full_size_and_embeds_figures(tmp_path, monkeypatch, caps
     (tmp_path / "solutions").mkdir()
     path = tmp_path / "solutions" / "01_plot.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell(PLOT_CELL)]), str(path))
-    exit_code = nbtools.main(["render", "--root", str(tmp_path), "--timeout", "120"])
+    exit_code = notebooks.main(["render", "--root", str(tmp_path), "--timeout", "120"])
     assert exit_code == 0
     html = (tmp_path / "build" / "solutions" / "01_plot.html").read_text(encoding="utf-8")
     assert "fast mode: False" in html

@@ -1,4 +1,4 @@
-"""The course website (`python -m rlvr site`), read in headless Chromium with the network cut off.
+"""The course website (`python -m coursetools site`), read in headless Chromium with the network cut off.
 
 The site is built from the fast-mode render of every edition whose files exist (English today; Chinese once
 solutions/zh_CN/ exists) and served from 127.0.0.1; every request to another host is blocked and counted as a
@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from rlvr import site
+from coursetools import site
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "build" / "screenshots" / "site"
@@ -213,7 +213,7 @@ def switch_language(context, base: str, page: site.Page, target: str) -> str:
     tab = context.new_page()
     try:
         tab.goto(f"{base}/{page.url}", wait_until="load")
-        label = site.LANGUAGES[target].label
+        label = site.EDITIONS[target].label
         tab.click(f".rlvr-language-switch a:text-is('{label}')")
         tab.wait_for_load_state("load")
         return tab.url[len(base) + 1 :]
@@ -352,7 +352,7 @@ def test_markdown_solution_is_folded_and_its_markers_dropped():
         folded = site.fold_markdown_solutions(f"Q?\n{begin}\n**Your answer:** yes\n{end}", "Our solution")
         assert "BEGIN" not in folded and "END" not in folded
         assert folded.index("<details") < folded.index("**Your answer:** yes") < folded.index("</details>")
-        label = site.LANGUAGES["en"].words["your_answer"]
+        label = site.EDITIONS["en"].words["your_answer"]
         ours = site.fold_markdown_solutions(f"Q?\n{begin}\n**Your answer:** yes, **because**\n{end}", "Ours", label)
         assert "Your answer" not in ours and "\nyes, **because**\n" in ours
 
@@ -373,28 +373,28 @@ def test_switch_links_to_the_same_page_or_the_home_page():
 
 def test_a_translated_notebooks_links_reach_the_docs_in_the_repository_and_on_the_site():
     """solutions/zh_CN/ is one folder deeper than solutions/; on the site both sit one folder below docs/."""
-    from rlvr.nbtranslate import one_folder_deeper
+    from coursetools.translate import one_folder_deeper
 
     english = "See [the notation](../docs/notation.md) and [a paper](https://arxiv.org/abs/2402.03300)."
     moved = one_folder_deeper(english)
     assert "](../../docs/notation.md)" in moved and "](https://arxiv.org" in moved
     for code, text in (("en", english), ("zh_CN", moved)):
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
-        site.site_links(nb, site.LANGUAGES[code])
+        site.site_links(nb, site.EDITIONS[code])
         assert nb.cells[0].source == english, code
 
 
 def test_the_home_page_links_each_notebook_to_its_page_and_the_other_readme_to_its_home():
     """Both READMEs link every notebook of their table; on the site those links reach the notebook's page."""
     for code, other in (("en", "zh_CN"), ("zh_CN", "en")):
-        lang = site.LANGUAGES[code]
+        lang = site.EDITIONS[code]
         readme = (ROOT / lang.readme).read_text(encoding="utf-8")
         home = site.home_links(readme, lang)
         for path in sorted((ROOT / lang.notebooks).glob("0*.ipynb")):
             assert f"]({lang.notebooks}/{path.name})" in readme, (code, path.name)
             assert f"](solutions/{path.name})" in home, (code, path.name)
         assert f"]({lang.notebooks}/" not in home
-        assert f'<a href="../{other}/index.html">' in home and f"]({site.LANGUAGES[other].readme})" not in home
+        assert f'<a href="../{other}/index.html">' in home and f"]({site.EDITIONS[other].readme})" not in home
 
 
 def test_a_translated_docs_page_replaces_its_english_one_on_the_site(tmp_path):
@@ -405,11 +405,11 @@ def test_a_translated_docs_page_replaces_its_english_one_on_the_site(tmp_path):
         (tmp_path / "docs" / name).write_text("# x\n")
     (tmp_path / "docs" / "zh_CN").mkdir()
     (tmp_path / "docs" / "zh_CN" / "notation.md").write_text("# 记号\n")
-    paths = site.doc_paths(tmp_path, site.LANGUAGES["zh_CN"])
+    paths = site.doc_paths(tmp_path, site.EDITIONS["zh_CN"])
     assert [p.relative_to(tmp_path).as_posix() for p in paths] == ["docs/zh_CN/notation.md", "docs/trl_mapping.md"]
-    assert len(site.doc_paths(tmp_path, site.LANGUAGES["en"])) == 3  # the authors' guide: English edition only
+    assert len(site.doc_paths(tmp_path, site.EDITIONS["en"])) == 3  # the authors' guide: English edition only
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("见[记号](../../docs/zh_CN/notation.md)。")])
-    site.site_links(nb, site.LANGUAGES["zh_CN"])
+    site.site_links(nb, site.EDITIONS["zh_CN"])
     assert nb.cells[0].source == "见[记号](../docs/notation.md)。"
 
 
@@ -417,7 +417,7 @@ def test_each_page_gets_the_readme_commands():
     """The run-it-live note quotes the README's Quick start block, names the solution and the student notebook."""
     commands = site.quick_start((ROOT / "README.md").read_text(encoding="utf-8"))
     assert "jupyter lab" in commands and "pytest" in commands
-    note = site.banner(site.LANGUAGES["en"], "solutions/03_grpo.ipynb", "notebooks/03_grpo.ipynb", commands, True)
+    note = site.banner(site.EDITIONS["en"], "solutions/03_grpo.ipynb", "notebooks/03_grpo.ipynb", commands, True)
     assert commands in note and "solutions/03_grpo.ipynb" in note and "notebooks/03_grpo.ipynb" in note
 
 

@@ -1,6 +1,6 @@
 """argparse's own words that a user of `python -m rlvr` reads, marked for extraction into the package's catalogue.
 
-argparse translates them with gettext at run time; `rlvr.cli.argparse_in_language` points it at the package's
+argparse translates them with gettext at run time; `rlvr.options.argparse_in_language` points it at the package's
 catalogue. Each text is argparse's own, character for character (tests/test_i18n.py checks them against the
 argparse of the running Python; 'optional arguments' is Python 3.9's and 3.10's heading, 'options' the newer one).
 """

@@ -1,40 +1,16 @@
-"""Command line: `python -m rlvr sft | train | reproduce | notebooks ...`."""
+"""Command line: `python -m rlvr sft | train | reproduce`. It only dispatches: the options and argparse types come
+from `rlvr.options`, the work from the modules each command names (the authors' tools are `python -m coursetools`)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
-import inspect
-import json
 import math
-import os
-import re
 import sys
-import typing
-from pathlib import Path
 
-from .i18n import N_, _, ngettext, pad
+from .i18n import N_, _, pad
+from .options import add_config_options, argparse_in_language, build_config, output_file, positive_int, write_json
 
-DESCRIPTION = N_("Command line: `python -m rlvr sft | train | reproduce | notebooks ...`.")
-
-
-def json_safe(obj):
-    """Replace NaN / inf by None so the file is strict JSON."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    return obj
-
-
-def write_json(obj, path: str | None) -> None:
-    """Write obj as indented strict JSON (no-op without a path)."""
-    if path:
-        Path(path).write_text(json.dumps(json_safe(obj), indent=2))
-        print(_("wrote {path}").format(path=path))
+DESCRIPTION = N_("Command line: `python -m rlvr sft | train | reproduce`.")
 
 
 def _pct(x) -> str:
@@ -103,113 +79,15 @@ def cmd_reproduce(args) -> int:
     return reproduce_main(args.rest)
 
 
-def cmd_site(args) -> int:
-    """Delegate to rlvr.site (the course as a static website)."""
-    from .site import main as site_main
-
-    return site_main(args.rest)
-
-
-def cmd_notebooks(args) -> int:
-    """Delegate to rlvr.nbtools (generate | check | strip | render)."""
-    from .nbtools import main as notebooks_main
-
-    return notebooks_main(args.rest)
-
-
-# ----------------------------------------------------------------------------------------------- options from configs
+DELEGATED = {  # sub-commands that parse their own options: name -> (handler, help); one line each
+    "reproduce": (cmd_reproduce, N_("regenerate every figure of the lecture")),
+}
 SFT_HELP = {  # SFTConfig fields without a comment of their own on their line
     "seed": N_("seed of the warm-up (data and initial weights)"),
     "steps": N_("AdamW steps"),
     "batch_size": N_("teacher answers per step"),
     "warmup_steps": N_("steps of linear learning-rate warm-up"),
 }
-_FIELD_COMMENT = re.compile(r"^\s+(?P<name>\w+): [^#]*#\s*(?P<comment>.+)$")
-
-
-def field_comments(cls) -> dict[str, str]:
-    """Field name -> the `# comment` on its line in the dataclass's source (the option's help text)."""
-    matches = (_FIELD_COMMENT.match(line) for line in inspect.getsource(cls).splitlines())
-    return {m["name"]: m["comment"].strip() for m in matches if m}
-
-
-def option_kwargs(f: dataclasses.Field, hint, rule, text: str) -> dict | None:
-    """add_argument keywords of one dataclass field (type and default from the dataclass), None if not a scalar. The
-    help text (a field's comment, `python -m rlvr messages update` extracts them) is in the current language."""
-    kinds = {int: int, float: float, str: str, int | None: int, str | None: str}
-    if hint is not bool and hint not in kinds:
-        return None
-    choices = rule.choices if rule is not None else ()
-    allowed = f"; {_(rule.allowed)}" if rule is not None and not choices else ""  # argparse itself lists choices
-    words = _("{text} (default {default}{allowed})").format(text=_(text), default=f.default, allowed=allowed)
-    kwargs = {"dest": f.name, "default": f.default, "help": words.replace("%", "%%")}
-    if hint is bool:
-        return {**kwargs, "action": argparse.BooleanOptionalAction}
-    return {**kwargs, "type": kinds[hint], **({"choices": choices} if choices else {})}
-
-
-def add_config_options(
-    parser: argparse.ArgumentParser, cls, rules: dict, extra_help: dict | None = None, only: tuple = ()
-) -> None:
-    """One --option per scalar field of the dataclass cls (or of the fields named in `only`; fields of other types,
-    like SFTConfig.model, are skipped). `build_config` then builds and checks cls from them."""
-    hints, comments = typing.get_type_hints(cls), {**field_comments(cls), **(extra_help or {})}
-    for f in dataclasses.fields(cls):
-        if only and f.name not in only:
-            continue
-        kwargs = option_kwargs(f, hints[f.name], rules.get(f.name), comments.get(f.name, f"{cls.__name__}.{f.name}"))
-        if kwargs is not None:
-            parser.add_argument("--" + f.name.replace("_", "-"), **kwargs)
-    parser.set_defaults(config_class=cls, parser=parser)
-
-
-def output_file(text: str) -> str:
-    """argparse type: a file this run can write when it ends (checked before anything trains, nothing created)."""
-    path = Path(text).expanduser()
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(_("{path} is a folder, not a file").format(path=text))
-    if not folder.is_dir():
-        raise argparse.ArgumentTypeError(
-            _("{path}: the folder {folder} does not exist").format(path=text, folder=folder)
-        )
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise argparse.ArgumentTypeError(_("{path}: not writable").format(path=text))
-    return text
-
-
-def output_folder(text: str) -> Path:
-    """argparse type: a folder this run can write into when it ends (made if missing; checked before any work)."""
-    path = Path(text).expanduser()
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(_("{path} is a file, not a folder").format(path=text))
-    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
-        text = _("{path}: {existing} is not a writable folder").format(path=text, existing=existing)
-        raise argparse.ArgumentTypeError(text)
-    return path
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (anything else is a usage error, exit code 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(_("must be an integer >= 1, got {value}").format(value=repr(text)))
-    return value
-
-
-def build_config(args: argparse.Namespace):
-    """The validated config of a sub-command from its options; a bad value exits 2 with `error: argument --x: ...`."""
-    cls = args.config_class
-    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
-    try:
-        return cls(**values)
-    except ValueError as err:
-        name = getattr(err, "field", None)
-        args.parser.error(f"argument --{name.replace('_', '-')}: {err}" if name else str(err))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -251,12 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", type=output_file, help=_("write config, history, final and timing to this file"))
     tr.set_defaults(func=cmd_train)
 
-    for name, func, text in [
-        ("reproduce", cmd_reproduce, N_("regenerate every figure of the lecture")),
-        ("notebooks", cmd_notebooks, N_("generate | check | strip | render | lint | translate the notebooks")),
-        ("site", cmd_site, N_("build the course as a static website under build/site/ (needs the [site] extra)")),
-        ("messages", cmd_messages, N_("update | check the package's message catalogues (needs the [i18n] extra)")),
-    ]:
+    for name, (func, text) in DELEGATED.items():
         p = sub.add_parser(name, help=_(text), add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=func)
@@ -271,37 +144,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-@contextlib.contextmanager
-def argparse_in_language():
-    """argparse's own words ('usage:', 'show this help message and exit', its errors) in the package's language
-    inside the block: argparse looks its `_` and `ngettext` up at call time, so they are swapped for the block only
-    (the catalogue holds them: rlvr/argparse_words.py)."""
-    saved = argparse._, argparse.ngettext
-    argparse._, argparse.ngettext = _, ngettext
-    try:
-        yield
-    finally:
-        argparse._, argparse.ngettext = saved
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m rlvr` and the `rlvr` script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     with argparse_in_language():
         if argv and argv[0] in DELEGATED:  # these parse their own options
-            return DELEGATED[argv[0]](argparse.Namespace(rest=argv[1:]))
+            func, _text = DELEGATED[argv[0]]
+            return func(argparse.Namespace(rest=argv[1:]))
         args = parse_args(argv)
         return args.func(args)
-
-
-def cmd_messages(args) -> int:
-    """Delegate to rlvr.messages (the package's own catalogue: update | check)."""
-    from .messages import main as messages_main
-
-    return messages_main(args.rest)
-
-
-DELEGATED = {"reproduce": cmd_reproduce, "notebooks": cmd_notebooks, "site": cmd_site, "messages": cmd_messages}
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ The language is the one chosen by `set_language` (the Chinese notebooks call `rl
 setup cell), else the environment variable RLVR_LANG, else the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG, as
 gettext reads them). Messages go through stdlib `gettext` with the compiled catalogue
 `rlvr/locale/<lang>/LC_MESSAGES/rlvr.mo` (its source `rlvr.po` is extracted from the package by Babel:
-`python -m rlvr messages update`). In code a learner-facing sentence is written whole, fields by name:
+`python -m coursetools messages update`). In code a learner-facing sentence is written whole, fields by name:
 
     from rlvr.i18n import _
     message = _("passed {n} of {total} cases.").format(n=passed, total=len(cases))
@@ -39,7 +39,9 @@ from pathlib import Path
 DOMAIN = "rlvr"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 LANG_ENV = "RLVR_LANG"
-LANGUAGES = ("en", "zh_CN")  # English is the source: it has no catalogue
+LANGUAGES = ("en", "zh_CN")  # the course's languages, the one list (coursetools reads it too); the first is the source
+SOURCE_LANGUAGE = LANGUAGES[0]  # English: the notebooks and the code are written in it, it has no catalogue
+TRANSLATED = LANGUAGES[1:]  # each has catalogues: rlvr/locale/<lang>/ (the package's) and i18n/<lang>/ (the notebooks')
 ALIASES = {"zh": "zh_CN", "zh_hans": "zh_CN", "zh_cn": "zh_CN", "zh_sg": "zh_CN", "en": "en", "c": "en", "posix": "en"}
 CJK_FAMILIES = (  # families matplotlib may find on a system, tried in this order when the [zh] extra is missing
     "Noto Sans CJK SC",

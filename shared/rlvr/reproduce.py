@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from .cli import output_file
+from .options import output_file
 from .experiments.common import Row, markdown_table, text_table
 
 EXPERIMENTS = [  # (module under rlvr.experiments, what it covers)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import add_config_options, build_config, output_file, output_folder, positive_int
+from ..options import add_config_options, build_config, output_file, output_folder, positive_int
 from ..config import pick
 from ..task import MAX_NEW_TOKENS
 from ..train import RL_RULES, RLConfig

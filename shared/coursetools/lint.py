@@ -2,6 +2,8 @@
 
 Each rule returns one line per finding, naming the notebook and the cell (0-based, as the rendered text view numbers
 them). A cell may allow a rule by name in its metadata (`"lint_allow": ["nan"]`), e.g. notebook 06's NaN run.
+`python -m coursetools lint [--which solutions|notebooks|all] [NOTEBOOK ...]` prints them (so does `notebooks lint`;
+`notebooks render` lints what the cells printed). A leaf: it imports nothing of coursetools.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""The course as a website: `python -m rlvr site` builds a static site under build/site/, readable offline.
+"""The course as a website: `python -m coursetools site` builds a static site under build/site/, readable offline.
 
-Each solution notebook is executed by `rlvr.nbtools.execute_notebook` (full size, or fast mode with --fast) and handed
-to Sphinx with myst-nb (`nb_execution_mode = "off"`: nothing runs twice) and sphinx-book-theme, beside the README (the
-home page) and docs/*.md. Math is typeset by MathJax 3 copied into the site from the [site] extra
+Each solution notebook is executed by `coursetools.execute.execute_notebook` (full size, or fast mode with --fast) and
+handed to Sphinx with myst-nb (`nb_execution_mode = "off"`: nothing runs twice) and sphinx-book-theme, beside the README
+(the home page) and docs/*.md. Math is typeset by MathJax 3 copied into the site from the [site] extra
 (sphinx-mathjax-offline), so neither the build nor a reader's browser asks the network for anything. Widgets show the
 static PNG each panel attaches to its output. One site per language: build/site/en/, and build/site/zh_CN/ once the
 Chinese edition's files exist, with a switch on every page to the same page in the other language.
-Usage: ``python -m rlvr site [--fast] [--languages en zh_CN] [--out DIR] [--reuse]``.
+Usage: ``python -m coursetools site [--fast] [--languages en zh_CN] [--out DIR] [--reuse]``.
 """
 
 from __future__ import annotations
@@ -25,18 +25,12 @@ from pathlib import Path
 
 import nbformat
 
-from rlvr.cli import output_folder
-from rlvr.nbtools import (
-    BEGIN_MARKER,
-    DEFAULT_RENDER_TIMEOUT,
-    END_MARKER,
-    MARKDOWN_MARKERS,
-    NOTEBOOK_PATTERN,
-    default_root,
-    execute_notebook,
-    read_notebook,
-    write_notebook,
-)
+from rlvr.i18n import LANGUAGES, SOURCE_LANGUAGE
+from rlvr.options import output_folder
+
+from .execute import DEFAULT_RENDER_TIMEOUT, execute_notebook
+from .nbfile import BEGIN_MARKER, END_MARKER, MARKDOWN_MARKERS, read_notebook, write_notebook
+from .repo import NOTEBOOK_PATTERN, default_root
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FIGURE_TYPES = ("image/png", "image/svg+xml", "image/jpeg", "image/gif")
@@ -87,8 +81,8 @@ function splitQuery(query) {
 }
 """
 CONF_TEMPLATE = """\
-# Written by rlvr.site: the Sphinx settings of the {code} edition of the course website.
-from rlvr.site import sphinx_settings
+# Written by coursetools.site: the Sphinx settings of the {code} edition of the course website.
+from coursetools.site import sphinx_settings
 
 globals().update(sphinx_settings({settings!r}))
 """
@@ -96,18 +90,44 @@ globals().update(sphinx_settings({settings!r}))
 
 @dataclass(frozen=True)
 class Language:
-    """One edition of the course: where its files are and the words the site adds to its pages."""
+    """One edition of the course: where its files are (the source language's at the top of the repository, a
+    translation's in files and folders named by its code) and the words the site adds to its pages."""
 
-    code: str  # Sphinx's language code, and the site's folder
-    label: str  # its name in the language switch
-    readme: str  # the home page, relative to the repository root
-    solutions: str  # folder of its solution notebooks
-    notebooks: str  # folder of its student notebooks
-    docs: str  # folder of its docs/*.md (the English docs when it has none)
-    words: dict = field(default_factory=dict)  # the site's own phrases (see ENGLISH_WORDS)
+    code: str  # one of rlvr.i18n.LANGUAGES: Sphinx's language code, and the site's folder
+    words: dict  # the site's own phrases (see ENGLISH_WORDS), the language's own name among them
+
+    @property
+    def label(self) -> str:
+        """Its name in the language switch."""
+        return self.words["name"]
+
+    @property
+    def readme(self) -> str:
+        """The home page, relative to the repository root: README.md, README.<code>.md."""
+        return "README.md" if self.code == SOURCE_LANGUAGE else f"README.{self.code}.md"
+
+    def folder(self, english: str) -> str:
+        """The language's counterpart of an English folder: solutions, solutions/<code>."""
+        return english if self.code == SOURCE_LANGUAGE else f"{english}/{self.code}"
+
+    @property
+    def solutions(self) -> str:
+        """Folder of its solution notebooks."""
+        return self.folder("solutions")
+
+    @property
+    def notebooks(self) -> str:
+        """Folder of its student notebooks."""
+        return self.folder("notebooks")
+
+    @property
+    def docs(self) -> str:
+        """Folder of its docs/*.md (the English docs where it has none)."""
+        return self.folder("docs")
 
 
 ENGLISH_WORDS = {
+    "name": "English",  # in the language switch
     "run_live": "Run it live",
     "this_page": "This page is the solution notebook `{solution}` (every exercise solved), executed {how}.",
     "full": "at full size",
@@ -119,11 +139,12 @@ ENGLISH_WORDS = {
     "notebooks": "Notebooks",
     "docs": "Notation and docs",
     "switch": "Language",
-    "your_answer": "**Your answer:**",  # the label of a written answer (nbtools.MARKDOWN_STUB), dropped on the page
+    "your_answer": "**Your answer:**",  # a written answer's label (nbfile.MARKDOWN_STUB), dropped on the page
     "search_bar": "Search...",  # the search box's placeholder
     "toggle_sidebar": "Toggle primary sidebar",
 }
 CHINESE_WORDS = {
+    "name": "中文",
     "run_live": "在本机运行",
     "this_page": "本页是解答笔记本 `{solution}`（所有练习均已解答）{how}的运行结果。",
     "full": "按完整规模",
@@ -145,12 +166,8 @@ CHINESE_WORDS = {
     "search_bar": "搜索……",
     "toggle_sidebar": "显示或隐藏侧栏",
 }
-LANGUAGES = {
-    "en": Language("en", "English", "README.md", "solutions", "notebooks", "docs", ENGLISH_WORDS),
-    "zh_CN": Language(
-        "zh_CN", "中文", "README.zh_CN.md", "solutions/zh_CN", "notebooks/zh_CN", "docs/zh_CN", CHINESE_WORDS
-    ),
-}
+WORDS = {"en": ENGLISH_WORDS, "zh_CN": CHINESE_WORDS}  # the site's words in each of rlvr.i18n.LANGUAGES
+EDITIONS = {code: Language(code, WORDS[code]) for code in LANGUAGES}  # the course's languages, English first
 
 
 @dataclass
@@ -183,18 +200,18 @@ class Site:
 
 def has_edition(root: Path, code: str) -> bool:
     """Whether the repository holds solution notebooks in this language."""
-    return any((Path(root) / LANGUAGES[code].solutions).glob(NOTEBOOK_PATTERN))
+    return any((Path(root) / EDITIONS[code].solutions).glob(NOTEBOOK_PATTERN))
 
 
 def available_languages(root: Path) -> list[str]:
     """The languages whose solution notebooks exist, English first."""
-    return [code for code in LANGUAGES if has_edition(root, code)]
+    return [code for code in EDITIONS if has_edition(root, code)]
 
 
 def readme_path(root: Path, lang: Language) -> Path:
     """The language's README, else the English one."""
     own = Path(root) / lang.readme
-    return own if own.exists() else Path(root) / LANGUAGES["en"].readme
+    return own if own.exists() else Path(root) / EDITIONS[SOURCE_LANGUAGE].readme
 
 
 MAINTAINER_PAGES = ("authoring",)  # docs for the course's authors: in the English edition only, never translated
@@ -203,8 +220,8 @@ MAINTAINER_PAGES = ("authoring",)  # docs for the course's authors: in the Engli
 def doc_paths(root: Path, lang: Language) -> list[Path]:
     """Every English docs/*.md page, or its translation in the language's docs folder where there is one (a
     maintainer page only in English); the notation page first."""
-    english = sorted((Path(root) / LANGUAGES["en"].docs).glob("*.md"))
-    if lang.code != "en":
+    english = sorted((Path(root) / EDITIONS[SOURCE_LANGUAGE].docs).glob("*.md"))
+    if lang.code != SOURCE_LANGUAGE:
         english = [p for p in english if p.stem not in MAINTAINER_PAGES]
     paths = [Path(root) / lang.docs / p.name if (Path(root) / lang.docs / p.name).exists() else p for p in english]
     return sorted(paths, key=lambda p: (p.stem != "notation", p.stem))
@@ -351,7 +368,7 @@ def source_stamp(path: Path, fast: bool) -> str:
 
 
 def executed(path: Path, keep: Path, fast: bool, timeout: float, reuse: bool) -> nbformat.NotebookNode:
-    """The notebook with outputs: run by nbtools.execute_notebook, or (reuse) the copy kept by an earlier build."""
+    """The notebook with outputs: run by `execute_notebook`, or (reuse) the copy kept by an earlier build."""
     stamp_file = keep.with_suffix(".stamp")
     stamp = source_stamp(path, fast)
     if reuse and keep.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
@@ -370,7 +387,7 @@ def home_links(readme: str, lang: Language) -> str:
     """The README's links made right for the site: a notebook links to its page, the other edition's README to that
     edition's home page."""
     readme = readme.replace(f"]({lang.notebooks}/", "](solutions/")
-    for other in LANGUAGES.values():
+    for other in EDITIONS.values():
         readme = re.sub(
             rf"\[([^\]]+)\]\({re.escape(other.readme)}\)", rf'<a href="../{other.code}/index.html">\1</a>', readme
         )
@@ -435,7 +452,7 @@ def site_title(root: Path) -> str:
     """The README's first heading (the course's name)."""
     first = next(
         line
-        for line in readme_path(root, LANGUAGES["en"]).read_text(encoding="utf-8").splitlines()
+        for line in readme_path(root, EDITIONS[SOURCE_LANGUAGE]).read_text(encoding="utf-8").splitlines()
         if line.startswith("# ")
     )
     return first[2:].split(":")[0].strip()
@@ -512,7 +529,7 @@ def language_links(code: str, pagename: str, pages: dict[str, list[str]]) -> lis
         target = pagename if pagename in pages[other] else "index"
         links.append(
             {
-                "label": LANGUAGES[other].label,
+                "label": EDITIONS[other].label,
                 "html_lang": other.replace("_", "-"),
                 "href": f"{up}{other}/{target}.html",
                 "current": other == code,
@@ -540,8 +557,8 @@ def sphinx_settings(settings: dict) -> dict:
     def add_links(app, pagename, templatename, context, doctree):
         """html-page-context: the language switch's links for this page."""
         context["rlvr_languages"] = language_links(code, pagename, pages)
-        context["rlvr_switch_label"] = LANGUAGES[code].words["switch"]
-        context["rlvr_toggle_sidebar"] = LANGUAGES[code].words["toggle_sidebar"]
+        context["rlvr_switch_label"] = EDITIONS[code].words["switch"]
+        context["rlvr_toggle_sidebar"] = EDITIONS[code].words["toggle_sidebar"]
 
     def setup(app):
         """Connect the language switch (and, for Chinese, the query splitter)."""
@@ -567,14 +584,14 @@ def sphinx_settings(settings: dict) -> dict:
             "article_header_start": ["rlvr-toggle-sidebar.html"],
             "article_header_end": ["language-switch.html", "article-header-buttons.html"],
             "use_download_button": True,
-            "search_bar_text": LANGUAGES[code].words["search_bar"],
+            "search_bar_text": EDITIONS[code].words["search_bar"],
         },
         "html_copy_source": True,
         "html_last_updated_fmt": None,
         "myst_enable_extensions": ["dollarmath", "amsmath", "colon_fence"],
         "myst_heading_anchors": 3,
         "myst_dmath_double_inline": True,  # $$...$$ inside a paragraph or list item, as Jupyter shows it
-        "nb_execution_mode": "off",  # executed by rlvr.nbtools before the build
+        "nb_execution_mode": "off",  # executed by coursetools.execute before the build
         "nb_render_markdown_format": "myst",  # a cell's Markdown output gets the same math as the narrative
         "nb_mime_priority_overrides": [("html", WIDGET_VIEW, None)],  # the static PNG, never an empty widget view
         "nb_ipywidgets_js": {},  # no widget manager from a CDN
@@ -620,7 +637,7 @@ def build(
     opts = {"fast": fast, "timeout": timeout, "reuse": reuse}
     pages, failures, staged = [], [], {}
     for code in languages:
-        lang = LANGUAGES[code]
+        lang = EDITIONS[code]
         keep = work / "executed" / ("fast" if fast else "full") / code
         lang_pages, lang_failures = stage(root, lang, work / code, keep, opts)
         pages += lang_pages
@@ -628,7 +645,7 @@ def build(
         staged[code] = [page.docname for page in lang_pages]
     out.mkdir(parents=True, exist_ok=True)
     for code in languages:
-        write_conf(work / code, LANGUAGES[code], site_title(root), staged)
+        write_conf(work / code, EDITIONS[code], site_title(root), staged)
         print(f"[{code}] sphinx-build -> {out / code}", flush=True)
         if run_sphinx(work / code, out / code) != 0:
             failures.append(f"sphinx-build of {code}")
@@ -640,12 +657,12 @@ def build(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for `python -m rlvr site`."""
-    parser = argparse.ArgumentParser(prog="python -m rlvr site", description=__doc__.splitlines()[0])
+    """The argument parser for `python -m coursetools site`."""
+    parser = argparse.ArgumentParser(prog="python -m coursetools site", description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=None, help="repository root (default: this checkout)")
     parser.add_argument("--out", type=output_folder, help="output folder (default: <root>/build/site)")
     parser.add_argument(
-        "--languages", nargs="+", choices=list(LANGUAGES), help="editions to build (default: those whose files exist)"
+        "--languages", nargs="+", choices=list(EDITIONS), help="editions to build (default: those whose files exist)"
     )
     parser.add_argument("--fast", action="store_true", help="execute in fast mode (RLVR_FAST=1) instead of full size")
     parser.add_argument("--timeout", type=float, default=DEFAULT_RENDER_TIMEOUT, help="seconds per notebook")
@@ -656,7 +673,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m rlvr site`; returns the exit code."""
+    """Entry point of `python -m coursetools site`; returns the exit code."""
     args = build_parser().parse_args(argv)
     root = Path(args.root or default_root()).resolve()
     missing = [code for code in args.languages or [] if not has_edition(root, code)]

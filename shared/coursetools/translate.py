@@ -5,14 +5,14 @@ paragraph, heading, list item or table (segmented by markdown-it-py's CommonMark
 fenced code other than a ```text block, HTML comments and a paragraph of display math alone are left out, unless
 words sit in its \\text{...}), and in code cells one entry per comment (consecutive full-line comments as one) and per
 string literal that reads as prose (found by `tokenize`).
-`merge` folds the template into `i18n/<lang>/<notebook>.po` with Babel's `Catalog.update`, gettext's msgmerge
+`update_catalogue` folds the template into `i18n/<lang>/<notebook>.po` with Babel's `Catalog.update`, gettext's msgmerge
 semantics: a changed English paragraph becomes a fuzzy entry that keeps the previous English beside it (`#| msgid`).
 `build` writes `solutions/<lang>/<notebook>.ipynb` from the English source and the catalogue (a missing, empty or
 fuzzy entry is an error, never a silent English fallback), with `rlvr.set_language("<lang>")` in the setup cell; the
-student version comes from it through `nbtools.make_student`. Only the notebooks listed in `i18n/<lang>/NOTEBOOKS`
-are built and checked: a translator adds a notebook there when its catalogue is complete.
+student version comes from it through `coursetools.nbfile.make_student`. Only the notebooks listed in
+`i18n/<lang>/NOTEBOOKS` are built and checked: a translator adds a notebook there when its catalogue is complete.
 
-Usage: ``python -m rlvr notebooks translate [--lang zh_CN] [solutions/NN_*.ipynb ...]``; ``notebooks check`` runs
+Usage: ``python -m coursetools notebooks translate [--lang zh_CN] [solutions/NN_*.ipynb ...]``; ``notebooks check`` runs
 `translation_problems`.
 """
 
@@ -29,18 +29,22 @@ from pathlib import Path
 
 import nbformat
 
-LANGUAGES = ("zh_CN",)  # the languages with catalogues (English is the source)
-DEFAULT_LANGUAGE = "zh_CN"
+from rlvr.i18n import TRANSLATED
+
+from .nbfile import BEGIN_MARKER, END_MARKER, make_student, serialize, write_notebook
+from .po import DEFAULT_LANGUAGE, catalogue_text, counts, course_catalogue, format_fields, merge, read_catalogue, short
+from .po import without_dates
+from .repo import relative
+
 LIST_FILE = "NOTEBOOKS"  # i18n/<lang>/NOTEBOOKS: the notebooks whose translation is complete, one stem per line
 DOCS_FILE = "DOCS"  # i18n/<lang>/DOCS: the docs/*.md pages whose translation is complete (docs/<lang>/<stem>.md)
-SKIPPED_COMMENTS = ("### BEGIN SOLUTION", "### END SOLUTION")
+SKIPPED_COMMENTS = (BEGIN_MARKER, END_MARKER)  # a code cell's solution markers are no prose
 PRAGMA = re.compile(r"^(noqa|type:|fmt:|pragma)\b")
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 TEXT_IN_MATH = re.compile(r"\\text\{([^{}]*)\}")  # words inside a formula
 MATH_LABELS = {"old", "ref", "mean", "min", "max", "len", "clip", "cap", "pass"}  # \text{} labels kept as they are
 CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 BRACE_FORMAT_FLAG = "python-brace-format"
-PO_WIDTH = 100_000  # no wrapping (msgmerge --no-wrap): a msgid's lines are its English lines, `#| msgid` one line
 
 
 class TranslationError(ValueError):
@@ -259,60 +263,6 @@ def catalogue_path(root: Path, lang: str, notebook: Path) -> Path:
     return Path(root) / "i18n" / lang / f"{Path(notebook).stem}.po"
 
 
-def read_catalogue(path: Path, lang: str = DEFAULT_LANGUAGE):
-    """A .po file as a Babel Catalog, with the previous msgids of its fuzzy entries (see `restore_previous_ids`)."""
-    from babel.messages.pofile import read_po
-
-    with open(path, "rb") as handle:
-        return restore_previous_ids(read_po(handle, locale=lang, abort_invalid=True))
-
-
-def restore_previous_ids(catalog):
-    """Babel's reader keeps a `#| msgid "..."` line as a translator comment '| msgid "..."'; turn it back into the
-    fuzzy entry's previous_id (and drop it from an entry that is no longer fuzzy, as msgmerge does)."""
-    from babel.messages.pofile import unescape
-
-    for message in catalog:
-        previous = [c[1:].strip() for c in message.user_comments if c.startswith("|")]
-        if not previous:
-            continue
-        message.user_comments = [c for c in message.user_comments if not c.startswith("|")]
-        if message.fuzzy and previous[0].startswith("msgid "):
-            quoted = re.findall(r'"(?:[^"\\]|\\.)*"', " ".join(previous)[len("msgid ") :])
-            message.previous_id = ["".join(unescape(part) for part in quoted)]
-    return catalog
-
-
-def catalogue_text(catalog) -> str:
-    """A catalogue as .po text (Babel's writer, previous msgids of fuzzy entries kept, reading order, no wrapping:
-    Babel wraps a long `#| msgid` as a comment, breaking its strings, so nothing is wrapped)."""
-    from babel.messages.pofile import write_po
-
-    buffer = io.BytesIO()
-    write_po(buffer, catalog, width=PO_WIDTH, sort_output=False, include_previous=True, ignore_obsolete=False)
-    return buffer.getvalue().decode("utf-8")
-
-
-def course_catalogue(lang: str, domain: str, project: str, header_comment: str):
-    """An empty Babel catalogue with the course's translation team and contact (the package's and each notebook's)."""
-    from datetime import datetime, timezone
-
-    from babel.messages.catalog import Catalog
-
-    return Catalog(
-        locale=lang,
-        domain=domain,
-        header_comment=header_comment,
-        project=project,
-        version="0.1.0",
-        msgid_bugs_address="the course's issue tracker",
-        last_translator="rlvr course translators",
-        language_team=f"{lang} (i18n/{lang}/GLOSSARY.md)",
-        revision_date=datetime.now(timezone.utc),
-        fuzzy=False,
-    )
-
-
 def source_name(stem: str) -> str:
     """The English file a catalogue translates: 'the notebook solutions/<stem>.ipynb' or 'the page docs/<stem>.md'."""
     return f"the notebook solutions/{stem}.ipynb" if stem[:2].isdigit() else f"the page docs/{stem}.md"
@@ -322,79 +272,27 @@ def new_catalogue(stem: str, lang: str):
     """An empty catalogue for one notebook."""
     header = (
         f"# {lang} translation of {source_name(stem)} (rlvr, CS336 Lecture 16).\n"
-        f"# Generated and merged by `python -m rlvr notebooks translate`; terms: i18n/{lang}/GLOSSARY.md;\n"
+        f"# Generated and merged by `python -m coursetools notebooks translate`; terms: i18n/{lang}/GLOSSARY.md;\n"
         "# how to translate: i18n/README.md."
     )
     return course_catalogue(lang, stem, "rlvr notebooks", header)
 
 
-def merge(template, existing=None, stem: str = "notebook", lang: str = DEFAULT_LANGUAGE):
-    """The catalogue after folding in a template (msgmerge semantics, by Babel's Catalog.update): an obsolete entry
-    (`#~`) whose English is back in the template comes back with its translation, as msgmerge does (Babel's update
-    alone would leave it obsolete)."""
-    catalog = existing if existing is not None else new_catalogue(stem, lang)
-    for key, message in list(catalog.obsolete.items()):
-        if key in template and key not in catalog:
-            catalog[message.id] = message
-            del catalog.obsolete[key]
-    catalog.update(template, no_fuzzy_matching=False, update_header_comment=False, update_creation_date=False)
-    return catalog
-
-
-def _without_dates(text: str) -> str:
-    """A .po text without its creation and revision dates (so rewriting an unchanged catalogue changes nothing)."""
-    return re.sub(r'^"(POT-Creation-Date|PO-Revision-Date): .*\\n"\n', "", text, flags=re.M)
-
-
 def update_catalogue(root: Path, lang: str, notebook: Path) -> tuple[Path, bool]:
     """Extract the notebook's template and merge it into its catalogue file; (the .po path, whether it changed)."""
     path = catalogue_path(root, lang, notebook)
-    existing = read_catalogue(path, lang) if path.exists() else None
+    existing = read_catalogue(path, lang) if path.exists() else new_catalogue(Path(notebook).stem, lang)
     old_text = path.read_text(encoding="utf-8") if path.exists() else ""
-    catalog = merge(extract(notebook, lang), existing, Path(notebook).stem, lang)
+    catalog = merge(extract(notebook, lang), existing)
     text = catalogue_text(catalog)
-    if _without_dates(text) == _without_dates(old_text):
+    if without_dates(text) == without_dates(old_text):
         return path, False
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path, True
 
 
-def _strings(message) -> tuple:
-    """A message's translations (one, or one per plural form)."""
-    return message.string if isinstance(message.string, tuple) else (message.string,)
-
-
-def counts(catalog) -> tuple[int, int, int]:
-    """(translated, fuzzy, untranslated) entries of a catalogue (its header left out)."""
-    messages = [m for m in catalog if m.id]
-    fuzzy = sum(1 for m in messages if m.fuzzy)
-    untranslated = sum(1 for m in messages if not m.fuzzy and not all(_strings(m)))
-    return len(messages) - fuzzy - untranslated, fuzzy, untranslated
-
-
 # --------------------------------------------------------------------------- checks of one translation
-
-
-def format_fields(text: str) -> list[str]:
-    """The `{...}` fields of a format string or f-string, in order (`{{` and `}}` are literal braces)."""
-    fields, index = [], 0
-    while index < len(text):
-        if text.startswith(("{{", "}}"), index):
-            index += 2
-            continue
-        if text[index] == "{":
-            depth, end = 0, index
-            while end < len(text):
-                depth += {"{": 1, "}": -1}.get(text[end], 0)
-                if depth == 0:
-                    break
-                end += 1
-            fields.append(text[index : end + 1])
-            index = end + 1
-            continue
-        index += 1
-    return fields
 
 
 def kept_pieces(text: str) -> Counter:
@@ -464,16 +362,10 @@ class Translations:
         if segment.text in self.strings:
             problem = translation_problem(segment, self.strings[segment.text])
             if problem:
-                raise TranslationError(f"{self.path.name}: {where}: {problem}: {_short(segment.text)}")
+                raise TranslationError(f"{self.path.name}: {where}: {problem}: {short(segment.text)}")
             return self.strings[segment.text]
         state = "fuzzy (the English changed)" if segment.text in self.fuzzy else "not translated"
-        raise TranslationError(f"{self.path.name}: {where}: entry {state}: {_short(segment.text)}")
-
-
-def _short(text: str, width: int = 70) -> str:
-    """The first characters of an entry, on one line, quoted."""
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= width else flat[: width - 3] + "...")
+        raise TranslationError(f"{self.path.name}: {where}: entry {state}: {short(segment.text)}")
 
 
 def translate_markdown(source: str, translations: Translations, where: str) -> str:
@@ -612,8 +504,6 @@ def translated_paths(root: Path, lang: str, stem: str) -> tuple[Path, Path]:
 
 def expected_translations(root: Path, lang: str, stem: str) -> dict[Path, nbformat.NotebookNode]:
     """What `translate` writes for one listed notebook: {path: notebook} for the solution and the student version."""
-    from rlvr.nbtools import make_student
-
     source = Path(root) / "solutions" / f"{stem}.ipynb"
     solution = build(source, catalogue_path(root, lang, source), lang)
     solution_path, student_path = translated_paths(root, lang, stem)
@@ -626,24 +516,20 @@ def expected_translations(root: Path, lang: str, stem: str) -> dict[Path, nbform
 def catalogue_problems(root: Path, lang: str, stem: str, source: Path | None = None) -> list[str]:
     """Entries of a listed notebook's (or docs page's) catalogue that are fuzzy, untranslated, missing, or that
     break a rule."""
-    from rlvr.nbtools import _relative
-
     source = source or Path(root) / "solutions" / f"{stem}.ipynb"
     path = catalogue_path(root, lang, source)
-    name = _relative(path, root)
+    name = relative(path, root)
     if not source.exists():
         listing = DOCS_FILE if source.suffix == ".md" else LIST_FILE
-        return [f"{name}: listed in i18n/{lang}/{listing} but {_relative(source, root)} does not exist"]
+        return [f"{name}: listed in i18n/{lang}/{listing} but {relative(source, root)} does not exist"]
     if not path.exists():
-        return [f"{name}: missing (run `python -m rlvr notebooks translate`)"]
+        return [f"{name}: missing (run `python -m coursetools notebooks translate`)"]
     catalog = read_catalogue(path, lang)
-    problems = [f"{name}: fuzzy entry (the English changed): {_short(m.id)}" for m in catalog if m.id and m.fuzzy]
-    problems += [
-        f"{name}: untranslated entry: {_short(m.id)}" for m in catalog if m.id and not m.fuzzy and not m.string
-    ]
+    problems = [f"{name}: fuzzy entry (the English changed): {short(m.id)}" for m in catalog if m.id and m.fuzzy]
+    problems += [f"{name}: untranslated entry: {short(m.id)}" for m in catalog if m.id and not m.fuzzy and not m.string]
     known = {m.id for m in catalog if m.id}
     problems += [
-        f"{name}: not in the catalogue (run `python -m rlvr notebooks translate`): {_short(m.id)}"
+        f"{name}: not in the catalogue (run `python -m coursetools notebooks translate`): {short(m.id)}"
         for m in extract(source, lang)
         if m.id and m.id not in known
     ]
@@ -653,11 +539,9 @@ def catalogue_problems(root: Path, lang: str, stem: str, source: Path | None = N
 def translation_problems(root: Path) -> list[str]:
     """Every problem of the translated editions: catalogues of listed notebooks incomplete or behind the English,
     translated notebooks missing, out of date, or not listed (empty list when all is well)."""
-    from rlvr.nbtools import _relative, serialize
-
     root = Path(root)
     problems = []
-    for lang in LANGUAGES:
+    for lang in TRANSLATED:
         listed = listed_notebooks(root, lang)
         for stem in listed:
             found = catalogue_problems(root, lang, stem)
@@ -673,21 +557,19 @@ def translation_problems(root: Path) -> list[str]:
         for folder in ("solutions", "notebooks"):
             for path in sorted((root / folder / lang).glob("*.ipynb")):
                 if path.stem not in listed:
-                    problems.append(f"{_relative(path, root)}: not listed in i18n/{lang}/{LIST_FILE}")
+                    problems.append(f"{relative(path, root)}: not listed in i18n/{lang}/{LIST_FILE}")
         problems += doc_problems(root, lang)
     return problems
 
 
 def written_problem(root: Path, path: Path, expected: str) -> str | None:
     """Why a generated file (a translated notebook or docs page) is not what `translate` would write, else None."""
-    from rlvr.nbtools import _relative
-
     if not path.exists():
-        return f"{_relative(path, root)}: missing (run `python -m rlvr notebooks translate`)"
+        return f"{relative(path, root)}: missing (run `python -m coursetools notebooks translate`)"
     if path.read_text(encoding="utf-8") != expected:
         return (
-            f"{_relative(path, root)}: out of date with its catalogue and its English source "
-            "(run `python -m rlvr notebooks translate`)"
+            f"{relative(path, root)}: out of date with its catalogue and its English source "
+            "(run `python -m coursetools notebooks translate`)"
         )
     return None
 
@@ -695,8 +577,6 @@ def written_problem(root: Path, path: Path, expected: str) -> str | None:
 def doc_problems(root: Path, lang: str) -> list[str]:
     """The translated docs pages of one language: catalogues incomplete or behind the English, pages missing, out of
     date, or not listed."""
-    from rlvr.nbtools import _relative
-
     problems = []
     for page in doc_paths(root, lang):
         found = catalogue_problems(root, lang, page.stem, page)
@@ -714,24 +594,20 @@ def doc_problems(root: Path, lang: str) -> list[str]:
             problems.append(problem)
     for path in sorted((Path(root) / "docs" / lang).glob("*.md")):
         if path.stem not in listed_docs(root, lang):
-            problems.append(f"{_relative(path, root)}: not listed in i18n/{lang}/{DOCS_FILE}")
+            problems.append(f"{relative(path, root)}: not listed in i18n/{lang}/{DOCS_FILE}")
     return problems
 
 
 def translate(root: Path, lang: str, notebooks: list[Path]) -> tuple[list[str], list[str]]:
     """Merge each notebook's template into its catalogue, then write the translated notebooks of the listed ones.
     Returns (lines to print, errors)."""
-    from rlvr.nbtools import _relative, serialize, write_notebook
-
     report, errors = [], []
     listed = listed_notebooks(root, lang)
     for notebook in notebooks:
         path, changed = update_catalogue(root, lang, notebook)
         done, fuzzy, untranslated = counts(read_catalogue(path, lang))
         state = "updated" if changed else "unchanged"
-        report.append(
-            f"{_relative(path, root)}: {state}; {done} translated, {fuzzy} fuzzy, {untranslated} untranslated"
-        )
+        report.append(f"{relative(path, root)}: {state}; {done} translated, {fuzzy} fuzzy, {untranslated} untranslated")
         if notebook.suffix == ".md":
             if notebook.stem in listed_docs(root, lang):
                 try:
@@ -743,7 +619,7 @@ def translate(root: Path, lang: str, notebooks: list[Path]) -> tuple[list[str], 
                 if not target.exists() or target.read_text(encoding="utf-8") != text:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_text(text, encoding="utf-8")
-                    report.append(f"wrote {_relative(target, root)}")
+                    report.append(f"wrote {relative(target, root)}")
             continue
         if notebook.stem not in listed:
             report.append(f"    (not listed in i18n/{lang}/{LIST_FILE}: no notebook written)")
@@ -756,5 +632,5 @@ def translate(root: Path, lang: str, notebooks: list[Path]) -> tuple[list[str], 
         for target, nb in expected.items():
             if not target.exists() or target.read_text(encoding="utf-8") != serialize(nb):
                 write_notebook(nb, target)
-                report.append(f"wrote {_relative(target, root)}")
+                report.append(f"wrote {relative(target, root)}")
     return report, errors
