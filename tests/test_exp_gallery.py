@@ -85,11 +85,12 @@ SHOULD_WARN = {  # breakage -> the failure signature `python -m rlvr train` must
     "from_scratch": "no_signal",
     "loophole_verifier": "reward_hacking",
 }
-SILENT = ("healthy", "beta_too_large", "flipped_sign", "forgotten_mask", "clipped_many_updates")  # 06: no detector
-# The detectors' limits moved by the margin: a run that should warn still does with every limit made harder to reach,
-# and a run that should not still does not with every limit made easier to reach.
-HARDER = {"NO_SIGNAL_SHARE": 0.95, "NO_SIGNAL_STEPS": 30, "ENTROPY_FLOOR": 0.01, "HACK_GAP": 0.3}
-EASIER = {"NO_SIGNAL_SHARE": 0.8, "NO_SIGNAL_STEPS": 10, "ENTROPY_FLOOR": 0.04, "HACK_GAP": 0.075}
+SILENT = ("healthy", "beta_too_large", "flipped_sign", "forgotten_mask")  # notebook 06: no detector flags these
+# The detectors' limits moved by the margins of gallery.Bound (a share or a share's gap by 5 points, a count of steps
+# or an entropy by a factor of 2): a run that should warn still does with every limit made harder to reach, and a run
+# that should not still does not with every limit made easier to reach.
+HARDER = {"NO_SIGNAL_SHARE": 0.95, "NO_SIGNAL_STEPS": 40, "ENTROPY_FLOOR": 0.01, "HACK_GAP": 0.2}
+EASIER = {"NO_SIGNAL_SHARE": 0.85, "NO_SIGNAL_STEPS": 10, "ENTROPY_FLOOR": 0.04, "HACK_GAP": 0.1}
 
 
 @pytest.mark.claims

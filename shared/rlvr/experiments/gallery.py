@@ -103,6 +103,7 @@ class Breakage:
     steps: int = STEPS  # a loophole takes longer to exploit than a bug takes to show
     symptom: str = ""
     signal: str = ""  # the history key that names it
+    early: bool = False  # the signal is read over the first 5 steps (where the breakage shows), not the last 10
     cause: str = ""
     fix: str = ""
 
@@ -120,7 +121,9 @@ BREAKAGES: dict[str, Breakage] = {
             "lr_too_high",
             N_("learning rate 1e-2 (100x the lecture's)"),
             overrides={"lr": 1e-2},
-            symptom=N_("the answers turn to garbage: every one malformed, the reward 0, and it never comes back"),
+            symptom=N_(
+                "the answers turn to garbage: nearly every one malformed, the reward near 0, and it never comes back"
+            ),
             signal="malformed_fraction",
             cause=N_(
                 "each update moves the policy so far that it forgets the answer format; once every answer gets 0, "
@@ -170,7 +173,9 @@ BREAKAGES: dict[str, Breakage] = {
             "std_without_epsilon",
             N_("(r - mean) / std with no epsilon (a bug in your own advantages)"),
             bug="std_without_epsilon",
-            symptom=N_("the run crashes at step 1: 'probability tensor contains either inf, nan or element < 0'"),
+            symptom=N_(
+                "the run crashes within its first steps: 'probability tensor contains either inf, nan or element < 0'"
+            ),
             signal="loss",
             cause=N_("a group whose rewards are all equal divides 0 by 0: NaN advantages, NaN weights"),
             fix=N_("add advantage_eps to the std, or give all-equal groups advantage 0"),
@@ -179,8 +184,9 @@ BREAKAGES: dict[str, Breakage] = {
             "no_clip_many_updates",
             N_("16 updates per batch at lr 3e-4, without clipping"),
             overrides={"epochs_per_batch": 16, "lr": 3e-4, "clip_eps": 1e6},
-            symptom=N_("it learns fast at first, then accuracy falls to chance (10%): the policy guesses"),
+            symptom=N_("accuracy falls to about chance (10%) within a few steps and stays there: the policy guesses"),
             signal="approx_kl",
+            early=True,
             cause=N_("reusing a batch 16 times lets the policy run far from the one that sampled it"),
             fix=N_("clip the ratio (clip_eps 0.2: the same 16 updates then train well) or use fewer updates per batch"),
         ),
@@ -199,7 +205,7 @@ BREAKAGES: dict[str, Breakage] = {
             bug="loophole_verifier",
             overrides={"lr": 3e-4},  # the optimisation pressure of a long run: at 1e-4 one seed in four had not
             steps=250,  # found the loophole after 300 steps, learning the task instead
-            symptom=N_("the reward climbs to ~1 while the strict accuracy falls"),
+            symptom=N_("the reward climbs to nearly 1 while the strict accuracy falls"),
             signal="accuracy",
             cause=N_(
                 "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on "
@@ -344,6 +350,15 @@ def tail(run: GalleryRun, key: str, last: int = 10) -> float:
     return float(finite[-last:].mean()) if finite.size else math.nan
 
 
+def last_common(run: GalleryRun, other: GalleryRun, key: str) -> tuple[float, float]:
+    """A metric of two runs at the last step where both measured it (the KL to the warm-up is measured every 10 steps
+    unless the loss uses it): (run's, other's), NaN if they share none."""
+    a, b = run.curve(key), other.curve(key)
+    n = min(len(a), len(b))
+    both = np.flatnonzero(np.isfinite(a[:n]) & np.isfinite(b[:n]))
+    return (float(a[both[-1]]), float(b[both[-1]])) if both.size else (math.nan, math.nan)
+
+
 def head(run: GalleryRun, key: str, first: int = 5) -> float:
     """Mean of the first `first` steps of a metric (NaN-skipping)."""
     values = run.curve(key)[:first]
@@ -383,144 +398,95 @@ def _ratio(a: float, b: float) -> float:
 
 
 def _signature_free(run: GalleryRun, _healthy: GalleryRun) -> float:
-    """1 if no failure signature shows in the run (the detectors' own margins are checked in signals' tests), else 0."""
+    """1 if no failure signature shows in the run, else 0 (the detectors' own margins: tests/test_exp_gallery.py)."""
     return float(not signatures(run))
 
 
+def above(reading: str, value: Callable, limit: float, margin: float, factor: bool = False) -> Bound:
+    """A symptom reading that must be above `limit` (by `margin`)."""
+    return Bound(reading, value, True, limit, margin, factor)
+
+
+def below(reading: str, value: Callable, limit: float, margin: float, factor: bool = False) -> Bound:
+    """A symptom reading that must be below `limit` (by `margin`)."""
+    return Bound(reading, value, False, limit, margin, factor)
+
+
+def _gain(key: str) -> Callable[[GalleryRun, GalleryRun], float]:
+    """A metric's change from the first 5 steps to the last 10."""
+    return lambda r, h: tail(r, key) - head(r, key)
+
+
+def _lag(key: str) -> Callable[[GalleryRun, GalleryRun], float]:
+    """How far a metric ends below the healthy run's (last 10 steps)."""
+    return lambda r, h: tail(h, key) - tail(r, key)
+
+
 SHARE, SCALE = 0.05, 2.0  # the margins: 5 points for a share or an accuracy; a factor of 2 for a KL or a norm
+NATS = 1.0  # the margin of a signed KL in nats (the forgotten mask's, which sums over padding)
+# fmt: off
 SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its symptom
     "healthy": (
-        Bound(
-            "accuracy gain, first 5 -> last 10 steps",
-            lambda r, h: tail(r, "accuracy") - head(r, "accuracy"),
-            True,
-            0.3,
-            SHARE,
-        ),
-        Bound("no failure signature", _signature_free, True, 0.5, 0),
+        above("accuracy gain, first 5 -> last 10 steps", _gain("accuracy"), 0.3, SHARE),
+        below("all-equal groups, last 10 steps (06: a minority)", lambda r, h: tail(r, "all_same_group_fraction"),
+              0.5, SHARE),
+        above("no failure signature", _signature_free, 0.5, 0),
     ),
     "lr_too_high": (
-        Bound("malformed share at step 0", lambda r, h: r.curve("malformed_fraction")[0], False, 0.1, SHARE),
-        Bound("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), True, 0.9, SHARE),
-        Bound("reward, last 10 steps", lambda r, h: tail(r, "reward"), False, 0.05, SHARE / 2),
+        below("malformed share at step 0", lambda r, h: r.curve("malformed_fraction")[0], 0.1, SHARE),
+        above("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE),
+        below("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.05, SHARE / 2),
     ),
     "beta_too_large": (
-        Bound(
-            "accuracy gain, first 5 -> last 10 steps",
-            lambda r, h: tail(r, "accuracy") - head(r, "accuracy"),
-            True,
-            0.0,
-            SHARE,
-        ),
-        Bound(
-            "accuracy lag behind the healthy run, last 10 steps",
-            lambda r, h: tail(h, "accuracy") - tail(r, "accuracy"),
-            True,
-            0.15,
-            SHARE,
-        ),
-        Bound(
-            "KL to the warm-up / the healthy run's, last 10 steps",
-            lambda r, h: _ratio(tail(r, "kl_to_ref"), tail(h, "kl_to_ref")),
-            False,
-            0.5,
-            SCALE,
-            factor=True,
-        ),
+        above("accuracy gain, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
+        above("accuracy lag behind the healthy run, last 10 steps", _lag("accuracy"), 0.15, SHARE),
+        below("KL to the warm-up / the healthy run's, at the last step both measured",
+              lambda r, h: _ratio(*last_common(r, h, "kl_to_ref")), 0.5, SCALE, factor=True),
     ),
     "greedy_sampling": (  # exact: greedy decoding writes a group's answers alike, so every advantage is exactly 0
-        Bound(
-            "smallest all-equal share of a step",
-            lambda r, h: float(r.curve("all_same_group_fraction").min()),
-            True,
-            1 - 1e-9,
-            0,
-        ),
-        Bound("largest gradient norm of a step", lambda r, h: float(r.curve("grad_norm").max()), False, 1e-12, 0),
+        above("smallest all-equal share of a step", lambda r, h: float(r.curve("all_same_group_fraction").min()),
+              1 - 1e-9, 0),
+        below("largest gradient norm of a step", lambda r, h: float(r.curve("grad_norm").max()), 1e-12, 0),
     ),
     "flipped_sign": (
-        Bound(
-            "reward change, first 5 -> last 10 steps",
-            lambda r, h: tail(r, "reward") - head(r, "reward"),
-            False,
-            0.0,
-            SHARE,
-        ),
-        Bound(
-            "entropy change, first 5 -> last 10 steps (nats)",
-            lambda r, h: tail(r, "entropy") - head(r, "entropy"),
-            True,
-            0.0,
-            SHARE,
-        ),
+        below("reward change, first 5 -> last 10 steps", _gain("reward"), 0.0, SHARE),
+        above("entropy change, first 5 -> last 10 steps (nats)", _gain("entropy"), 0.0, SHARE),
     ),
     "forgotten_mask": (
-        Bound(
-            "accuracy lag behind the healthy run, last 10 steps",
-            lambda r, h: tail(h, "accuracy") - tail(r, "accuracy"),
-            True,
-            0.3,
-            SHARE,
-        ),
-        Bound(
-            "gradient norm / the healthy run's, first 5 steps",
-            lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")),
-            True,
-            2.0,
-            SCALE,
-            factor=True,
-        ),
+        above("accuracy lag behind the healthy run, last 10 steps", _lag("accuracy"), 0.3, SHARE),
+        above("gradient norm / the healthy run's, first 5 steps",
+              lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")), 2.0, SCALE, factor=True),
+        # notebook 06: its 'KL' is far from 0 at step 0, where the policy still is the warm-up, and goes negative
+        above("|KL to the warm-up| at step 0 (nats)", lambda r, h: abs(r.curve("kl_to_ref")[0]), 1.0, SCALE,
+              factor=True),
+        below("lowest KL to the warm-up (nats)", lambda r, h: float(np.nanmin(r.curve("kl_to_ref"))), 0.0, NATS),
     ),
     "std_without_epsilon": (  # exact: a NaN advantage makes a NaN loss, and NaN weights cannot be sampled from
-        Bound("crashed", lambda r, h: float(r.crash is not None), True, 0.5, 0),
-        Bound(
-            "NaN loss at step 0", lambda r, h: float(bool(r.history) and math.isnan(r.history[0]["loss"])), True, 0.5, 0
-        ),
+        above("crashed", lambda r, h: float(r.crash is not None), 0.5, 0),
+        above("NaN loss at some step", lambda r, h: float(nan_step(r.history) is not None), 0.5, 0),
     ),
     "no_clip_many_updates": (
-        Bound("accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), False, 0.3, SHARE),
-        Bound(
-            "approx KL to the sampler, last 10 steps", lambda r, h: tail(r, "approx_kl"), True, 0.02, SCALE, factor=True
-        ),
+        below("accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), 0.2, SHARE),
+        # a PPO rule of thumb stops reusing a batch near an approx KL of 0.02 (CleanRL's target_kl: 0.015)
+        above("approx KL to the sampler, first 5 steps", lambda r, h: head(r, "approx_kl"), 0.02, SCALE,
+              factor=True),
     ),
     "from_scratch": (
-        Bound("largest reward of a step", lambda r, h: float(np.nanmax(r.curve("reward"))), False, 0.05, SHARE / 2),
-        Bound("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), True, 0.9, SHARE),
+        below("largest reward of a step", lambda r, h: float(np.nanmax(r.curve("reward"))), 0.05, SHARE / 2),
+        above("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE),
     ),
     "loophole_verifier": (
-        Bound(
-            "reward gain, first 5 -> last 10 steps",
-            lambda r, h: tail(r, "reward") - head(r, "reward"),
-            True,
-            0.3,
-            SHARE,
-        ),
-        Bound(
-            "strict accuracy change, first 5 -> last 10 steps",
-            lambda r, h: tail(r, "accuracy") - head(r, "accuracy"),
-            False,
-            0.0,
-            SHARE,
-        ),
+        above("reward gain, first 5 -> last 10 steps", _gain("reward"), 0.3, SHARE),
+        above("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.9, SHARE),
+        below("strict accuracy change, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
     ),
     "clipped_many_updates": (  # trains as well as the healthy run (it learns within its first steps)
-        Bound(
-            "accuracy gain, step 0 -> last 10 steps",
-            lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
-            True,
-            0.3,
-            SHARE,
-        ),
-        Bound(
-            "accuracy behind the healthy run, last 10 steps",
-            lambda r, h: tail(h, "accuracy") - tail(r, "accuracy"),
-            False,
-            0.1,
-            SHARE,
-        ),
-        Bound("no failure signature", _signature_free, True, 0.5, 0),
+        above("accuracy gain, step 0 -> last 10 steps", lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
+              0.3, SHARE),
+        below("accuracy behind the healthy run, last 10 steps", _lag("accuracy"), 0.1, SHARE),
     ),
 }
+# fmt: on
 
 
 def shows_symptom(name: str, run: GalleryRun, healthy: GalleryRun) -> bool:
@@ -557,6 +523,9 @@ def reading(run: GalleryRun, healthy: GalleryRun) -> str:
         return _("{signal}: NaN at {where}; the run stopped at step {step}: {error}").format(
             signal=name, where=nan_text(run), step=step, error=error
         )
+    if run.breakage.early:
+        text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
+        return text.format(signal=name, value=f"{head(run, key):.2f}", healthy=f"{head(healthy, key):.2f}")
     text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
     return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")
 
