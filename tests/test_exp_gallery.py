@@ -70,6 +70,20 @@ def test_every_run_shows_its_symptom_with_margin_on_three_seeds(name):
         assert not weak, (name, seed, weak)
 
 
+@pytest.mark.claims
+@pytest.mark.parametrize("mystery", list(gallery.MYSTERIES))
+def test_every_mystery_run_shows_its_breakage_with_margin(mystery):
+    """Notebook 06's exercise: each mystery run (RL seed MYSTERY_SEED, from the warm-up of the notebook's SEED) shows
+    the symptom of the breakage it hides, against the healthy run of SEED, for SEED 0, 1 and 2."""
+    name = gallery.MYSTERIES[mystery]
+    for seed in SEEDS:
+        run = gallery.gallery_run(name, gallery.MYSTERY_SEED, sft_seed=seed)
+        healthy = gallery.gallery_run("healthy", seed)
+        assert gallery.shows_symptom(name, run, healthy), (mystery, seed, gallery.reading(run, healthy))
+        weak = gallery.symptom_margins(name, run, healthy)
+        assert not weak, (mystery, seed, weak)
+
+
 def test_a_bound_asks_for_its_margin_past_the_limit():
     share = gallery.Bound("a share", lambda r, h: 0.0, True, 0.9, 0.05)
     assert share.beyond(0.92) and not share.beyond(0.92, share.margin) and share.beyond(0.96, share.margin)
