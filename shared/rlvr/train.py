@@ -410,6 +410,7 @@ def train_rl(
     progress: bool = True,
     hooks: StepHooks | None = None,
     record_signals: bool = True,
+    trainer: Callable[..., Trainer] = Trainer,
 ) -> RunResult:
     """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
 
@@ -418,9 +419,11 @@ def train_rl(
         progress: show a tqdm progress bar.
         hooks: StepHooks that record more per step (same seeds, same numbers).
         record_signals: record `rlvr.signals` (False only to measure their cost; same numbers either way).
+        trainer: the Trainer (sub)class, called as trainer(cfg, policy, hooks, record_signals=...): `rlvr.a5` passes
+            one whose updates run a student's assignment code.
     """
     torch.manual_seed(cfg.seed)
-    trainer = Trainer(cfg, policy, hooks, record_signals=record_signals)
+    trainer = trainer(cfg, policy, hooks, record_signals=record_signals)
     history: list[dict] = []
     bar = _progress_bar(cfg, progress)
     for step in range(cfg.steps):
