@@ -184,23 +184,41 @@ def test_vllm_at_the_top_half_the_functions_missing_and_one_that_ends_the_proces
     root = copy_correct("2025", tmp_path)
     module = root / MODULE["2025"]
     text = "import vllm\nfrom vllm import LLM, SamplingParams\nimport wandb\n" + module.read_text()
-    for name in ("compute_entropy", "masked_normalize", "compute_naive_policy_gradient_loss", "masked_mean"):
+    text += (  # the assignment's own dependencies, used the way students' modules use them at import time
+        "\n\nimport math_verify\nfrom jaxtyping import Float, jaxtyped\n\nCONFIG = math_verify.Config(strict=True)"
+        "\n\n\n@jaxtyped(typechecker=None)\ndef helper(x: Float[torch.Tensor, 'b t']) -> Float[torch.Tensor, 'b']:"
+        "\n    return x.sum(-1)\n\n\ndef masked_mean_logged(tensor, mask, dim=None):\n    wandb.log({})\n"
+    )
+    for name in ("compute_entropy", "masked_normalize", "compute_naive_policy_gradient_loss"):
         text = text.replace(
             f"def {name}(", f"def {name}(*args, **kwargs):\n    raise NotImplementedError\n\n\ndef _{name}("
         )
     text = text.replace("    prompt_ids = [", "    import os\n\n    os._exit(3)\n    prompt_ids = [")
     module.write_text(text)
+    adapters = root / "tests" / "adapters.py"
+    adapters.write_text(  # an adapter that insists on a transformers model (a real student's does)
+        adapters.read_text()
+        .replace(
+            "    return grpo.get_response_log_probs(",
+            "    from transformers import PreTrainedModel\n\n    assert isinstance(model, PreTrainedModel)\n"
+            "    return grpo.get_response_log_probs(",
+        )
+        .replace("return grpo.masked_mean(tensor, mask, dim)", "return grpo.masked_mean_logged(tensor, mask, dim)")
+    )
     before = snapshot(root)
     out = run_cli(root, "--no-train", "--json", tmp_path / "out.json")
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     report = json.loads((tmp_path / "out.json").read_text())["functions"]
-    for name in ("compute_entropy", "masked_normalize", "compute_naive_policy_gradient_loss", "masked_mean"):
+    for name in ("compute_entropy", "masked_normalize", "compute_naive_policy_gradient_loss"):
         assert report[name]["verdict"] == "missing"
+    assert report["masked_mean"]["verdict"] == "error"  # it calls wandb.log: one line says wandb is not here
+    assert "wandb.log() was called, but wandb is not installed here" in report["masked_mean"]["message"]
+    assert report["get_response_log_probs"]["verdict"] == "missing"  # a PreTrainedModel; compute_entropy missing
     assert report["tokenize_prompt_and_output"]["verdict"] == "error"
     assert "process running it ended" in report["tokenize_prompt_and_output"]["message"]
     assert report["compute_grpo_clip_loss"]["verdict"] == "correct"  # checked after the worker was restarted
-    assert "vllm, wandb not installed here: the checker stood in for them" in out.stdout
+    assert "vllm, wandb, math_verify, jaxtyping not installed here: the checker stood in for them" in out.stdout
     assert snapshot(root) == before
 
 

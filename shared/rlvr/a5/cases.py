@@ -8,7 +8,7 @@ import torch
 
 from ..checks.core import Case
 from ..model import ModelConfig, TinyTransformer
-from .hf import CausalLM
+from .hf import causal_lm
 
 GROUND_TRUTH = "42"  # the ground truth of the table reward's responses
 
@@ -76,10 +76,10 @@ def random_mask(shape: tuple, seed: int, empty_row: int | None = None) -> torch.
     return mask
 
 
-def small_model(seed: int = 0) -> CausalLM:
+def small_model(seed: int = 0) -> torch.nn.Module:
     """A small TinyTransformer with random weights, called the Hugging Face way (model(input_ids).logits)."""
     torch.manual_seed(seed)
-    return CausalLM(TinyTransformer(ModelConfig(d_model=16, n_heads=2, d_mlp=32)))
+    return causal_lm(TinyTransformer(ModelConfig(d_model=16, n_heads=2, d_mlp=32)))
 
 
 class AnyOfCase(Case):

@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from ..i18n import _
+from ..i18n import _, join
 
 
 class WrongOutput(Exception):
@@ -62,7 +62,7 @@ def _needs(out, keys: tuple[str, ...], name: str) -> dict:
     missing = [key for key in keys if key not in out]
     if missing:
         raise WrongOutput(
-            _("{name} returned a dict without {keys}").format(name=name, keys=", ".join(repr(k) for k in missing))
+            _("{name} returned a dict without {keys}").format(name=name, keys=join(repr(k) for k in missing))
         )
     return out
 

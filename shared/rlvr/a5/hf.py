@@ -9,6 +9,7 @@ ground truth the prompt's ten digits `9458073021` (the verifier derives the answ
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 import torch
@@ -37,41 +38,43 @@ def task_tokenizer():
     return tokenizer
 
 
-class CausalLM(torch.nn.Module):
-    """A TinyTransformer called the Hugging Face way: `model(input_ids).logits` [B, L, V]; other keyword arguments
-    (attention_mask, ...) are accepted and ignored (the model is causal; the assignment pads on the right). Its
-    parameters are the wrapped model's, so an optimizer over either trains both."""
-
-    def __init__(self, model: TinyTransformer):
-        super().__init__()
-        self.model = model
-        self.config = _Config(model.cfg.vocab_size)
-
-    def forward(self, input_ids: torch.Tensor | None = None, *args, **kwargs):
-        """The logits of every position, in a transformers CausalLMOutputWithPast. [B, L] -> .logits [B, L, V]."""
-        from transformers.modeling_outputs import CausalLMOutputWithPast
-
-        if input_ids is None:
-            raise ValueError("call the model with input_ids: model(input_ids) or model(input_ids=input_ids)")
-        return CausalLMOutputWithPast(logits=self.model(torch.as_tensor(input_ids)))
-
-    @property
-    def device(self) -> torch.device:
-        """Where the parameters are (the CPU)."""
-        return next(self.parameters()).device
-
-    @property
-    def dtype(self) -> torch.dtype:
-        """The parameters' dtype (float32)."""
-        return next(self.parameters()).dtype
+def causal_lm(model: TinyTransformer) -> torch.nn.Module:
+    """A TinyTransformer as a transformers `PreTrainedModel` (students' code may check for one): `model(input_ids)`
+    returns a CausalLMOutputWithPast whose .logits are [B, L, V]; other arguments (attention_mask, ...) are accepted
+    and ignored (the model is causal; the assignment pads on the right). Its parameters are the wrapped model's, so
+    an optimizer over either trains both."""
+    require_transformers()
+    return _classes()[1](_classes()[0](vocab_size=model.cfg.vocab_size, use_cache=False), model)
 
 
-class _Config:
-    """The attributes of a transformers config that assignment code reads."""
+@functools.cache
+def _classes() -> tuple[type, type]:
+    """(TaskConfig, TaskLM), defined once transformers is imported."""
+    from transformers import PretrainedConfig, PreTrainedModel
+    from transformers.modeling_outputs import CausalLMOutputWithPast
 
-    def __init__(self, vocab_size: int):
-        self.vocab_size = vocab_size
-        self.use_cache = False
+    class TaskConfig(PretrainedConfig):
+        """The config of the course's model as transformers sees it."""
+
+        model_type = "rlvr_tiny_transformer"
+
+    class TaskLM(PreTrainedModel):
+        """The course's TinyTransformer behind the Hugging Face causal-LM interface."""
+
+        config_class = TaskConfig
+        base_model_prefix = "model"
+
+        def __init__(self, config, model: TinyTransformer):
+            super().__init__(config)
+            self.model = model
+
+        def forward(self, input_ids=None, *args, **kwargs):
+            """The logits of every position. [B, L] -> .logits [B, L, V]."""
+            if input_ids is None:
+                raise ValueError("call the model with input_ids: model(input_ids) or model(input_ids=input_ids)")
+            return CausalLMOutputWithPast(logits=self.model(torch.as_tensor(input_ids)))
+
+    return TaskConfig, TaskLM
 
 
 def ground_truth(digits) -> str:

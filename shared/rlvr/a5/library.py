@@ -463,13 +463,17 @@ def _clip_mistakes_2025() -> list[Mistake]:
         ),
     }
 
-    def make(objective):
+    def make(objective, one_d=False):
         def wrong(advantages, policy_log_probs, old_log_probs, cliprange):
-            return objective(ratio(policy_log_probs, old_log_probs), advantages, cliprange), {}
+            a = advantages[:, None] if one_d else advantages
+            return objective(ratio(policy_log_probs, old_log_probs), a, cliprange), {}
 
         return wrong
 
-    return [Mistake(n, says, fix, make(fn)) for n, (says, fix, fn) in specs.items()]
+    right = lambda r, a, e: -torch.minimum(r * a, r.clamp(1 - e, 1 + e) * a)  # noqa: E731
+    return [Mistake(n, says, fix, make(fn)) for n, (says, fix, fn) in specs.items()] + [
+        Mistake("advantages_1d", *ONE_D, make(right, one_d=True))
+    ]
 
 
 def _clip_cases_2025() -> list[Case]:
@@ -487,9 +491,19 @@ def _clip_cases_2025() -> list[Case]:
     return out
 
 
+ONE_D = (  # the [B, 1] advantages treated as [B] (advantages[:, None] makes [B, 1, 1], broadcast to [B, B, T])
+    N_(
+        "You add a dimension to the advantages (advantages[:, None]) as if they were [B]; the assignment passes them "
+        "as [B, 1]: multiply them as they are."
+    ),
+    N_("Use raw_rewards_or_advantages (or advantages) as given: [B, 1] broadcasts against [B, T]."),
+)
+
+
 def _naive_mistakes() -> list[Mistake]:
     """compute_naive_policy_gradient_loss slips."""
     return [
+        Mistake("advantages_1d", *ONE_D, lambda a, logps: -a[:, None] * logps),
         Mistake(
             "sign",
             N_("Your loss has the wrong sign: the per-token loss is -A * log pi (minimising it raises good answers)."),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from ..i18n import _, pad, text_width
+from ..i18n import N_, _, join, pad, text_width
 from .diagnose import within
 from .session import Report
 from .verdicts import VERDICT_WORDS
 
 MARGIN = 0.05  # the final think-first share of a correct student's run is this close to the reference's (issue 42)
-EDITION_NAMES = {"2025": "spring 2025", "2026": "spring 2026"}
+EDITION_NAMES = {"2025": N_("spring 2025"), "2026": N_("spring 2026")}
 
 
 def pct(x: float | None) -> str:
@@ -33,7 +33,7 @@ def verdict_table(report: Report) -> list[str]:
 def summary_counts(report: Report) -> str:
     """'9 correct, 1 wrong, 1 missing, 0 error' (in the current language)."""
     counts = {key: sum(v.verdict == key for v in report.verdicts.values()) for key in VERDICT_WORDS}
-    return ", ".join(f"{n} {_(VERDICT_WORDS[key])}" for key, n in counts.items())
+    return join(f"{n} {_(VERDICT_WORDS[key])}" for key, n in counts.items())
 
 
 def training_lines(report: Report) -> list[str]:
@@ -42,7 +42,7 @@ def training_lines(report: Report) -> list[str]:
     if t is None:
         return []
     if t.skipped:
-        return [_("Not trained: {names} not written yet (or could not run).").format(names=", ".join(t.skipped))]
+        return [_("Not trained: {names} not written yet (or could not run).").format(names=join(t.skipped))]
     finished = t.crash is None and t.steps == len(t.reference)
     where = _("held-out") if finished else _("last step")
     lines = [
@@ -71,7 +71,7 @@ def report_lines(report: Report) -> list[str]:
     """Everything the terminal shows, in order."""
     lines = [
         _("{path}: CS336 assignment 5, {edition} edition (recognised from tests/adapters.py)").format(
-            path=report.checkout, edition=EDITION_NAMES[report.edition]
+            path=report.checkout, edition=_(EDITION_NAMES[report.edition])
         )
     ]
     lines += [_("note: {note}").format(note=note) for note in report.notes]

@@ -2,9 +2,10 @@
 
 - `copy_checkout`: the checkout's source files (Python, prompts, small configs) copied to a temporary folder; the
   student's own files are never written to (not even __pycache__: the worker runs with bytecode writing off).
-- `StandIns`: an import hook that, for a package of STAND_INS that is not installed (vllm, wandb, flash_attn, ...),
-  gives a module whose every attribute is a stand-in: importing it, naming it in an annotation or subclassing it
-  works; calling it raises StandInUsed with one line saying the package is not installed here.
+- `StandIns`: an import hook that, for a package the student's code imports and that is not installed here (vllm,
+  wandb, flash_attn, the assignment's math_verify, jaxtyping, ...), gives a module whose every attribute is a
+  stand-in: importing it, annotating or decorating with it, subclassing it works while the modules load; once they
+  are loaded, calling it raises StandInUsed with one line saying the package is not installed here.
 - `load_adapters`: tests/adapters.py of the copy, imported as the package `tests` (as pytest does), its run_*
   functions by the assignment's names, or one line saying why it could not be imported.
 """
@@ -23,7 +24,6 @@ from pathlib import Path
 
 from ..i18n import _
 
-STAND_INS = ("vllm", "wandb", "flash_attn", "xformers", "bitsandbytes", "deepspeed", "modal", "liger_kernel")
 SKIPPED_FOLDERS = {
     ".git", ".venv", "venv", "env", "__pycache__", "data", "wandb", "outputs", "output", "checkpoints", "models",
     "runs", "logs", "results", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints",
@@ -67,14 +67,25 @@ def _installed(name: str) -> bool:
 
 
 class _StandInMeta(type):
-    """The type of stand-ins: attributes are stand-ins, calling (or instantiating) raises StandInUsed."""
+    """The type of stand-ins. While the student's modules load (or one is imported later, inside a function),
+    anything goes: attributes, subscripts (`Float[...]`) and calls give more stand-ins, and a decorator returns what
+    it decorates. Otherwise a call raises StandInUsed: the package is not installed here."""
+
+    hook: StandIns | None = None
 
     def __getattr__(cls, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return stand_in(f"{cls.__qualname__}.{name}")
 
+    def __getitem__(cls, item):
+        return stand_in(f"{cls.__qualname__}[...]")
+
     def __call__(cls, *args, **kwargs):
+        if _StandInMeta.hook is not None and (_StandInMeta.hook.loading or _StandInMeta.hook.student_module_runs()):
+            if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], _StandInMeta):
+                return args[0]  # used as a decorator: the function stays the student's
+            return stand_in(f"{cls.__qualname__}()")
         package = cls.__qualname__.split(".")[0]
         raise StandInUsed(
             _(
@@ -98,20 +109,45 @@ class _StandInModule(types.ModuleType):
         return stand_in(f"{self.__name__}.{name}")
 
 
-class StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """An import hook giving stand-in modules for the packages of `names` that are not installed; `used` lists the
-    ones student code imported."""
+def _importer_file() -> str:
+    """The file of the code running the import statement (the first frame outside importlib)."""
+    frame = sys._getframe(2)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<frozen importlib") or "importlib" in frame.f_code.co_filename
+    ):
+        frame = frame.f_back
+    return frame.f_code.co_filename if frame is not None else ""
 
-    def __init__(self, names=STAND_INS):
-        self.names = {name for name in names if not _installed(name)}
+
+class StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """An import hook at the end of sys.meta_path: a package that student code (a file under `root`) imports and that
+    is not installed here (vllm, wandb, flash_attn, the assignment's math_verify, ...) gets a stand-in module;
+    `used` lists them. Other code's imports (torch, transformers probing optional packages) are left alone."""
+
+    def __init__(self, root: Path):
+        self.root = str(Path(root).resolve())
         self.used: list[str] = []
+        self.loading = True
+        _StandInMeta.hook = self
+
+    def student_module_runs(self) -> bool:
+        """Whether the top level of one of the student's modules is running (an import inside a function)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "<module>" and str(Path(frame.f_code.co_filename).resolve()).startswith(
+                self.root
+            ):
+                return True
+            frame = frame.f_back
+        return False
 
     def find_spec(self, fullname, path=None, target=None):
-        """A spec for a stood-in package or any of its submodules."""
+        """A spec for a package student code imports that is not installed, or for one of its submodules."""
         top = fullname.split(".")[0]
-        if top not in self.names:
-            return None
         if top not in self.used:
+            importer = str(Path(_importer_file()).resolve()) if _importer_file() else ""
+            if fullname != top or not importer.startswith(self.root) or _installed(top):
+                return None
             self.used.append(top)
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
@@ -125,9 +161,9 @@ class StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Nothing to run."""
 
 
-def install_stand_ins(names=STAND_INS) -> StandIns:
+def install_stand_ins(root: Path) -> StandIns:
     """Put the stand-in hook at the end of sys.meta_path (real packages are found first)."""
-    hook = StandIns(names)
+    hook = StandIns(root)
     sys.meta_path.append(hook)
     return hook
 

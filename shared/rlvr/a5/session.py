@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import THREADS_ENV, one_thread
-from ..i18n import _, language
+from ..i18n import _, join, language
 from . import diagnose
 from .edition import inspect_checkout
 from .training import NEEDS, a5_config
@@ -55,6 +55,7 @@ class Report:
     verdicts: dict[str, Verdict]
     notes: list[str] = field(default_factory=list)
     training: TrainingReport | None = None
+    stand_ins: list[str] = field(default_factory=list)  # packages the student's code imports, stood in for
 
     def to_json(self) -> dict:
         """Exactly the schema of issue 42."""
@@ -168,8 +169,7 @@ def run_worker(job: dict, folder: Path, report: Report, progress: Progress, hist
                     report.verdicts[name] = Verdict(name, "error", _("not checked: {why}").format(why=event["message"]))
                 return trained
             if kind == "loaded":
-                if event["stand_ins"]:
-                    report.notes.append(stand_in_note(event["stand_ins"]))
+                note_stand_ins(report, event["stand_ins"])
             elif kind == "start":
                 current = event["task"]
                 limit = CHECK_TASK_S if current.startswith("check:") else STEP_S
@@ -186,8 +186,7 @@ def run_worker(job: dict, folder: Path, report: Report, progress: Progress, hist
                 trained = event
             elif kind == "done":
                 worker.stop()
-                if event.get("stand_ins") and not any("stood in" in n for n in report.notes):
-                    report.notes.append(stand_in_note(event["stand_ins"]))
+                note_stand_ins(report, event.get("stand_ins") or [])
                 return trained
     return trained
 
@@ -210,12 +209,23 @@ def _lost(report: Report, job: dict, task, timed_out: bool, limit: float, last: 
         trained.update(crash=_("step {step}: {why}").format(step=len(history), why=why), final=None, skipped=[])
 
 
+def note_stand_ins(report: Report, names: list[str]) -> None:
+    """The one note saying which packages were stood in for (updated when a later import adds one)."""
+    new = [name for name in names if name not in report.stand_ins]
+    if not new:
+        return
+    if report.stand_ins:
+        report.notes.remove(stand_in_note(report.stand_ins))
+    report.stand_ins += new
+    report.notes.append(stand_in_note(report.stand_ins))
+
+
 def stand_in_note(names: list[str]) -> str:
     """The one line saying which packages were stood in for."""
     return _(
         "{names} not installed here: the checker stood in for them so your modules load; a call into them fails "
         "with a clear line (the checker never runs them)"
-    ).format(names=", ".join(names))
+    ).format(names=join(names))
 
 
 def verdict_line(verdict: Verdict) -> str:

@@ -7,7 +7,7 @@ student's code through the Hugging Face interfaces (`rlvr.a5.hf`).
   their grpo_microbatch_train_step ("grpo_clip") runs GRADIENT_ACCUMULATION_STEPS microbatches; our loop steps the
   optimizer.
 - 2026: the student's grpo_train_step does the whole update and steps our optimizer (standard GRPO: baseline "mean",
-  normaliser "std", no importance reweighting, sequence normalisation, max_grad_norm None).
+  normaliser "std", no importance reweighting, sequence normalisation, a max_grad_norm never reached).
 
 Every call of student code is guarded (`rlvr.checks.guard`); a call that raises, runs out of time or returns the wrong
 shape stops the run with one line naming the function and the step (StudentFailed).
@@ -26,11 +26,13 @@ from ..checks.guard import OutputTail, call_guarded, one_line_error
 from ..evaluate import evaluate
 from ..i18n import _
 from ..train import Batch, RLConfig, Trainer, train_rl
-from .hf import CausalLM, reward_fn, rollout_texts, task_tokenizer
+from .hf import causal_lm, reward_fn, rollout_texts, task_tokenizer
 
 GRADIENT_ACCUMULATION_STEPS = 4  # microbatches per update: 256 answers in 4 x 64
 ADVANTAGE_EPS = 1e-6  # the assignment's
 CLIPRANGE = 0.2
+MAX_GRAD_NORM = 1e6  # 2026's step gets a finite one (some call clip_grad_norm_ unconditionally); never reached, as the
+# reference does not clip
 CALL_LIMIT_S = 60.0  # per call of student code while training (a right one takes well under a second)
 NEEDS = {  # the functions a run of each edition calls
     "2025": ("compute_group_normalized_rewards", "tokenize_prompt_and_output", "get_response_log_probs",
@@ -96,7 +98,7 @@ class StudentTrainer(Trainer):
 
     def __init__(self, cfg: RLConfig, policy=None, hooks=None, record_signals: bool = True):
         super().__init__(cfg, policy, hooks, record_signals=record_signals)
-        self.model = CausalLM(self.policy)  # model(input_ids).logits, sharing the policy's parameters
+        self.model = causal_lm(self.policy)  # model(input_ids).logits, sharing the policy's parameters
         self.tokenizer = task_tokenizer()
         self.step_index = 0
         self.extra: dict = {}
@@ -207,7 +209,7 @@ class Trainer2026(StudentTrainer):
         optimizer = RecordingOptimizer(self.opt, self.policy)
         out = self.student.call(
             "grpo_train_step", self.step_index, self.model, self.tokenizer, optimizer, GRADIENT_ACCUMULATION_STEPS,
-            None, reward_fn, prompts, responses, truths, self.cfg.group_size,
+            MAX_GRAD_NORM, reward_fn, prompts, responses, truths, self.cfg.group_size,
         )  # fmt: skip
         if optimizer.steps != 1:
             raise StudentFailed(

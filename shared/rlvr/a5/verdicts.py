@@ -15,11 +15,12 @@ from typing import Callable
 
 from ..checks.core import Outcome
 from ..checks.guard import TimeLimitExceeded, one_line_error
-from ..i18n import N_, _
+from ..i18n import N_, _, join
 from .harness import WrongOutput
 from .library import FunctionCheck
 
 VERDICTS = ("correct", "wrong", "missing", "error")
+COPY_MARK = "/rlvr-a5-"  # in the path of every file of the checkout's copy (rlvr.a5.session's temporary folder)
 VERDICT_WORDS = {"correct": N_("correct"), "wrong": N_("wrong"), "missing": N_("missing"), "error": N_("error")}
 
 
@@ -52,11 +53,14 @@ class Recorder:
 
 
 def last_line(error: BaseException) -> str:
-    """The exception's last line, 'ValueError: ...', with the student's file and line where the traceback has one."""
+    """The exception's last line, 'ValueError: ...', and where: the deepest frame in the student's checkout (its
+    copy), else the deepest one outside rlvr."""
     line = one_line_error(error)
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/rlvr/" not in f.filename.replace("\\", "/")]
-    if frames:
-        where = frames[-1]
+    frames = traceback.extract_tb(error.__traceback__)
+    theirs = [f for f in frames if COPY_MARK in f.filename.replace("\\", "/")]
+    outside = [f for f in frames if "/rlvr/" not in f.filename.replace("\\", "/")]
+    where = (theirs or outside or [None])[-1]
+    if where is not None:
         return _("{error} ({file}, line {line})").format(error=line, file=_short(where.filename), line=where.lineno)
     return line
 
@@ -124,4 +128,4 @@ def blame_dependencies(verdicts: dict[str, Verdict], depends: dict[str, tuple[st
         if broken:
             verdict.message = _(
                 "probably because it calls {names}, found wrong above: fix that first ({detail})"
-            ).format(names=", ".join(broken), detail=verdict.message)
+            ).format(names=join(broken), detail=verdict.message)

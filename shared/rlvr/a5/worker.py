@@ -48,13 +48,14 @@ def run(job: dict, protocol: Protocol) -> None:
     from ..cs336 import EDITIONS
     from . import sandbox
 
-    stand_ins = sandbox.install_stand_ins()
+    stand_ins = sandbox.install_stand_ins(Path(job["root"]))
     edition = job["edition"]
     try:
         functions = sandbox.load_adapters(Path(job["root"]), EDITIONS[edition])
     except sandbox.LoadFailed as failure:
         protocol.send("load_failed", message=str(failure))
         return
+    stand_ins.loading = False  # from now on a call into a stood-in package fails with one line
     protocol.send("loaded", stand_ins=stand_ins.used, found=sorted(functions))
     checks = None
     job.setdefault("verdicts", {})

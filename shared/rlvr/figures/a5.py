@@ -29,13 +29,17 @@ def draw_runs(fig, history: list[dict], reference: list[dict], window: int = 10)
     prepare_figures()
     axes = fig.subplots(2, 3, sharex=True)
     for ax, (key, title) in zip(axes.flat, PANELS):
-        for run, color, label in ((reference, REFERENCE_COLOR, _("reference")), (history, STUDENT_COLOR, _("yours"))):
+        for run, color, label, style in (
+            (history, STUDENT_COLOR, _("yours"), {"lw": 2.2}),
+            (reference, REFERENCE_COLOR, _("reference"), {"lw": 1.2, "ls": "--"}),  # on top: seen where they agree
+        ):
             values = history_curve(run, key)
             if not np.isfinite(values).any():
                 continue
             steps = np.arange(len(values))
-            ax.plot(steps, values, color=color, alpha=0.25, lw=0.8)
-            ax.plot(steps, smooth(values, window), color=color, lw=1.8, label=label)
+            ax.plot(steps, values, color=color, alpha=0.2, lw=0.8)
+            ax.plot(steps, smooth(values, window), color=color, label=label, **style)
+        ax.set_ylim(bottom=0)  # every signal here is >= 0
         ax.set_title(_(title), fontsize=10)
         ax.grid(alpha=0.3)
     for ax in axes[-1]:
