@@ -279,3 +279,44 @@ def test_a_correct_students_run_reaches_the_references_think_first_share(name, t
     assert training["steps"] == 200
     assert abs(training["final"]["think_first"] - training["reference"]["think_first"]) <= MARGIN, training
     assert training["reference"]["think_first"] > 0.9  # the reference itself learned to think first
+
+
+# ======================================================================================= reading the runs
+def _history(steps: int, **curves) -> list[dict]:
+    """A synthetic history: each keyword a function of the step (floats), plus the keys the readers need."""
+    base = {"cot_fraction": 0.5, "accuracy": 0.2, "reward": 0.2, "entropy": 0.5, "loss": 0.0, "grad_norm": 0.1,
+            "malformed_fraction": 0.0, "all_same_group_fraction": 0.5, "approx_kl": 0.0, "kl_to_ref": 0.0}  # fmt: skip
+    return [{"step": s, **base, **{k: f(s) for k, f in curves.items()}} for s in range(steps)]
+
+
+def _learning(steps: int = 60) -> list[dict]:
+    """A reference run that learns: think-first, accuracy and reward rise, entropy falls."""
+    rise = lambda lo, hi: lambda s: lo + (hi - lo) * min(1.0, s / 30)  # noqa: E731
+    return _history(steps, cot_fraction=rise(0.5, 0.98), accuracy=rise(0.2, 0.9), reward=rise(0.2, 0.9),
+                    entropy=rise(0.5, 0.1), kl_to_ref=rise(0.0, 2.0))  # fmt: skip
+
+
+def test_a_run_that_follows_the_reference_has_no_findings():
+    from rlvr.a5.diagnose import read_run
+    from rlvr.a5.training import a5_config
+
+    assert read_run(_learning(), _learning(), None, a5_config(60)) == []
+
+
+def test_a_nan_a_crash_a_run_that_falls_behind_and_a_flipped_sign_are_read_out():
+    from rlvr.a5.diagnose import read_run
+    from rlvr.a5.training import a5_config
+
+    reference = _learning()
+    nan = _learning()
+    nan[3]["loss"] = math.nan
+    assert read_run(nan, reference, None, a5_config(60))[0] == "step 3: the loss, reward or gradient norm is NaN"
+    crash = read_run(reference[:5], reference, "step 5: RuntimeError: boom", a5_config(60))
+    assert "the run stopped: step 5: RuntimeError: boom" in crash
+    fall = lambda lo, hi: lambda s: lo + (hi - lo) * min(1.0, s / 30)  # noqa: E731
+    flipped = _history(60, reward=fall(0.2, 0.02), accuracy=fall(0.2, 0.02), entropy=fall(0.5, 0.9),
+                       cot_fraction=fall(0.5, 0.3))  # fmt: skip
+    lines = read_run(flipped, reference, None, a5_config(60))
+    assert any(line.startswith("from step ") and "think-first share falls behind" in line for line in lines), lines
+    assert any(line.startswith("it does not learn") for line in lines), lines
+    assert any('"flipped sign" run of notebook 06\'s gallery' in line for line in lines), lines

@@ -211,7 +211,7 @@ class Trainer2026(StudentTrainer):
             "grpo_train_step", self.step_index, self.model, self.tokenizer, optimizer, GRADIENT_ACCUMULATION_STEPS,
             MAX_GRAD_NORM, reward_fn, prompts, responses, truths, self.cfg.group_size,
         )  # fmt: skip
-        if optimizer.steps != 1:
+        if optimizer.steps > 1:  # 0 is fine: a step may skip a batch whose advantages are all 0 (nothing to learn)
             raise StudentFailed(
                 _("step {step}: grpo_train_step called optimizer.step() {n} times (once per batch is right)").format(
                     step=self.step_index, n=optimizer.steps
