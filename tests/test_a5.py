@@ -320,3 +320,13 @@ def test_a_nan_a_crash_a_run_that_falls_behind_and_a_flipped_sign_are_read_out()
     assert any(line.startswith("from step ") and "think-first share falls behind" in line for line in lines), lines
     assert any(line.startswith("it does not learn") for line in lines), lines
     assert any('"flipped sign" run of notebook 06\'s gallery' in line for line in lines), lines
+
+
+def test_the_notebook_report_shows_the_table_and_the_curves_inline():
+    from rlvr.a5 import check
+
+    shown = check(CORRECT["2026"], steps=2)
+    html = shown._repr_html_()
+    assert "spring 2026 edition" in repr(shown) and "grpo_train_step" in html
+    assert '<img src="data:image/png;base64,' in html
+    assert shown.to_json()["training"]["steps"] == 2
