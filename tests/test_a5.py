@@ -259,7 +259,7 @@ def test_a_nan_advantage_stops_the_run_and_names_the_step_and_the_gallery_run(tm
     the step and notebook 06's 'std without epsilon' run."""
     root = copy_correct("2025", tmp_path)
     plant(root, "2025", "+ advantage_eps)", ")")
-    out = run_cli(root, "--steps", "4", "--json", tmp_path / "out.json")
+    out = run_cli(root, "--steps", "4", "--json", tmp_path / "out.json", "--png", tmp_path / "c.png")
     assert out.returncode == 1 and "Traceback" not in out.stdout + out.stderr
     assert "the run stopped: step 1" in out.stdout
     assert "step 0: the loss, reward or gradient norm is NaN" in out.stdout
