@@ -15,7 +15,7 @@ DESCRIPTION = N_(
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of `rlvr a5`."""
-    from ..cli import output_file, positive_int
+    from ..options import output_file, positive_int
 
     parser = argparse.ArgumentParser(prog="python -m rlvr a5", description=_(DESCRIPTION))
     parser.add_argument("path", help=_("your assignment-5 checkout (the folder that holds tests/adapters.py)"))
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the check; print the report; write the JSON and the PNG. Exit 0 when every function is correct, 1 when
     some is not, 2 for a path that cannot be checked."""
-    from ..cli import write_json
+    from ..options import write_json
     from .edition import CheckoutError
 
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
