@@ -58,12 +58,12 @@ def resembles(history: list[dict], reference: list[dict], crash: str | None, cfg
     mine = gallery.GalleryRun(gallery.BREAKAGES["healthy"], cfg, history, crash)
     healthy = gallery.GalleryRun(gallery.HEALTHY, cfg, reference, None)
     found = []
-    for name, symptom in gallery.SYMPTOMS.items():
+    for name in gallery.SYMPTOMS:
         if name in gallery.NOT_BROKEN or not history:
             continue
         try:
-            shown = bool(symptom(mine, healthy))
-        except (KeyError, IndexError, ValueError, TypeError):  # a history too short for the symptom's reading
+            shown = gallery.shows_symptom(name, mine, healthy)
+        except (KeyError, IndexError, ValueError):  # a history too short for one of the symptom's readings
             shown = False
         if shown:
             found.append(name)
