@@ -201,15 +201,15 @@ BREAKAGES: dict[str, Breakage] = {
         ),
         Breakage(
             "loophole_verifier",
-            N_("a verifier that pays for the right digit anywhere in the answer (lr 3e-4, 250 steps)"),
+            N_("a verifier that pays for the right digit anywhere in the answer (lr 1e-3, 250 steps)"),
             bug="loophole_verifier",
-            overrides={"lr": 3e-4},  # the optimisation pressure of a long run: at 1e-4 one seed in four had not
-            steps=250,  # found the loophole after 300 steps, learning the task instead
-            symptom=N_("the reward climbs to nearly 1 while the strict accuracy falls"),
+            overrides={"lr": 1e-3},  # optimisation pressure: at 3e-4 the run learns the task instead on some seeds
+            steps=250,  # and CPUs (an AVX2 run ended at 53% strict accuracy, 28% at its start), at 1e-3 none did
+            symptom=N_("the reward climbs towards 1 while the strict accuracy falls to about 0"),
             signal="accuracy",
             cause=N_(
-                "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on "
-                "(lecture §1: over-optimisation)"
+                "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on, "
+                "and ends up writing digit soup the strict verifier rejects (lecture §1: over-optimisation)"
             ),
             fix=N_("make the verifier check the format and the answer; log a strict metric beside the reward"),
         ),
@@ -477,8 +477,9 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
     ),
     "loophole_verifier": (
         above("reward gain, first 5 -> last 10 steps", _gain("reward"), 0.3, SHARE),
-        above("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.9, SHARE),
+        above("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.8, SHARE),
         below("strict accuracy change, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
+        below("strict accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), 0.1, SHARE),
     ),
     "clipped_many_updates": (  # trains as well as the healthy run (it learns within its first steps)
         above("accuracy gain, step 0 -> last 10 steps", lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
