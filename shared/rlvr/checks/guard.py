@@ -444,7 +444,7 @@ def _callee(error: BaseException, qualname: str) -> Callable | None:
             found = next((getattr(m, head) for m in modules if hasattr(m, head)), None)
         for name in rest:
             found = getattr(found, name, None)
-        if callable(found):
+        if callable(found) and getattr(found, "__name__", "") == qualname.split(".")[-1]:
             return found
     found = getattr(builtins, qualname, None)
     return found if callable(found) else None
