@@ -509,8 +509,10 @@ perfect_teacher = FreeAnswer(
     ],
     solution=N_(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
-        "learn: to choose the think-first format. Accuracy rises much sooner and ends higher because the chains need "
-        "no repair, the policy moves less far from its warm-up, and most groups end all right (no signal)."
+        "learn: to choose the think-first format. Accuracy starts and ends higher because the chains need no repair, "
+        "the policy moves less far from its warm-up, and most groups end all right (no signal). Whether the format "
+        "switch comes sooner is not settled by the reward gap (Adam's steps do not grow with it): read the two steps "
+        "the findings print, and remember that a few steps either way is within what another seed moves."
     ),
 )
 
@@ -524,11 +526,11 @@ kl_penalty = FreeAnswer(
         ),
     ],
     solution=N_(
-        "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
-        "is large compared with beta times the KL printed above (a few hundredths). A larger beta (0.2) costs more "
-        "accuracy and lowers the KL we measure more, though not in proportion: with k3 in the loss the expected "
-        "gradient is that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of "
-        "KL(pi || pi_ref)."
+        "At beta = 0.04 the curves stay close to the default's: the reward for thinking is large compared with beta "
+        "times the KL printed above (multiply the two). Whether the KL and the accuracy end a little lower is for "
+        "the printed lines to say; a difference of a point is within the noise of one run. A larger beta (the panel "
+        "trains 0.2 if you ask it) pulls harder towards the warm-up. With k3 in the loss the expected gradient is "
+        "that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of KL(pi || pi_ref)."
     ),
 )
 
@@ -547,9 +549,10 @@ group_size_runs = FreeAnswer(
         ),
     ],
     solution=N_(
-        "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal and learning "
-        "is slower per step. G = 32: almost no group is all-equal and learning is faster per step, at 4x the "
-        "sampling cost of G = 8."
+        "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal. G = 32: the "
+        "groups are mixed at the start and become all right only once nearly every answer is right (0.95^32 is "
+        "about 0.19), at 4x the sampling cost of G = 8. Per step the larger group usually learns faster; per "
+        "answer sampled the ranking can flip: the table's last column says which way your run fell."
     ),
 )
 

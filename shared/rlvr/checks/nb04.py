@@ -302,11 +302,11 @@ no_clip_prediction = FreeAnswer(
     solution=N_(
         "Without clipping, every update pushes every token with its full advantage however far its ratio has "
         "already moved, so the 8 updates on one batch can drift as far as they like in the direction that batch "
-        "favours. Whether that matters depends on how far the ratios get. If they stay well inside "
-        "[1 - eps, 1 + eps], as the clip fraction of section 4 says they do at learning rate 1e-4, the clip was "
-        "idle and removing it changes little. With a larger learning rate the ratios do leave the band, but then "
-        "the step size itself can be the problem, clip or no clip. The measurement above decides: compare it with "
-        "your prediction and your reason."
+        "favours. Whether that matters depends on how far the ratios get. If they stay well inside [1 - eps, 1 + "
+        "eps] (section 4 printed the clipped share and the mean |log ratio| at learning rate 1e-4), the clip was "
+        "nearly idle and removing it changes little. With a larger learning rate the ratios do leave the band, but"
+        " then the step size itself can be the problem, clip or no clip. The measurement above decides: compare it"
+        " with your prediction and your reason."
     ),
 )
 
