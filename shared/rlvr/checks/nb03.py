@@ -594,6 +594,7 @@ grpo_step = StepExercise(
     ],
     hint=STEP_HINT,
     solution=N_("See the solution notebook: the five stages of the hint, written out with shapes."),
+    advantage_mistakes=grpo_advantages.mistakes,
 )
 
 grpo_step_kl = StepExercise(
@@ -613,4 +614,5 @@ grpo_step_kl = StepExercise(
     hint=KL_HINT,
     solution=N_("`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`."),
     kl=True,
+    advantage_mistakes=grpo_advantages.mistakes,
 )

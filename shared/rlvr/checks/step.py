@@ -445,12 +445,10 @@ def scoring_problem(got, responses: torch.Tensor, prompts: np.ndarray, group_siz
     return None
 
 
-def advantage_mistake(got: torch.Tensor, rewards: torch.Tensor, group_size: int) -> str:
-    """The sentence and the fix of the GRPO advantages' mistake library (notebook 03's Exercise 3: one owner) whose
-    output equals `got` on these rewards, or ''."""
-    from rlvr.checks.nb03 import grpo_advantages  # here: nb03 builds its step exercise from this module
-
-    for mistake in grpo_advantages.mistakes:
+def advantage_mistake(got: torch.Tensor, rewards: torch.Tensor, group_size: int, mistakes: list = ()) -> str:
+    """The sentence and the fix of the first of `mistakes` (the GRPO advantages' library, owned by notebook 03's
+    Exercise 3, which hands it to its step exercise) whose output equals `got` on these rewards, or ''."""
+    for mistake in mistakes:
         for way in mistake.ways:
             with torch.no_grad():
                 theirs = way(rewards.clone(), group_size, eps=EPS)
@@ -459,7 +457,7 @@ def advantage_mistake(got: torch.Tensor, rewards: torch.Tensor, group_size: int)
     return ""
 
 
-def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | None:
+def advantages_problem(got, rewards: torch.Tensor, group_size: int, mistakes: list = ()) -> str | None:
     """First group whose advantages differ from GRPO's (population std + eps), as one sentence, or None."""
     want = objectives.grpo_advantages(rewards, group_size, EPS, "population")  # [B]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
@@ -478,7 +476,7 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
         return None
     k = int((~close).nonzero()[0])
     r = rewards.view(-1, group_size)  # [P, G]
-    mistake = advantage_mistake(got, rewards, group_size)
+    mistake = advantage_mistake(got, rewards, group_size, mistakes)
     yours = ", ".join(f"{x:.3f}" for x in got.view(-1, group_size)[k].tolist())
     right = ", ".join(f"{x:.3f}" for x in want.view(-1, group_size)[k].tolist())
     rewards_k = ", ".join(f"{x:g}" for x in r[k].tolist())
@@ -623,7 +621,9 @@ def structure_problem(out) -> str | None:
     return None
 
 
-def diagnose(run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor | None = None) -> tuple[str, bool]:
+def diagnose(
+    run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor | None = None, mistakes: list = ()
+) -> tuple[str, bool]:
     """(the first stage where the learner's call differs from the package's, as a sentence, or '';
     True if the difference means 'not attempted' (a step that ignores beta))."""
     out = run.out
@@ -635,7 +635,7 @@ def diagnose(run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor
     problem = (
         sampling_problem(out["responses"], want["responses"], prompts, case.group_size)
         or scoring_problem(out["rewards"], want["responses"], prompts, case.group_size)
-        or advantages_problem(out["advantages"], want["rewards"], case.group_size)
+        or advantages_problem(out["advantages"], want["rewards"], case.group_size, mistakes)
     )
     if problem:
         return problem, False
@@ -704,9 +704,11 @@ class StepExercise(Question):
     kl=True: the cases use beta > 0 and a step that ignores beta counts as not attempted (Exercise 7(b)).
     """
 
-    def __init__(self, name: str, cases: list[StepCase], hint="", solution: str = "", kl: bool = False):
+    def __init__(
+        self, name: str, cases: list[StepCase], hint="", solution: str = "", kl: bool = False, advantage_mistakes=()
+    ):
         super().__init__(name, hint, solution)
-        self.cases, self.kl = list(cases), kl
+        self.cases, self.kl, self.advantage_mistakes = list(cases), kl, list(advantage_mistakes)
 
     def check(self, fn: Callable = MISSING, *more) -> Result:
         """Check `fn` on every case; a Result (and AssertionError in strict mode unless correct)."""
@@ -756,7 +758,7 @@ class StepExercise(Question):
                     where=where, problem=failure_sentence(run.call, N_("your step"))
                 )
                 return Result(self.name, Outcome.UNCHECKABLE, message), None
-            problem, not_attempted = diagnose(run, case, call, leftover)
+            problem, not_attempted = diagnose(run, case, call, leftover, self.advantage_mistakes)
             if problem and not_attempted and self.kl:
                 return Result(self.name, Outcome.NOT_ATTEMPTED, problem), None
             if problem:
