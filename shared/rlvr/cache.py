@@ -5,9 +5,11 @@ The one owner of the cache's truth: an `Entry` (kind and config) derives its ver
 `is_cached(entry)` or `cached(entry)` (never trains) and train through `load_or_create(entry, create)`.
 
 What determines a result besides its config is the way this machine computes (`numerics()`: torch's version, the
-kernels it dispatched to, the CPU vendor, the thread count): each rounds floats differently, and a seed fixes a run
-only within one of them. So a cache entry's key includes them, and a run cached under one never answers for another
-(`ATEN_CPU_CAPABILITY=default` in CI, a learner's second thread count). A shipped checkpoint is the exception: it is
+kernels it dispatched to, the CPU vendor, the thread count training runs use): each rounds floats differently, and a
+seed fixes a run only within one of them. So a cache entry's key includes them, and a run cached under one never
+answers for another (`ATEN_CPU_CAPABILITY=default` in CI, RLVR_THREADS=2). Every training run trains on
+`rlvr.config.TRAIN_THREADS` threads wherever it runs (`rlvr.config.training_threads`), so the key's thread count is
+that one, whatever the process around it uses. A shipped checkpoint is the exception: it is
 one file, the same on every machine, named without them."""
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Callable
 
 import torch
 
+from . import config
 from .config import cache_dir
 
 FORMAT_VERSION = 1  # bump when the layout of a saved file ({kind, config, payload}) changes
@@ -51,13 +54,14 @@ def cpu_vendor() -> str:
 
 
 def numerics() -> dict:
-    """How this process computes, besides the config: what decides the bits of a training run."""
+    """How this process computes, besides the config: what decides the bits of a training run (its thread count is the
+    one every run trains with, `rlvr.config.TRAIN_THREADS`)."""
     return {
         "torch": torch.__version__.split("+")[0],
         "machine": platform.machine(),
         "vendor": cpu_vendor(),
         "capability": torch.backends.cpu.get_cpu_capability(),
-        "threads": torch.get_num_threads(),
+        "threads": config.TRAIN_THREADS,
     }
 
 

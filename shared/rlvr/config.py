@@ -65,6 +65,9 @@ def cache_dir() -> Path:
     return path
 
 
+TRAIN_THREADS = int(os.environ.get(THREADS_ENV, "0") or 0) or 1  # torch threads of every training run (RLVR_THREADS)
+
+
 def configure_threads() -> int:
     """Use $RLVR_THREADS torch threads, by default at most 2: a 70k-parameter model gains nothing from more (measured:
     200 GRPO steps take 13.6 s with 2 threads, 20.4 s with 1 on a quiet 2-core machine). On a machine crowded with
@@ -78,14 +81,30 @@ def configure_threads() -> int:
 
 
 @contextlib.contextmanager
-def one_thread():
-    """Run torch on one thread inside the block, or the decorated function (`@one_thread()`): tiny tensors gain nothing
-    from a second thread, which only adds overhead and stalls when the other core is busy (a browser, a notebook)."""
+def torch_threads(count: int):
+    """Run torch on `count` threads inside the block, or the decorated function (`@torch_threads(1)`); the count before
+    is restored afterwards, even after an error."""
     import torch
 
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    if count != before:
+        torch.set_num_threads(count)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
+def one_thread():
+    """Run torch on one thread inside the block, or the decorated function (`@one_thread()`): tiny tensors gain nothing
+    from a second thread, which only adds overhead and stalls when the other core is busy (a browser, a notebook)."""
+    return torch_threads(1)
+
+
+def training_threads():
+    """Train inside the block on TRAIN_THREADS torch threads (1 unless RLVR_THREADS says otherwise), whichever process
+    or cell trains: the backward pass sums in another order on another thread count, so a run's numbers would depend
+    on where it trained (forward passes and sampling give the same bits either way). The cache keys say it
+    (`rlvr.cache.numerics`)."""
+    return torch_threads(TRAIN_THREADS)

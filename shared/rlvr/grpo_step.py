@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .algorithms import trains_every_answer
+from .config import training_threads
 from .evaluate import answer_metrics
 from .model import TinyTransformer, response_logps, sample, update_logps
 from .objectives import aggregate_loss, all_same_fraction, grpo_advantages, kl_k3, ppo_clip_loss
@@ -106,35 +107,37 @@ def train_with_step(
     step_fn: StepFn, cfg: RLConfig, policy: TinyTransformer | None = None, on_step: OnStep | None = None
 ) -> RunResult:
     """`cfg.steps` steps of `step_fn` from the warm-up model, with train_rl's seeds and order of random draws (so
-    `grpo_step` reproduces `train_rl(cfg)`). Each step's metrics come from the verifier on the returned responses.
+    `grpo_step` reproduces `train_rl(cfg)`), on the threads every training run uses (`rlvr.config.training_threads`).
+    Each step's metrics come from the verifier on the returned responses.
 
     Raises StepError (one line) when a step returns something unusable; `on_step(step, total, history)` as train_rl.
     """
     require_grpo(cfg)
-    torch.manual_seed(cfg.seed)
-    start = policy if policy is not None else warm_start(cfg).model
-    policy = copy.deepcopy(start).train()
-    ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
-    optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
-    rng, generator = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
-    history: list[dict] = []
-    for step in range(cfg.steps):
-        prompts = sample_prompts(cfg.prompts_per_step, rng)  # [P, 10]
-        t0 = time.perf_counter()
-        out = step_fn(
-            policy,
-            ref,
-            optimizer,
-            prompts,
-            generator,
-            group_size=cfg.group_size,
-            beta=cfg.beta,
-            eps=cfg.advantage_eps,
-            clip_eps=cfg.clip_eps,
-        )
-        history.append(step_metrics(out, prompts, cfg, step, time.perf_counter() - t0))
-        if on_step is not None:
-            on_step(step + 1, cfg.steps, history)
+    with training_threads():
+        torch.manual_seed(cfg.seed)
+        start = policy if policy is not None else warm_start(cfg).model
+        policy = copy.deepcopy(start).train()
+        ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
+        optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
+        rng, generator = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
+        history: list[dict] = []
+        for step in range(cfg.steps):
+            prompts = sample_prompts(cfg.prompts_per_step, rng)  # [P, 10]
+            t0 = time.perf_counter()
+            out = step_fn(
+                policy,
+                ref,
+                optimizer,
+                prompts,
+                generator,
+                group_size=cfg.group_size,
+                beta=cfg.beta,
+                eps=cfg.advantage_eps,
+                clip_eps=cfg.clip_eps,
+            )
+            history.append(step_metrics(out, prompts, cfg, step, time.perf_counter() - t0))
+            if on_step is not None:
+                on_step(step + 1, cfg.steps, history)
     policy.eval()
     total = float(sum(h["step_s"] for h in history))
     return RunResult(cfg, history, policy, {"total_s": total})

@@ -19,6 +19,7 @@ import torch
 from . import signals
 from .algorithms import ALGORITHMS, algorithm, loss_terms, trains_every_answer
 from .cache import Entry, load_or_create
+from .config import training_threads
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample, update_logps
 from .objectives import (
@@ -417,19 +418,22 @@ def train_rl(
         hooks: StepHooks that record more per step (same seeds, same numbers).
         record_signals: record `rlvr.signals` (False only to measure their cost; same numbers either way).
     """
-    torch.manual_seed(cfg.seed)
-    trainer = Trainer(cfg, policy, hooks, record_signals=record_signals)
-    history: list[dict] = []
-    bar = _progress_bar(cfg, progress)
-    for step in range(cfg.steps):
-        history.append(trainer.step(step))
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(acc=f"{history[-1]['accuracy']:.2f}", think=f"{history[-1]['cot_fraction']:.2f}")
-        if on_step is not None:
-            on_step(step + 1, cfg.steps, history)
-    if bar is not None:
-        bar.close()
+    with training_threads():  # one thread count wherever it trains: see rlvr.config.training_threads
+        torch.manual_seed(cfg.seed)
+        trainer = Trainer(cfg, policy, hooks, record_signals=record_signals)
+        history: list[dict] = []
+        bar = _progress_bar(cfg, progress)
+        try:
+            for step in range(cfg.steps):
+                history.append(trainer.step(step))
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(acc=f"{history[-1]['accuracy']:.2f}", think=f"{history[-1]['cot_fraction']:.2f}")
+                if on_step is not None:
+                    on_step(step + 1, cfg.steps, history)
+        finally:
+            if bar is not None:
+                bar.close()
     trainer.policy.eval()
     timing = {
         "sampling_s": float(sum(h["sampling_s"] for h in history)),
