@@ -11,6 +11,7 @@ from rlvr import signals
 from rlvr.experiments import gallery
 from rlvr.figures import gallery as figs
 from rlvr.model import Rollout
+from rlvr.runs import RunResult
 from rlvr.task import STOP_ID, encode
 from rlvr.train import Batch
 
@@ -131,11 +132,11 @@ def test_a_gallery_run_is_cached_and_a_crash_keeps_the_history_before_it(monkeyp
     assert np.isnan(first.history[0]["loss"]) and signals.nan_step(first.history) == 0
 
 
-def fake_run(name: str, steps: int = 12, crash: str | None = None) -> gallery.GalleryRun:
-    """A GalleryRun with a made-up history holding every signal the figures draw."""
+def fake_run(name: str, steps: int = 12, crash: str | None = None) -> RunResult:
+    """A gallery run with a made-up history holding every signal the figures draw."""
     keys = [key for _title, curves, _scale in figs.PANELS for key, _label, _style in curves]
     history = [{"step": i, **{key: 0.1 + 0.01 * i for key in keys}} for i in range(steps)]
-    return gallery.GalleryRun(gallery.BREAKAGES[name], gallery.gallery_config(name), history, crash)
+    return RunResult(gallery.gallery_config(name), history, crash=crash, name=name)
 
 
 def test_the_dashboard_and_the_gallery_figure_draw_every_panel():

@@ -232,7 +232,7 @@ def test_token_weight_panel_says_when_an_answer_is_longer_than_l_max():
 
 
 def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing():
-    from rlvr.experiments.race import RaceRun
+    from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
     steps = [
@@ -253,7 +253,7 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
             "all_same_group_fraction": 0.25,
         }
     ] * 5
-    runs = {"collapsed": RaceRun(RLConfig(), steps), "thinking": RaceRun(RLConfig(), thinking)}
+    runs = {"collapsed": RunResult(RLConfig(), steps), "thinking": RunResult(RLConfig(), thinking)}
     import warnings
 
     with warnings.catch_warnings():
@@ -315,13 +315,13 @@ def test_toy_panel_picks_the_optimizer_with_buttons():
 
 
 def test_kimi_runs_are_drawn_as_the_default_run_and_two_knob_colours_the_late_one_from_its_switch():
-    from rlvr.experiments.race import RaceRun
+    from rlvr.runs import RunResult
     from rlvr.figures.palette import COLORS, knob_color
     from rlvr.train import RLConfig
     from rlvr.widgets import new_figure
 
     history = [{"cot_fraction": 0.5, "accuracy": 0.5, "mean_length": 9.0}] * 10
-    runs = {label: RaceRun(RLConfig(), history) for label in ("none", "from 0", "from 5")}
+    runs = {label: RunResult(RLConfig(), history) for label in ("none", "from 0", "from 5")}
     fig = new_figure((10, 3.3))
     flb.plot_kimi_arithmetic(fig, runs, switch_on=5)
     lines = [line for line in fig.axes[0].lines if not line.get_label().startswith("_")]
@@ -366,8 +366,8 @@ def test_token_mean_keeps_only_a_small_bias_that_shrinks_with_the_batch():
 
 
 def synthetic_kimi_runs():
-    """Three RaceRuns: the early one dips in think-first share and comes back; the late one equals the base."""
-    from rlvr.experiments.race import RaceRun
+    """Three runs: the early one dips in think-first share and comes back; the late one equals the base."""
+    from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
     steps = 40
@@ -384,9 +384,9 @@ def synthetic_kimi_runs():
         for t in range(steps)
     ]
     return {
-        "no length reward": RaceRun(RLConfig(), base),
-        "length reward from step 0": RaceRun(RLConfig(), early),
-        "length reward from step 20": RaceRun(RLConfig(), base[:20] + early[20:]),
+        "no length reward": RunResult(RLConfig(), base),
+        "length reward from step 0": RunResult(RLConfig(), early),
+        "length reward from step 20": RunResult(RLConfig(), base[:20] + early[20:]),
     }
 
 
@@ -407,9 +407,9 @@ def test_lecture_and_us_text_has_every_lecture_figure_and_no_verdict():
 
 
 def test_outcome_lengths_text_prints_the_first_and_the_last_step():
-    from rlvr.experiments.race import RaceRun
+    from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
     step = {key: 0.5 for key in lb.OUTCOME_ROWS} | {"mean_length": 9.0}
-    text = lb.outcome_lengths_text(RaceRun(RLConfig(), [step, step])).splitlines()
+    text = lb.outcome_lengths_text(RunResult(RLConfig(), [step, step])).splitlines()
     assert text[0].split() == ["step", "0", "step", "1"] and "9.0" in text[3] and "50.0%" in text[4]

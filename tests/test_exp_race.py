@@ -9,9 +9,11 @@ import pytest
 import torch
 
 from rlvr.experiments import race
+from rlvr.experiments.common import first_step, smooth
 from rlvr.figures import race as frace
 from rlvr.model import TinyTransformer
 from rlvr.objectives import gae, shaped_rewards
+from rlvr.runs import RunResult
 from rlvr.train import RLConfig, train_rl
 from rlvr import widgets
 from rlvr.widgets import config_key
@@ -85,7 +87,8 @@ def test_clip_fraction_never_exceeds_ratio_outside_band():
 
     cfg = RLConfig(algo="grpo", epochs_per_batch=3, lr=1e-2, **TINY)
     run = race.train_race(cfg, progress=False, policy=warm_up().model)  # warm-up: some answers are right
-    clipped, outside = run.per_update("clip_fraction_per_update"), run.per_update("ratio_outside_per_update")
+    clipped = race.per_update(run, "clip_fraction_per_update")  # [steps, updates]
+    outside = race.per_update(run, "ratio_outside_per_update")  # [steps, updates]
     assert clipped.shape == outside.shape == (2, 3)
     assert (clipped <= outside + 1e-7).all()  # clipped tokens are a subset of the tokens outside the band
     assert outside[:, 1:].max() > 0  # lr 1e-2 moves the ratio
@@ -111,19 +114,20 @@ def test_values_from_key_inverts_config_key():
 # ----------------------------------------------------------------------------- reading curves
 def test_smooth_is_a_trailing_moving_average_that_starts_where_the_run_starts():
     x = np.array([0.0, 1, 2, 3, 10])
-    assert race.smooth(x, 3) == pytest.approx([0, 0.5, 1, 2, 5])
+    assert smooth(x, 3) == pytest.approx([0, 0.5, 1, 2, 5])
 
 
 def test_first_crossings():
     x = np.array([0.0, 0, 0, 1, 1, 1, 1])
-    assert race.first_step_at_least(x, 0.5, window=1) == 3
-    assert race.first_step_at_least(x, 0.5, window=3) == 4  # smoothed: [0, 0, 0, 1/3, 2/3, 1, 1]
-    assert math.isnan(race.first_step_at_least(x, 2.0))
-    assert race.first_step_below(np.array([1.0, 1, 0, 0]), np.array([1.0, 0.5, 0.5, 0.5]), window=1) == 2
+    assert first_step(smooth(x, 1) >= 0.5) == 3
+    assert first_step(smooth(x, 3) >= 0.5) == 4  # smoothed: [0, 0, 0, 1/3, 2/3, 1, 1]
+    assert first_step(smooth(x, 3) >= 2.0) is None
+    assert first_step(np.array([1.0, 1, 0, 0]) < np.array([1.0, 0.5, 0.5, 0.5]), start=1) == 2
+    assert first_step(np.array([True, False, True]), start=1) == 2 and first_step([], start=0) is None
 
 
 def fake_run(cot, seconds=(1.0, 0.5), **extra):
-    """A RaceRun with a given think-first curve, constant CPU step times (wall-clock 3x that) and extra keys."""
+    """A race run with a given think-first curve, constant CPU step times (wall-clock 3x that) and extra keys."""
     history = [
         {
             "cot_fraction": c,
@@ -136,17 +140,17 @@ def fake_run(cot, seconds=(1.0, 0.5), **extra):
         }
         for i, c in enumerate(cot)
     ]
-    return race.RaceRun(RLConfig(steps=len(cot)), history)
+    return RunResult(RLConfig(steps=len(cot)), history)
 
 
 def test_wall_clock_and_seconds_to_think():
     run = fake_run([0.0] * 3 + [0.9] * 7)
-    assert run.clock("cpu") == pytest.approx([1.0 + 1.5 * i for i in range(10)])
-    assert run.wall_clock() == pytest.approx([3.0 + 4.5 * i for i in range(10)])
+    assert race.clock(run, "cpu") == pytest.approx([1.0 + 1.5 * i for i in range(10)])
+    assert race.clock(run, "wall") == pytest.approx([3.0 + 4.5 * i for i in range(10)])
     assert race.steps_to_think(run) == 7  # trailing means of 5: 0.54 at step 5, 0.72 at step 6, 0.9 at step 7
-    assert race.seconds_to(run) == pytest.approx(run.clock("cpu")[7])
-    assert race.seconds_to(run, clock="wall") == pytest.approx(run.wall_clock()[7])
-    assert race.steps_to(run, "accuracy", 0.4) == 7 and math.isnan(race.seconds_to(run, "accuracy", 0.5))
+    assert race.seconds_to(run) == pytest.approx(race.clock(run, "cpu")[7])
+    assert race.seconds_to(run, kind="wall") == pytest.approx(race.clock(run, "wall")[7])
+    assert race.steps_to(run, "accuracy", 0.4) == 7 and race.seconds_to(run, "accuracy", 0.5) is None
 
 
 def test_measurements_and_rows():
@@ -207,7 +211,7 @@ def test_race_summary_prints_the_ratios_the_prose_reads():
 
 
 def test_step_and_seconds_text():
-    assert race.step_text(3.0) == "3" and race.step_text(math.nan, 30) == "not reached in 30 steps"
+    assert race.step_text(3) == "3" and race.step_text(None, 30) == "not reached in 30 steps"
     assert [race.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]
 
 
@@ -367,7 +371,7 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
         return run
 
     monkeypatch.setattr(frace, "race_run", fake_race_run)  # the panel calls the names it imported
-    monkeypatch.setattr(frace, "cached_run", lambda cfg: None)
+    monkeypatch.setattr(frace, "stored", lambda cfg: None)
     default = fake_run([0.4] * 3, clip_fraction=[0.0] * 3)
     panel = frace.epsilon_panel(default_result=default, steps=3)
     assert panel.error is None and len(panel.results) == 1
@@ -382,8 +386,8 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
 
 def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
     full = fake_run([min(1.0, i / 20) for i in range(200)])
-    monkeypatch.setattr(race, "cached_run", lambda cfg: full if cfg.steps == race.STEPS else None)
-    monkeypatch.setattr(race, "load_or_create", lambda *args, **kwargs: pytest.fail("should not train"))
+    monkeypatch.setattr(race, "stored", lambda cfg: full if cfg.steps == race.STEPS else None)
+    monkeypatch.setattr(race, "train_race", lambda *args, **kwargs: pytest.fail("should not train"))
     short = race.race_run(RLConfig(steps=30))
     assert short.history == full.history[:30] and short.config.steps == 30
     assert short.timing["total_cpu_s"] == pytest.approx(30 * 1.5)
@@ -487,12 +491,12 @@ def test_cpu_clock_ignores_a_load_spike_but_follows_a_trend():
     spiked = fake_run([0.5] * 20)
     spiked.history[6]["sampling_cpu_s"] = 50.0  # one step slowed by another job
     spiked.history[6]["sampling_s"] = 150.0
-    assert spiked.clock("cpu") == pytest.approx(run.clock("cpu"))
-    assert spiked.wall_clock()[-1] > run.wall_clock()[-1] + 100
+    assert race.clock(spiked, "cpu") == pytest.approx(race.clock(run, "cpu"))
+    assert race.clock(spiked, "wall")[-1] > race.clock(run, "wall")[-1] + 100
     longer = fake_run([0.5] * 20)
     for i, h in enumerate(longer.history):  # responses grow longer: sampling gets dearer step by step
         h["sampling_cpu_s"] = 1.0 + 0.1 * i
-    steps = np.diff(longer.clock("cpu"))
+    steps = np.diff(race.clock(longer, "cpu"))
     assert np.all(steps > 0) and steps[-1] > steps[0] + 1.0
 
 

@@ -9,8 +9,9 @@ import torch
 from rlvr import task
 from rlvr.experiments import thinking
 from rlvr.figures import thinking as fthink
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, smooth
 from rlvr.model import TinyTransformer
+from rlvr.runs import RunResult
 from rlvr.sft import SFTConfig
 from rlvr.train import RLConfig
 from rlvr.widgets import config_key
@@ -111,22 +112,25 @@ def test_thinking_budget_samples_digits_at_temperature_one():
 # ----------------------------------------------------------------------------- small helpers
 def test_smooth_is_a_nan_skipping_trailing_moving_average():
     y = np.array([1.0, np.nan, 3.0, 5.0, np.nan, np.nan, np.nan, 7.0])
-    got = thinking.smooth(y, window=3)
+    got = smooth(y, 3)
     want = [
         np.nanmean(y[max(0, i - 2) : i + 1]) if np.isfinite(y[max(0, i - 2) : i + 1]).any() else np.nan
         for i in range(len(y))
     ]
     assert got[0] == y[0] and np.isnan(got[6])  # starts at the run's first value; NaN where the whole window is
     np.testing.assert_allclose(got, want)
-    assert thinking.smooth([1.0, 2.0], window=9).tolist() == [1.0, 1.5]  # shorter than the window
+    assert smooth([1.0, 2.0], 9).tolist() == [1.0, 1.5]  # shorter than the window
 
 
-def test_late_mean_and_first_step_above():
+def test_late_mean_and_the_step_thinking_passes_a_level():
     history = [{"all_same_group_fraction": i / 100, "cot_fraction": min(1.0, i / 50)} for i in range(100)]
     assert thinking.late_mean(history, last=20) == pytest.approx(np.mean(np.arange(80, 100) / 100))
-    assert thinking.first_step_above([{"cot_fraction": 0.0}] * 30) == "—"
-    step = int(thinking.first_step_above(history, level=0.9))
-    assert 49 <= step <= 51  # a trailing 9-step mean of i / 50 reaches 0.9 at step 49 (+1: steps count from 1)
+    final = fake_metrics(0.8, 0.9, 0.85, 14.0)
+    never = RunResult(RLConfig(steps=30), [{"cot_fraction": 0.0}] * 30, final=final)
+    row = thinking.summary_row("never", never)
+    assert row["steps to 90% thinking"] is None and row["answers sampled by then"] is None
+    step = thinking.summary_row("run", RunResult(RLConfig(steps=100), history, final=final))["steps to 90% thinking"]
+    assert step in (50, 51)  # the trailing 9-step mean of i / 50 is 0.9 at index 49 (up to rounding), 0.92 at 50; +1
 
 
 def test_kl_to_itself_is_zero():
@@ -225,7 +229,7 @@ def fake_history(steps=30, seed=0):
 
 def fake_panel_run(**overrides):
     final = {**fake_metrics(0.8, 0.9, 0.85, 14.0), "kl_to_warmup": 1.5}
-    return thinking.PanelRun(RLConfig(steps=4, **overrides), fake_history(steps=4), final)
+    return RunResult(RLConfig(steps=4, **overrides), fake_history(steps=4), final=final)
 
 
 def test_training_curve_figures_draw_single_and_overlaid_runs():

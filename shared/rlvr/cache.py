@@ -35,7 +35,7 @@ VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the 
     "sft": 1,  # the warm-up model (rlvr.sft)
     "rl": 5,  # an RL run's history and policy (rlvr.train); v5: the signals of rlvr.signals in the history
     "race": 6,  # a race run's history with its diagnostics (rlvr.experiments.race); v6: with the signals
-    "gallery": 1,  # a broken run's history (rlvr.experiments.gallery)
+    "gallery": 2,  # a broken run's history (rlvr.experiments.gallery); v2: rlvr.runs' payload (timing, crash)
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
 }
 

@@ -27,16 +27,17 @@ import numpy as np
 import torch
 
 from rlvr.config import size
-from rlvr.experiments import common
 from rlvr.experiments.common import (
     Row,
     claim_row,
     columns_text,
     finite_mean,
+    first_step,
     lecture_row,
     pad,
     shown,
     signed,
+    smooth,
     text_width,
 )
 from rlvr.i18n import N_, _
@@ -64,6 +65,7 @@ ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo", "token_mean": "grpo"}  #
 AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm", "token_mean": "token_mean"}
 AGGREGATION_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "token_mean": N_("token mean, DAPO")}  # shown with _()
 PATH_NAMES = (N_("correct path"), N_("wrong path"))  # shown with _(); English in the reproduce table
+SMOOTH = 5  # trailing moving average (steps) of the arithmetic runs' curves before reading them
 KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
 
 
@@ -346,11 +348,6 @@ def kimi_arithmetic_runs(
     return {label: run(cfg, progress=progress) for label, cfg in configs.items()}
 
 
-def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
-    """`common.smooth` with notebook 05's window (5 steps). [n] -> [n]"""
-    return common.smooth(x, width)
-
-
 SUMMARY_COLUMNS = {
     "cot_fraction": N_("think-first"),
     "accuracy": N_("accuracy"),
@@ -475,17 +472,11 @@ def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP
     return "\n".join(lines)
 
 
-def first_step_at(curve: np.ndarray, level: float, above: bool = True) -> int | None:
-    """First step at which a curve is >= level (or <= level with above=False); None if never."""
-    hits = np.nonzero(curve >= level if above else curve <= level)[0]
-    return int(hits[0]) if len(hits) else None
-
-
 def toy_drift_text(runs: dict, cap: int = L_CAP) -> str:
     """When the GRPO loss's lengths get to the cap (within 10%) and to 0 (under one token), from the mean over runs."""
     lengths = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
-    wrong = first_step_at(lengths[:, 1], 0.9 * cap)
-    right = first_step_at(lengths[:, 0], 1.0, above=False)
+    wrong = first_step(lengths[:, 1] >= 0.9 * cap)
+    right = first_step(lengths[:, 0] <= 1.0)
     return _(
         "GRPO loss: the wrong path's mean length reaches {tokens} tokens (90% of the cap) at step {wrong}; the "
         "correct path's falls below 1 token at step {right} (of {steps})"
@@ -750,25 +741,19 @@ def outcome_lengths_text(result) -> str:
     return columns_text(rows)
 
 
-def first_step_within(curve: np.ndarray, reference: np.ndarray, within: float, start: int = 0) -> int | None:
-    """First step at or after `start` where `curve` is at most `within` below `reference`; None if never."""
-    gap = np.asarray(reference, dtype=float) - np.asarray(curve, dtype=float)
-    hits = np.nonzero(gap[start:] <= within)[0]
-    return start + int(hits[0]) if len(hits) else None
-
-
 def kimi_story_text(runs: dict, switch_on: int, within: float = 0.05, pays: float = 0.65) -> str:
     """What §4 reads off the three Kimi runs (trailing 5-step averages): how far the early reward pulls the think-first
     share down and when; when its think-first answers first reach `pays` accuracy (where thinking pays despite the
     reward); when it gets back within `within` of the run without the reward; where that run stands at the late
     switch, and whether the late run matches it until then."""
     (base_label, base), (early_label, early), (late_label, late) = runs.items()
-    share_b, share_e = smooth(base.curve("cot_fraction")), smooth(early.curve("cot_fraction"))
+    share_b, share_e = smooth(base.curve("cot_fraction"), SMOOTH), smooth(early.curve("cot_fraction"), SMOOTH)
     low = int(np.nanargmin(share_e))
-    pays_at = first_step_at(smooth(early.curve("cot_accuracy")), pays)
-    share_back = first_step_within(share_e, share_b, within, low)
-    accuracy_back = first_step_within(smooth(early.curve("accuracy")), smooth(base.curve("accuracy")), within, low)
-    think_b = smooth(base.curve("cot_accuracy"))
+    pays_at = first_step(smooth(early.curve("cot_accuracy"), SMOOTH) >= pays)
+    share_back = first_step(share_b - share_e <= within, start=low)
+    accuracy_gap = smooth(base.curve("accuracy"), SMOOTH) - smooth(early.curve("accuracy"), SMOOTH)  # [steps]
+    accuracy_back = first_step(accuracy_gap <= within, start=low)
+    think_b = smooth(base.curve("cot_accuracy"), SMOOTH)
     same = all(a == b for a, b in zip(base.curve("accuracy")[:switch_on], late.curve("accuracy")[:switch_on]))
 
     def step(at: int | None) -> str:
@@ -832,7 +817,7 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
     kimi = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False])).tolist()
     (base_label, base), (early_label, early), (late_label, late) = kimi_runs.items()
     accuracy = {label: last_mean(result, "accuracy", last) for label, result in kimi_runs.items()}
-    lowest = float(np.nanmin(smooth(early.curve("cot_fraction"))))
+    lowest = float(np.nanmin(smooth(early.curve("cot_fraction"), SMOOTH)))
 
     def lengths(p: float, loss: str) -> str:
         correct, wrong = toy[p][loss]

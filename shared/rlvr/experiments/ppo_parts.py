@@ -286,7 +286,7 @@ def kl_curves(result, window: int = 9) -> KLCurves:
     """The curves of a beta > 0 run from its history (`reward` and `kl_to_ref`), smoothed over `window` steps
     (trailing: each curve starts where the run starts)."""
     from rlvr.experiments.common import smooth
-    from rlvr.train import history_curve
+    from rlvr.runs import history_curve
 
     beta = result.config.beta
     score, kl = history_curve(result.history, "reward"), history_curve(result.history, "kl_to_ref")  # [T] each

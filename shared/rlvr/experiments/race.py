@@ -15,22 +15,22 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from rlvr.algorithms import algorithm
-from rlvr.cache import Entry, cached, load_or_create
+from rlvr.cache import Entry
 from rlvr.config import SIZES, one_thread, size
-from rlvr.experiments import common
-from rlvr.experiments.common import Row, claim_row, finite_mean, multiple, seconds_text
+from rlvr.experiments.common import Row, claim_row, finite_mean, first_step, multiple, seconds_text, smooth
 from rlvr.experiments.ppo_parts import memory_gb, memory_totals
 from rlvr.i18n import N_, _, join, join_clauses, pad
 from rlvr.model import sample
 from rlvr.objectives import compute_advantages, masked_mean
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
-from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
+from rlvr.runs import RunResult, cached_run, stored_run, timing_of
+from rlvr.train import Batch, RLConfig, StepHooks, run_key, train_rl
 
 STEPS = SIZES["rl_steps"][0]  # RL steps of every run (full size; fast mode: size("rl_steps"))
 THINK_TARGET = 0.8  # "steps to reach 80% think-first share"
@@ -150,48 +150,34 @@ class RaceHooks(StepHooks):
         metrics["abs_log_ratio_per_update"] = self.abs_log_ratio
 
 
-@dataclass
-class RaceRun:
-    """History and timing of one run (no weights: the race only needs the curves)."""
-
-    config: RLConfig
-    history: list[dict]
-    timing: dict = field(default_factory=dict)
-    from_cache: bool = False
-
-    def curve(self, key: str) -> np.ndarray:
-        """One per-step metric as an array [steps] (NaN where missing)."""
-        return history_curve(self.history, key)
-
-    def per_update(self, key: str) -> np.ndarray:
-        """A per-update metric (e.g. clip_fraction_per_update) as an array [steps, updates]."""
-        return np.array([h[key] for h in self.history], dtype=float).reshape(len(self.history), -1)
-
-    def prefix(self, steps: int) -> RaceRun:
-        """The first `steps` steps (the same numbers a run of `steps` steps gives: seeds do not depend on length)."""
-        history = self.history[:steps]
-        return RaceRun(replace(self.config, steps=len(history)), history, timing_of(history), self.from_cache)
-
-    def clock(self, kind: str = "cpu") -> np.ndarray:
-        """Seconds spent before each step's metrics were known (earlier steps + this step's sampling). [steps]
-
-        kind: "cpu" (what the run costs: each step's CPU seconds replaced by the median of the COST_WINDOW steps
-        around it, so a burst of other jobs on the machine does not move a run along the axis) or "wall" (wall-clock
-        time as measured: what you wait, inflated when the machine is busy).
-        """
-        if kind == "cpu":
-            sampling = rolling_median(self.curve("sampling_cpu_s"), COST_WINDOW)  # [steps]
-            training = rolling_median(self.curve("training_cpu_s"), COST_WINDOW)  # [steps]
-        else:
-            sampling, training = self.curve("sampling_s"), self.curve("training_s")
-        return np.cumsum(sampling + training) - training
-
-    def wall_clock(self) -> np.ndarray:
-        """Wall-clock seconds before each step's metrics were known. [steps]"""
-        return self.clock("wall")
+def per_update(run: RunResult, key: str) -> np.ndarray:
+    """A per-update metric of a run (e.g. clip_fraction_per_update) as an array [steps, updates]."""
+    return np.array([h[key] for h in run.history], dtype=float).reshape(len(run.history), -1)
 
 
-def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) -> RaceRun:
+def prefix(run: RunResult, steps: int) -> RunResult:
+    """The first `steps` steps of a run (the same numbers a run of `steps` steps gives: seeds do not depend on
+    length)."""
+    history = run.history[:steps]
+    return RunResult(replace(run.config, steps=len(history)), history, None, timing_of(history), run.from_cache)
+
+
+def clock(run: RunResult, kind: str = "cpu") -> np.ndarray:
+    """Seconds spent before each step's metrics were known (earlier steps + this step's sampling). [steps]
+
+    kind: "cpu" (what the run costs: each step's CPU seconds replaced by the median of the COST_WINDOW steps around
+    it, so a burst of other jobs on the machine does not move a run along the axis) or "wall" (wall-clock time as
+    measured: what you wait, inflated when the machine is busy).
+    """
+    if kind == "cpu":
+        sampling = rolling_median(run.curve("sampling_cpu_s"), COST_WINDOW)  # [steps]
+        training = rolling_median(run.curve("training_cpu_s"), COST_WINDOW)  # [steps]
+    else:
+        sampling, training = run.curve("sampling_s"), run.curve("training_s")
+    return np.cumsum(sampling + training) - training
+
+
+def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) -> RunResult:
     """`rlvr.train.train_rl` with RaceHooks (same seeds, same numbers) and no weights kept.
 
     Args:
@@ -199,42 +185,21 @@ def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) 
         policy: start from this model instead of the cached warm-up model (tests).
     """
     result = train_rl(cfg, policy, on_step, progress, hooks=RaceHooks(cfg))
-    return RaceRun(cfg, result.history, timing_of(result.history))
+    return RunResult(cfg, result.history, None, timing_of(result.history))
 
 
-def timing_of(history: list[dict]) -> dict:
-    """Total wall-clock and CPU seconds of sampling and training over a history."""
-    timing = {
-        key: float(sum(h.get(key, math.nan) for h in history))
-        for key in ("sampling_s", "training_s", "sampling_cpu_s", "training_cpu_s")
-    }
-    timing["total_s"] = timing["sampling_s"] + timing["training_s"]
-    timing["total_cpu_s"] = timing["sampling_cpu_s"] + timing["training_cpu_s"]
-    return timing
-
-
-def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RaceRun:
+def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RunResult:
     """`train_race` through the disk cache: a configuration already run loads in well under a second.
 
     A shorter run of a configuration whose full-size (200-step) run is cached is read from that run's first steps.
     """
-    if cfg.steps < STEPS:
-        longer = cached_run(replace(cfg, steps=STEPS))
-        if longer is not None:
-            result = longer.prefix(cfg.steps)
-            if on_step is not None:
-                on_step(cfg.steps, cfg.steps, result.history)
-            return result
 
-    def create() -> dict:
-        result = train_race(cfg, on_step=on_step, progress=progress)
-        return {"history": result.history, "timing": result.timing}
+    def from_longer() -> RunResult | None:
+        longer = stored(replace(cfg, steps=STEPS)) if cfg.steps < STEPS else None
+        return None if longer is None else prefix(longer, cfg.steps)
 
-    loaded = load_or_create(cache_entry(cfg), create)
-    result = RaceRun(cfg, loaded.payload["history"], loaded.payload["timing"], loaded.from_cache)
-    if loaded.from_cache and on_step is not None:
-        on_step(cfg.steps, cfg.steps, result.history)
-    return result
+    train = lambda on_step: train_race(cfg, on_step=on_step, progress=progress)  # noqa: E731
+    return cached_run(cache_entry(cfg), cfg, train, on_step, shortcut=from_longer)
 
 
 def cache_entry(cfg: RLConfig) -> Entry:
@@ -242,83 +207,80 @@ def cache_entry(cfg: RLConfig) -> Entry:
     return Entry("race", run_key(cfg))
 
 
-def cached_run(cfg: RLConfig) -> RaceRun | None:
-    """The cached result of `cfg`, or None if it was never run (never trains)."""
-    loaded = cached(cache_entry(cfg))
-    return None if loaded is None else RaceRun(cfg, loaded.payload["history"], loaded.payload["timing"], True)
+def stored(cfg: RLConfig) -> RunResult | None:
+    """The cached race run of `cfg`, or None if it was never run (never trains)."""
+    return stored_run(cache_entry(cfg), cfg)
 
 
-def run_race(steps: int | None = None, seed: int = 0, progress: bool = True) -> dict[str, RaceRun]:
-    """The three runs of the race, label -> RaceRun (at full size a few minutes on a quiet laptop; cached)."""
+def run_race(steps: int | None = None, seed: int = 0, progress: bool = True) -> dict[str, RunResult]:
+    """The three runs of the race, label -> run (at full size a few minutes on a quiet laptop; cached)."""
     return {name: race_run(race_config(name, steps, seed), progress=progress) for name in RACE}
 
 
 # ----------------------------------------------------------------------------------------------- reading the curves
-def smooth(x: np.ndarray, window: int = SMOOTH) -> np.ndarray:
-    """`common.smooth` with the race's window (5 steps). [n] -> [n]"""
-    return common.smooth(x, window)
+def smoothed(run: RunResult, key: str, window: int = SMOOTH) -> np.ndarray:
+    """One metric of a run, smoothed over the race's window (`common.smooth`). [steps]"""
+    return smooth(run.curve(key), window)
 
 
-def first_step_at_least(x: np.ndarray, level: float, window: int = SMOOTH) -> float:
-    """First step whose smoothed value is >= level (NaN if never)."""
-    above = np.nonzero(smooth(x, window) >= level)[0]
-    return float(above[0]) if len(above) else math.nan
+def steps_to(run: RunResult, key: str = "cot_fraction", level: float = THINK_TARGET) -> int | None:
+    """RL steps until the (smoothed) metric `key` reaches `level` (None if never)."""
+    return first_step(smoothed(run, key) >= level)
 
 
-def first_step_below(x: np.ndarray, y: np.ndarray, window: int = SMOOTH, start: int = 1) -> float:
-    """First step (>= start) at which the smoothed x is below the smoothed y (NaN if never)."""
-    below = np.nonzero(smooth(x, window)[start:] < smooth(y, window)[start:])[0]
-    return float(below[0] + start) if len(below) else math.nan
-
-
-def steps_to(run: RaceRun, key: str = "cot_fraction", level: float = THINK_TARGET) -> float:
-    """RL steps until the (smoothed) metric `key` reaches `level` (NaN if never)."""
-    return first_step_at_least(run.curve(key), level)
-
-
-def seconds_to(run: RaceRun, key: str = "cot_fraction", level: float = THINK_TARGET, clock: str = "cpu") -> float:
-    """CPU (or wall-clock) seconds until the (smoothed) metric `key` reaches `level` (NaN if never)."""
+def seconds_to(
+    run: RunResult, key: str = "cot_fraction", level: float = THINK_TARGET, kind: str = "cpu"
+) -> float | None:
+    """CPU (or wall-clock) seconds until the (smoothed) metric `key` reaches `level` (None if never)."""
     step = steps_to(run, key, level)
-    return float(run.clock(clock)[int(step)]) if math.isfinite(step) else math.nan
+    return None if step is None else float(clock(run, kind)[step])
 
 
-def steps_to_think(run: RaceRun, level: float = THINK_TARGET) -> float:
-    """RL steps until the (smoothed) think-first share reaches `level`."""
+def steps_to_think(run: RunResult, level: float = THINK_TARGET) -> int | None:
+    """RL steps until the (smoothed) think-first share reaches `level` (None if never)."""
     return steps_to(run, "cot_fraction", level)
 
 
-def accuracy_at(run: RaceRun, step: int = ACCURACY_STEP, window: int = SMOOTH) -> float:
+def accuracy_at(run: RunResult, step: int = ACCURACY_STEP, window: int = SMOOTH) -> float:
     """Accuracy at `step` (mean over the `window` steps up to it; NaN if the run is shorter)."""
     if step >= len(run.history):
         return math.nan
-    return float(smooth(run.curve("accuracy"), window)[step])
+    return float(smoothed(run, "accuracy", window)[step])
 
 
-def value_helps_step(run: RaceRun) -> dict:
-    """When PPO's value baseline starts to help: first step where its squared advantage is below no baseline, and
-    below the leave-one-out group mean (smoothed curves; NaN if never)."""
-    value, none, loo = run.curve("adv_sq_value"), run.curve("adv_sq_none"), run.curve("adv_sq_loo")
-    return {"beats_no_baseline": first_step_below(value, none), "beats_group_mean": first_step_below(value, loo)}
+def value_helps_step(run: RunResult) -> dict:
+    """When PPO's value baseline starts to help: first step (from 1) where its squared advantage is below no baseline,
+    and below the leave-one-out group mean (smoothed curves; None if never)."""
+    value, none, loo = (smoothed(run, key) for key in ("adv_sq_value", "adv_sq_none", "adv_sq_loo"))
+    return {
+        "beats_no_baseline": first_step(value < none, start=1),
+        "beats_group_mean": first_step(value < loo, start=1),
+    }
 
 
-def final_value(run: RaceRun, key: str = "accuracy", last: int = 10) -> float:
+def ratio(a: int | float | None, b: int | float | None) -> float:
+    """a / b of two readings (steps or seconds), NaN when either is missing or b is 0."""
+    return a / b if a is not None and b else math.nan
+
+
+def final_value(run: RunResult, key: str = "accuracy", last: int = 10) -> float:
     """Mean of a metric over the last `last` steps."""
     return finite_mean(run.curve(key)[-last:])
 
 
-def step_text(step: float, steps: int | None = None) -> str:
+def step_text(step: int | None, steps: int | None = None) -> str:
     """A step found by a crossing, or what to print when there is none ('not reached in 30 steps')."""
-    if math.isfinite(step):
-        return f"{step:.0f}"
+    if step is not None:
+        return f"{step:d}"
     return _("not reached in {steps} steps").format(steps=steps) if steps else _("not reached")
 
 
-def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
+def race_table(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str:
     """Markdown table: steps and seconds to 80% think-first share and to `accuracy_level` accuracy, and more; a
     footnote says how the steps are read off ('—' where a run is too short for a column)."""
 
     def crossing(value, seconds=False):
-        if not math.isfinite(value):
+        if value is None:
             return _("not reached")
         return seconds_text(value) if seconds else f"{value:.0f}"
 
@@ -368,7 +330,7 @@ def race_table(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
     return "\n".join(lines)
 
 
-def cost_ratios(runs: dict[str, RaceRun], reference: str = "GRPO-1") -> dict[str, dict]:
+def cost_ratios(runs: dict[str, RunResult], reference: str = "GRPO-1") -> dict[str, dict]:
     """Per run: median training and sampling CPU seconds per step and the whole run's CPU time at those medians,
     each also as a multiple of `reference`'s (medians resist load spikes on a shared machine)."""
     out = {}
@@ -390,12 +352,12 @@ def cost_ratios(runs: dict[str, RaceRun], reference: str = "GRPO-1") -> dict[str
 
 def ratio_text(name: str, a: float, b: float, reference: str) -> str:
     """'GRPO-1 / PPO-8 = 3.0x' (Chinese: 'GRPO-1 是 PPO-8 的 3.0 倍'), the ratio a / b of two runs' numbers."""
-    if math.isfinite(a) and math.isfinite(b) and b > 0:
+    if a is not None and b:
         return _("{name} / {reference} = {x}x").format(name=name, reference=reference, x=f"{a / b:.1f}")
     return _("{name} / {reference} = n/a").format(name=name, reference=reference)
 
 
-def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, reference: str = "GRPO-1") -> str:
+def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, reference: str = "GRPO-1") -> str:
     """The race's comparisons from the runs themselves (what the prose after the table reads): steps to each level
     and their ratios to PPO-8's, then the CPU cost per step and per run as multiples of `reference`'s."""
     levels = (
@@ -414,10 +376,8 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
         )
     for key, what, level in levels:
         seconds = {name: seconds_to(run, key, level) for name, run in runs.items()}
-        reached = {name: t for name, t in seconds.items() if math.isfinite(t)}
-        times = join(
-            f"{name} {seconds_text(t) if math.isfinite(t) else _('not reached')}" for name, t in seconds.items()
-        )
+        reached = {name: t for name, t in seconds.items() if t is not None}
+        times = join(f"{name} {seconds_text(t) if t is not None else _('not reached')}" for name, t in seconds.items())
         if reached:
             text = _("CPU time to {what}: {times}   (least: {least})")
         else:
@@ -460,7 +420,7 @@ def race_summary_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8, ref
     return "\n".join(lines)
 
 
-def clip_summary(run: RaceRun) -> dict:
+def clip_summary(run: RunResult) -> dict:
     """How hard the clip works in a multi-update run: the clipped share in the last update (mean over steps), and the
     largest clipped share of a step (mean over its updates after the first) with that step."""
     per_step = run.curve("clip_fraction")
@@ -473,9 +433,9 @@ def clip_summary(run: RaceRun) -> dict:
     }
 
 
-def mean_clip_per_update(run: RaceRun, key: str = "clip_fraction_per_update") -> np.ndarray:
+def mean_clip_per_update(run: RunResult, key: str = "clip_fraction_per_update") -> np.ndarray:
     """Mean over steps of a per-update metric. Returns [updates]."""
-    return run.per_update(key).mean(axis=0)
+    return per_update(run, key).mean(axis=0)
 
 
 def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
@@ -484,14 +444,14 @@ def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
     return np.array([np.median(values[max(0, i - half) : i + half + 1]) for i in range(len(values))])
 
 
-def seconds_per_step(run: RaceRun) -> dict:
+def seconds_per_step(run: RunResult) -> dict:
     """Median CPU and wall-clock seconds per step of sampling and of training (medians resist load spikes)."""
     keys = ("sampling_cpu_s", "training_cpu_s", "sampling_s", "training_s")
     return {key: float(np.median(run.curve(key))) for key in keys}
 
 
 # ----------------------------------------------------------------------------------------------- the value model
-def value_text(run: RaceRun) -> str:
+def value_text(run: RunResult) -> str:
     """What PPO's value model does early on, from a run's history: its prediction at steps 0 and 1 next to the mean
     reward, when its baseline first beats none and the leave-one-out mean, and how it compares afterwards."""
 
@@ -585,7 +545,7 @@ def baseline_scales_text(scales: BaselineScales) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- the clip
-def clip_text(runs: dict[str, RaceRun]) -> str:
+def clip_text(runs: dict[str, RunResult]) -> str:
     """Per multi-update run: the clipped share by update (mean over steps), the largest step, and how far the ratios
     move in the last update next to the band's edge (log(1 + eps))."""
     lines = []
@@ -612,7 +572,7 @@ def clip_text(runs: dict[str, RaceRun]) -> str:
     return "\n".join(lines)
 
 
-def no_clip_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
+def no_clip_text(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str:
     """Two runs that differ by the clip only (with, without): crossings, final accuracy, the largest gap between
     their smoothed accuracy curves, and how far the ratios move in the last update."""
     (_name_a, a), (_name_b, b) = runs.items()
@@ -628,7 +588,7 @@ def no_clip_text(runs: dict[str, RaceRun], accuracy_level: float = 0.8) -> str:
                 without=step_text(steps_to(b, key, level)),
             )
         )
-    gap = np.abs(smooth(a.curve("accuracy")) - smooth(b.curve("accuracy")))  # [steps]
+    gap = np.abs(smoothed(a, "accuracy") - smoothed(b, "accuracy"))  # [steps]
     worst = int(np.nanargmax(gap))
     log_a, log_b = (clip_summary(run)["abs_log_ratio_last_update"] for run in (a, b))
     return "\n".join(
@@ -708,7 +668,7 @@ def panel_config(
 
 
 # ----------------------------------------------------------------------------------------------- the lecture and us
-def lecture_and_us(runs: dict[str, RaceRun], n_policy: int, d_model: int) -> str:
+def lecture_and_us(runs: dict[str, RunResult], n_policy: int, d_model: int) -> str:
     """Markdown table: each statement of lecture section 3 next to what the race's runs (all their steps) show."""
     steps = {name: steps_to_think(run) for name, run in runs.items()}
     ppo = runs["PPO-8"]
@@ -719,7 +679,7 @@ def lecture_and_us(runs: dict[str, RaceRun], n_policy: int, d_model: int) -> str
 
     def ratio(name: str) -> str:
         a, b = steps[name], steps["PPO-8"]
-        if math.isfinite(a) and math.isfinite(b) and b > 0:
+        if a is not None and b:
             return _("{ratio}x PPO-8's").format(ratio=f"{a / b:.1f}")
         return _("no ratio")
 
@@ -781,9 +741,9 @@ def lecture_and_us(runs: dict[str, RaceRun], n_policy: int, d_model: int) -> str
 
 
 # ----------------------------------------------------------------------------------------------- the lecture's rows
-def race_measurements(runs: dict[str, RaceRun], steps: int = FIGURE_STEPS) -> dict:
+def race_measurements(runs: dict[str, RunResult], steps: int = FIGURE_STEPS) -> dict:
     """Every number the comparison table reports, from the first `steps` steps of one seed's three runs."""
-    runs = {name: run.prefix(steps) for name, run in runs.items()}
+    runs = {name: prefix(run, steps) for name, run in runs.items()}
     steps = {name: steps_to_think(run) for name, run in runs.items()}
     helps = value_helps_step(runs["PPO-8"])
     timing = {name: seconds_per_step(run) for name, run in runs.items()}
@@ -792,8 +752,8 @@ def race_measurements(runs: dict[str, RaceRun], steps: int = FIGURE_STEPS) -> di
         "value_at_start": runs["PPO-8"].history[0]["value_mean"],
         **{f"steps_{name}": steps[name] for name in runs},
         **{f"accuracy_{name}": accuracy_at(run) for name, run in runs.items()},
-        "speedup_ppo_vs_grpo1": steps["GRPO-1"] / steps["PPO-8"] if steps["PPO-8"] else math.nan,
-        "speedup_ppo_vs_grpo8": steps["GRPO-8"] / steps["PPO-8"] if steps["PPO-8"] else math.nan,
+        "speedup_ppo_vs_grpo1": ratio(steps["GRPO-1"], steps["PPO-8"]),
+        "speedup_ppo_vs_grpo8": ratio(steps["GRPO-8"], steps["PPO-8"]),
         "value_beats_no_baseline": helps["beats_no_baseline"],
         "value_beats_group_mean": helps["beats_group_mean"],
         "training_s_ratio_ppo_grpo8": timing["PPO-8"]["training_cpu_s"] / timing["GRPO-8"]["training_cpu_s"],
@@ -808,7 +768,7 @@ def rows_from(measured: list[dict], seeds: tuple) -> list[Row]:
             section=SECTION,
             figure=figure,
             lecture=lecture,
-            values=[m[key] for m in measured],
+            values=[math.nan if m[key] is None else m[key] for m in measured],  # None: never reached
             band=band,
             unit=unit,
             seeds=seeds,

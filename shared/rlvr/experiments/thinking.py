@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -27,17 +27,18 @@ from rlvr.algorithms import ALGORITHMS
 from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
-from rlvr.experiments import common
 from rlvr.experiments.common import (
     Row,
     claim_row,
     finite_mean,
+    first_step,
     fmt,
     lecture_row,
     pad,
     seconds_text,
     shown,
     signed,
+    smooth,
     text_width,
 )
 from rlvr.i18n import N_, _, join
@@ -66,7 +67,8 @@ from rlvr.task import (
     think_answer,
     verify,
 )
-from rlvr.train import RLConfig, RunResult, history_curve, run, train_rl, warm_start
+from rlvr.runs import RunResult, history_curve
+from rlvr.train import RLConfig, run, train_rl, warm_start
 from rlvr.train import cache_entry as rl_entry
 
 # ----------------------------------------------------------------------------------------------- sizes
@@ -585,17 +587,12 @@ def thinking_budget(
 
 
 # ----------------------------------------------------------------------------------------------- plots
-def smooth(values, window: int = SMOOTH) -> np.ndarray:
-    """`common.smooth` with notebook 03's window (9 steps). [T] -> [T]"""
-    return common.smooth(values, window)
-
-
 def smooth_ratio(values, weights, window: int = SMOOTH) -> np.ndarray:
     """Moving average of a per-step share, weighted by how many answers it was measured on (NaN-skipping). [T]."""
     values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
     ok = np.isfinite(values) & np.isfinite(weights)
-    numerator = smooth(np.where(ok, values * weights, np.nan), window)
-    denominator = smooth(np.where(ok, weights, np.nan), window)
+    numerator = smooth(np.where(ok, values * weights, np.nan), window)  # [T]
+    denominator = smooth(np.where(ok, weights, np.nan), window)  # [T]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denominator > 0, numerator / denominator, np.nan)
 
@@ -608,7 +605,7 @@ WEIGHT_OF = {  # a per-step accuracy over one format is averaged with that forma
 
 
 def histories_of(runs) -> dict[str, list[dict]]:
-    """label -> history, from a history list, a RunResult / PanelRun, or a dict of either."""
+    """label -> history, from a history list, a RunResult, or a dict of either."""
     if isinstance(runs, list):
         return {"run": runs}
     if hasattr(runs, "history"):
@@ -616,16 +613,11 @@ def histories_of(runs) -> dict[str, list[dict]]:
     return {label: (r.history if hasattr(r, "history") else r) for label, r in runs.items()}
 
 
-def metric_curve(history: list[dict], key: str) -> np.ndarray:
-    """One metric against step (NaN where missing)."""
-    return history_curve(history, key)
-
-
 def smoothed_curve(history: list[dict], key: str, window: int | None = None) -> np.ndarray:
     """One metric against step, smoothed; per-format accuracies are weighted by that format's share. [T]."""
     window = window or (3 * SMOOTH if key == "direct_accuracy" else SMOOTH)  # few direct answers are left late
     weight = WEIGHT_OF.get(key)
-    y = metric_curve(history, key)
+    y = history_curve(history, key)
     return smooth(y, window) if weight is None else smooth_ratio(y, [weight(h) for h in history], window)
 
 
@@ -647,22 +639,6 @@ class SFTProgress:
 
 
 # ----------------------------------------------------------------------------------------------- GRPO panels
-@dataclass
-class PanelRun:
-    """A finished GRPO run as the panels show it: its config, per-step history and held-out metrics."""
-
-    config: RLConfig
-    history: list[dict]
-    final: dict = field(default_factory=dict)  # held-out metrics at T = 1 plus kl_to_warmup
-    seconds: float = 0.0
-    from_cache: bool = False
-
-    @property
-    def timing(self) -> dict:
-        """{'total_s': training seconds}, like a RunResult's (what a progress line reports)."""
-        return {"total_s": self.seconds}
-
-
 def warmup_steps(teacher_error_rate: float, sft_steps: int | None = None) -> int:
     """SFT steps of the warm-up a run at this teacher error rate starts from: the default warm-up's at the default
     rate and at full size; `sft_steps` (size('panel_sft_steps'), short in fast mode) for another rate otherwise."""
@@ -688,18 +664,18 @@ def train_from_warmup(cfg: RLConfig, sft_steps: int | None = None, on_step=None)
     return result, warm.model
 
 
-def finished(result: RunResult, warm_model: TinyTransformer, n_prompts: int | None = None) -> PanelRun:
-    """A trained run with its held-out metrics at T = 1 and its KL to the warm-up it started from."""
+def finished(result: RunResult, warm_model: TinyTransformer, n_prompts: int | None = None) -> RunResult:
+    """A trained run with its held-out metrics at T = 1 and its KL to the warm-up it started from (`final`)."""
     final = held_out(result.policy, n_prompts)
     final["kl_to_warmup"] = kl_to_reference(result.policy, warm_model, n_prompts)
-    return PanelRun(result.config, result.history, final, result.timing.get("total_s", 0.0), result.from_cache)
+    return replace(result, final=final)
 
 
 def grpo_runner(n_prompts: int | None = None, sft_steps: int | None = None):
-    """runner(cfg, on_step=None, progress=False) -> PanelRun: a run from its warm-up, evaluated on held-out
+    """runner(cfg, on_step=None, progress=False) -> RunResult: a run from its warm-up, evaluated on held-out
     prompts (the shape `rlvr.widgets.train_runs` calls)."""
 
-    def runner(cfg: RLConfig, on_step=None, progress: bool = False) -> PanelRun:
+    def runner(cfg: RLConfig, on_step=None, progress: bool = False) -> RunResult:
         return finished(*train_from_warmup(cfg, sft_steps, on_step), n_prompts)
 
     return runner
@@ -713,7 +689,7 @@ def panel_run(
     sft_steps: int | None = None,
     on_step=None,
     seed: int = 0,
-) -> PanelRun:
+) -> RunResult:
     """GRPO with one knob changed (group_size, beta or teacher_error_rate), through the checkpoint cache.
 
     A new teacher error rate first trains its warm-up (the progress bar covers both); in fast mode that warm-up
@@ -743,21 +719,9 @@ def knob_of(cfg: RLConfig) -> tuple[str, object] | None:
     return changed[0] if len(changed) == 1 else None
 
 
-def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int = 0) -> PanelRun:
-    """The default GRPO run (already trained) as a PanelRun, to seed the knob panels."""
+def default_panel_run(result: RunResult, n_prompts: int | None = None, seed: int = 0) -> RunResult:
+    """The default GRPO run (already trained) as a RunResult, to seed the knob panels."""
     return finished(result, warm_start(result.config).model, n_prompts)
-
-
-def first_step_reaching(history: list[dict], key: str = "cot_fraction", level: float = 0.9) -> int | None:
-    """First RL step (from 1) whose smoothed metric reaches `level`, or None if it never does."""
-    above = np.flatnonzero(smooth(metric_curve(history, key)) >= level)
-    return int(above[0]) + 1 if above.size else None
-
-
-def first_step_above(history: list[dict], key: str = "cot_fraction", level: float = 0.9) -> str:
-    """First RL step whose smoothed metric reaches `level` (as text; '—' if never)."""
-    step = first_step_reaching(history, key, level)
-    return "—" if step is None else str(step)
 
 
 def early_mean(history: list[dict], key: str = "all_same_group_fraction", first: int = EARLY_STEPS) -> float:
@@ -834,11 +798,12 @@ def summary_headers(level: float = 0.9) -> list[str]:
     ]
 
 
-def summary_row(label: str, result: PanelRun, level: float = 0.9) -> dict:
+def summary_row(label: str, result: RunResult, level: float = 0.9) -> dict:
     """One run's line of the Exercise 7 table: held-out metrics, all-equal groups early and late, and when (in
     steps and in answers sampled) its smoothed think-first share first reached `level` (English keys: the
     headers a learner reads are `summary_headers`)."""
-    step = first_step_reaching(result.history, "cot_fraction", level)
+    first = first_step(smooth(result.curve("cot_fraction"), SMOOTH) >= level)
+    step = None if first is None else first + 1  # notebook 03 numbers RL steps from 1, as its figures draw them
     f = result.final
     return {
         "run": label,
@@ -854,7 +819,7 @@ def summary_row(label: str, result: PanelRun, level: float = 0.9) -> dict:
     }
 
 
-def exercise7_findings(default: PanelRun, runs: dict[str, PanelRun], level: float = 0.9) -> list[str]:
+def exercise7_findings(default: RunResult, runs: dict[str, RunResult], level: float = 0.9) -> list[str]:
     """What each Exercise 7 run shows next to the default run: its numbers beside the default's, no verdict (one run
     each, so a difference of a few steps or a point of accuracy can be noise)."""
     base = summary_row("the default", default, level)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rlvr.experiments.common import plain_math_labels
+from rlvr.experiments.common import plain_math_labels, smooth
 from rlvr.experiments.length_bias import (
     ANSWERS_PER_STEP,
     GROUP_SIZE,
@@ -18,9 +18,9 @@ from rlvr.experiments.length_bias import (
     OPTIMIZER_NAMES,
     P_CORRECT,
     PATH_NAMES,
+    SMOOTH,
     STEPS,
     per_token_weight,
-    smooth,
     train_toy_pair,
 )
 from rlvr.figures.palette import ALGO_COLORS, COLORS, RIGHT, WRONG, knob_color
@@ -350,7 +350,7 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
         ("mean_length_wrong", {**WRONG, "lw": 1.6}, _("wrong answers")),
         ("mean_length", ALL_ANSWERS, _("all answers")),
     ):
-        ax_len.plot(smooth(result.curve(key)), color=color, label=label, **style)
+        ax_len.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
     ax_len.set(xlabel=_("step"), ylabel=_("mean answer length (tokens)"), title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
     for key, style, label in (
@@ -358,7 +358,7 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
         ("cot_accuracy", {"ls": "-.", "lw": 1.6}, _("accuracy of think-first answers")),
         ("cot_fraction", {"ls": ":", "lw": 2.2}, _("think-first share")),
     ):
-        ax_share.plot(smooth(result.curve(key)), color=color, label=label, **style)
+        ax_share.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
     ax_share.set(xlabel=_("step"), ylabel=_("share of answers"), ylim=(0, 1.02), title=_("why: format and accuracy"))
     ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
@@ -376,7 +376,7 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
     for index, ((label, result), style) in enumerate(zip(runs.items(), KIMI_STYLES)):
         start = switch_on if index == 2 and switch_on is not None else 0
         for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
-            curve = smooth(result.curve(key))
+            curve = smooth(result.curve(key), SMOOTH)
             ax.plot(np.arange(start, len(curve)), curve[start:], label=label, **style)
     for ax, title in zip(axes, (_("think-first share"), _("accuracy (sampled)"), _("mean answer length"))):
         ax.set(xlabel=_("step"), title=title)
