@@ -29,6 +29,7 @@ import torch
 from . import config
 from .config import cache_dir
 
+TMP_SUFFIX = ".tmp"  # a checkpoint being written (save_atomic)
 FORMAT_VERSION = 1  # bump when the layout of a saved file ({kind, config, payload}) changes
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"  # checkpoints shipped with the package, named as in the cache
 VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the payload) of that kind change
@@ -120,10 +121,11 @@ class Loaded:
 
 
 def save_atomic(obj: dict, path: Path) -> None:
-    """torch.save to a temporary file in the same folder, then rename: readers never see half a file."""
+    """torch.save to a temporary file in the same folder, then rename: readers never see half a file. The temporary
+    file's name holds this process's id (`temporary_files`), so whoever stops a process can remove what it left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.{os.getpid()}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -131,6 +133,11 @@ def save_atomic(obj: dict, path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def temporary_files(pid: int, folder: Path | None = None) -> list[Path]:
+    """The temporary files process `pid` is writing (or left, if it was killed) in `folder` (the cache by default)."""
+    return sorted(Path(folder or cache_dir()).glob(f"*.{pid}.*{TMP_SUFFIX}"))
 
 
 def try_load(path: Path, entry: Entry, log: Callable[[str], None] = print) -> dict | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from pathlib import Path
 
@@ -102,9 +103,32 @@ def one_thread():
     return torch_threads(1)
 
 
+class TrainingRefused(Exception):
+    """A run would train inside `loading_only()` (not a RuntimeError: a gallery run records those as its crash)."""
+
+
+_LOADING_ONLY = contextvars.ContextVar("rlvr_loading_only", default=False)
+
+
+@contextlib.contextmanager
+def loading_only():
+    """Inside the block nothing trains: a training loop that starts raises TrainingRefused before its first step, so a
+    caller learns which runs the cache already holds (`rlvr.parallel.train_all` loads those in place and trains the
+    others in worker processes)."""
+    token = _LOADING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _LOADING_ONLY.reset(token)
+
+
+@contextlib.contextmanager
 def training_threads():
     """Train inside the block on TRAIN_THREADS torch threads (1 unless RLVR_THREADS says otherwise), whichever process
     or cell trains: the backward pass sums in another order on another thread count, so a run's numbers would depend
     on where it trained (forward passes and sampling give the same bits either way). The cache keys say it
-    (`rlvr.cache.numerics`)."""
-    return torch_threads(TRAIN_THREADS)
+    (`rlvr.cache.numerics`). Every training loop starts with it, so it also refuses to train inside `loading_only()`."""
+    if _LOADING_ONLY.get():
+        raise TrainingRefused("this run is not in the checkpoint cache")
+    with torch_threads(TRAIN_THREADS):
+        yield

@@ -15,6 +15,7 @@ thought) and runs GRPO, Dr. GRPO and RFT with `rlvr.train.run` (cached on disk p
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -671,14 +672,21 @@ def finished(result: RunResult, warm_model: TinyTransformer, n_prompts: int | No
     return replace(result, final=final)
 
 
+def panel_training(
+    cfg: RLConfig,
+    on_step=None,
+    progress: bool = False,
+    n_prompts: int | None = None,
+    sft_steps: int | None = None,
+) -> RunResult:
+    """A run from its warm-up (trained first if not on disk), evaluated on held-out prompts (`finished`)."""
+    return finished(*train_from_warmup(cfg, sft_steps, on_step), n_prompts)
+
+
 def grpo_runner(n_prompts: int | None = None, sft_steps: int | None = None):
-    """runner(cfg, on_step=None, progress=False) -> RunResult: a run from its warm-up, evaluated on held-out
-    prompts (the shape `rlvr.widgets.train_runs` calls)."""
-
-    def runner(cfg: RLConfig, on_step=None, progress: bool = False) -> RunResult:
-        return finished(*train_from_warmup(cfg, sft_steps, on_step), n_prompts)
-
-    return runner
+    """runner(cfg, on_step=None, progress=False) -> RunResult with its held-out metrics: `panel_training` with these
+    sizes (the shape `rlvr.widgets.train_runs` calls; picklable, so it can train in a worker process)."""
+    return functools.partial(panel_training, n_prompts=n_prompts, sft_steps=sft_steps)
 
 
 def panel_run(
@@ -696,7 +704,7 @@ def panel_run(
     is short (size('panel_sft_steps')) and the RL run is not cached.
     """
     cfg = rl_config("grpo", steps, seed, **{knob: knob_value(knob, value)})
-    return grpo_runner(n_prompts, sft_steps)(cfg, on_step)
+    return panel_training(cfg, on_step, n_prompts=n_prompts, sft_steps=sft_steps)
 
 
 def panel_run_on_disk(knob: str, value, steps: int | None = None, seed: int = 0) -> bool:

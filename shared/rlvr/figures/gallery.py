@@ -3,6 +3,7 @@ healthy run); live while it trains (`live_dashboard`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -166,11 +167,9 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
 
 
 def train_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None) -> dict:
-    """Gallery runs (label -> breakage name) of one seed, trained the first time and loaded afterwards, one progress
-    line per run. Returns label -> RunResult."""
-    return train_runs(
-        names, lambda name, on_step=None, progress=False: gallery_run(name, seed, on_step=on_step, sft_seed=sft_seed)
-    )
+    """Gallery runs (label -> breakage name) of one seed, trained the first time (side by side, in worker processes)
+    and loaded afterwards, one progress line per run. Returns label -> RunResult."""
+    return train_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed))
 
 
 def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPanel:
