@@ -121,8 +121,10 @@ def test_one_training_step_is_sgd_on_the_package_loss(loss):
         logits = torch.tensor([0.9, 0.9], dtype=torch.float64, requires_grad=True)
         paths = torch.tensor((~correct[r]).astype(int).ravel())
         logps, mask = lb.toy_token_logps(logits, paths, torch.tensor(k[r].astype(int).ravel()), cap)
-        adv = compute_advantages(torch.tensor(correct[r].astype(float).ravel()), G, lb.ADVANTAGE_KIND[loss])
-        loss_value = aggregate_loss(policy_gradient_loss(logps, adv.double()), mask, lb.AGGREGATION[loss], cap + 1)
+        adv = compute_advantages(torch.tensor(correct[r].astype(float).ravel()), G, lb.TOY_LOSSES[loss].advantage)
+        loss_value = aggregate_loss(
+            policy_gradient_loss(logps, adv.double()), mask, lb.TOY_LOSSES[loss].aggregation, cap + 1
+        )
         (grad,) = torch.autograd.grad(loss_value, logits)
         np.testing.assert_allclose(run.logits[1, r], 0.9 - lr * grad.numpy(), rtol=1e-6, atol=1e-9)
 
@@ -135,11 +137,11 @@ def brute_force_expected_gradient(loss, logits, p, G, cap):
     for outcome in itertools.product((1, 0), repeat=G):
         p_outcome = math.prod(p if c else 1 - p for c in outcome)
         paths = torch.tensor([1 - c for c in outcome])
-        adv = compute_advantages(torch.tensor(outcome, dtype=torch.float64), G, lb.ADVANTAGE_KIND[loss]).double()
+        adv = compute_advantages(torch.tensor(outcome, dtype=torch.float64), G, lb.TOY_LOSSES[loss].advantage).double()
         for ks in itertools.product(range(cap + 1), repeat=G):
             prob = p_outcome * math.prod(pmf[1 - c, k] for c, k in zip(outcome, ks))
             logps, mask = lb.toy_token_logps(theta, paths, torch.tensor(ks), cap)
-            value = aggregate_loss(policy_gradient_loss(logps, adv), mask, lb.AGGREGATION[loss], cap + 1)
+            value = aggregate_loss(policy_gradient_loss(logps, adv), mask, lb.TOY_LOSSES[loss].aggregation, cap + 1)
             total += prob * torch.autograd.grad(value, theta)[0]
     return total.numpy()
 
@@ -413,3 +415,13 @@ def test_outcome_lengths_text_prints_the_first_and_the_last_step():
     step = {key: 0.5 for key in lb.OUTCOME_ROWS} | {"mean_length": 9.0}
     text = lb.outcome_lengths_text(RunResult(RLConfig(), [step, step])).splitlines()
     assert text[0].split() == ["step", "0", "step", "1"] and "9.0" in text[3] and "50.0%" in text[4]
+
+
+def test_the_toy_losses_are_the_algorithm_table_s_rows():
+    """One owner: GRPO's and Dr. GRPO's advantage and aggregation come from rlvr.algorithms.ALGORITHMS; the token mean
+    is GRPO's row with DAPO's aggregation."""
+    from rlvr.algorithms import ALGORITHMS
+
+    assert all(lb.TOY_LOSSES[loss] is ALGORITHMS[loss] for loss in lb.LOSSES)
+    token_mean = lb.TOY_LOSSES["token_mean"]
+    assert (token_mean.advantage, token_mean.aggregation) == (ALGORITHMS["grpo"].advantage, "token_mean")

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
+from rlvr.algorithms import ALGORITHMS
 from rlvr.config import size
 from rlvr.experiments.common import (
     Row,
@@ -54,16 +55,17 @@ LEARNING_RATES = {"sgd": 3.0, "adam": 0.05}  # per optimizer (SGD steps scale wi
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # an optimizer's name as printed (subtitles, buttons)
 N_RUNS = 8  # runs per seed, trained side by side (vectorised)
 ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
-LOSSES = ("grpo", "dr_grpo")  # the lecture's two losses (the toy figure's panels)
-ALL_LOSSES = (*LOSSES, "token_mean")  # and DAPO's token mean (TRL's default loss_type), the third aggregation
+GRPO, DR_GRPO = ALGORITHMS["grpo"], ALGORITHMS["dr_grpo"]  # the lecture's two losses: their rows of the table
+# DAPO's token mean (TRL's default loss_type), the third aggregation: GRPO's z-score, every token of the batch alike
+TOKEN_MEAN = replace(GRPO, name="token_mean", label=N_("token mean, DAPO"), aggregation="token_mean")
+TOY_LOSSES = {row.name: row for row in (GRPO, DR_GRPO, TOKEN_MEAN)}  # a toy loss -> its advantage and aggregation
+LOSSES = (GRPO.name, DR_GRPO.name)  # the toy figure's panels
+ALL_LOSSES = tuple(TOY_LOSSES)
 LOSS_LABELS = {  # translated where shown
-    "grpo": N_("GRPO loss (1/|o_i|, z-score)"),
-    "dr_grpo": N_("Dr. GRPO loss (1/L_max, mean only)"),
-    "token_mean": N_("token-mean loss (DAPO, TRL's default; z-score)"),
+    GRPO.name: N_("GRPO loss (1/|o_i|, z-score)"),
+    DR_GRPO.name: N_("Dr. GRPO loss (1/L_max, mean only)"),
+    TOKEN_MEAN.name: N_("token-mean loss (DAPO, TRL's default; z-score)"),
 }
-ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo", "token_mean": "grpo"}  # DAPO keeps GRPO's z-score
-AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm", "token_mean": "token_mean"}
-AGGREGATION_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "token_mean": N_("token mean, DAPO")}  # shown with _()
 PATH_NAMES = (N_("correct path"), N_("wrong path"))  # shown with _(); English in the reproduce table
 SMOOTH = 5  # trailing moving average (steps) of the arithmetic runs' curves before reading them
 KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
@@ -71,16 +73,18 @@ KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our 
 
 # ----------------------------------------------------------------------------------------------- per-token weights
 def per_token_weight(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> np.ndarray:
-    """Weight on each token's log-prob of answer i (before the 1/G mean over answers): A_i/|o_i| (GRPO),
-    A_i/L_max (Dr. GRPO) or A_i/mean_j |o_j| (the token mean: every token of the batch weighs the same)."""
+    """Weight on each token's log-prob of answer i (before the 1/G mean over answers), by the toy loss's aggregation:
+    A_i/|o_i| (GRPO), A_i/L_max (Dr. GRPO) or A_i/mean_j |o_j| (the token mean: every token of the batch weighs the
+    same)."""
+    if mode not in TOY_LOSSES:
+        raise ValueError(f"mode must be one of {ALL_LOSSES}, got {mode!r}")
     advantages, lengths = np.asarray(advantages, dtype=float), np.asarray(lengths, dtype=float)
-    if mode == "grpo":
+    aggregation = TOY_LOSSES[mode].aggregation
+    if aggregation == "seq_mean_token_mean":
         return advantages / lengths
-    if mode == "dr_grpo":
+    if aggregation == "seq_mean_token_sum_norm":
         return advantages / float(max_len)
-    if mode == "token_mean":
-        return advantages / lengths.mean()
-    raise ValueError(f"mode must be one of {ALL_LOSSES}, got {mode!r}")
+    return advantages / lengths.mean()  # token_mean
 
 
 def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> torch.Tensor:
@@ -90,7 +94,7 @@ def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: 
     logps = torch.zeros(len(lengths), max_len, dtype=torch.float64, requires_grad=True)  # [G, T]
     response_mask = torch.arange(max_len)[None, :] < lengths[:, None]  # [G, T]
     adv = torch.as_tensor(advantages, dtype=torch.float64)  # [G]
-    loss = aggregate_loss(policy_gradient_loss(logps, adv), response_mask, AGGREGATION[mode], max_len)
+    loss = aggregate_loss(policy_gradient_loss(logps, adv), response_mask, TOY_LOSSES[mode].aggregation, max_len)
     (grad,) = torch.autograd.grad(loss, logps)  # [G, T]
     return -len(lengths) * grad[:, 0]
 
@@ -146,13 +150,14 @@ def sample_thinking_tokens(log_continue: np.ndarray, log_u: np.ndarray, cap: int
 
 
 def group_advantages(rewards: np.ndarray, kind: str, eps: float = ADV_EPS) -> np.ndarray:
-    """numpy twin of rlvr.objectives.compute_advantages over the last axis: 'grpo' z-score or 'dr_grpo' mean only."""
+    """numpy twin of rlvr.objectives.compute_advantages over the last axis, for the two losses' estimators: GRPO's
+    z-score and Dr. GRPO's mean only (`kind`: a row's `advantage`)."""
     centred = rewards - rewards.mean(axis=-1, keepdims=True)
-    if kind == "dr_grpo":
+    if kind == DR_GRPO.advantage:
         return centred
-    if kind == "grpo":
+    if kind == GRPO.advantage:
         return centred / (rewards.std(axis=-1, keepdims=True) + eps)  # population std, as the lecture
-    raise ValueError(f"kind must be 'grpo' or 'dr_grpo', got {kind!r}")
+    raise ValueError(f"kind must be {GRPO.advantage!r} or {DR_GRPO.advantage!r}, got {kind!r}")
 
 
 def kimi_reward_np(lengths: np.ndarray, correct: np.ndarray) -> np.ndarray:
@@ -232,8 +237,8 @@ def train_toys(
     rng = np.random.default_rng(seed)
     n_groups = max(1, answers_per_step // group_size)
     shape = (n_runs, n_groups, group_size)
-    z_score = np.array([ADVANTAGE_KIND[loss] == "grpo" for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
-    aggregation = np.array([AGGREGATION[loss] for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
+    z_score = np.array([TOY_LOSSES[loss].advantage == GRPO.advantage for loss in losses])[:, None, None, None]
+    aggregation = np.array([TOY_LOSSES[loss].aggregation for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
     logits = np.full((len(losses), n_runs, 2), float(init_logit))  # [L, N, 2]
     m, v = np.zeros_like(logits), np.zeros_like(logits)
     beta1, beta2, adam_eps = 0.9, 0.999, 1e-8
@@ -249,7 +254,8 @@ def train_toys(
         rewards = np.broadcast_to(correct.astype(float), k.shape)
         if length_reward_weight and step >= length_reward_start:
             rewards = rewards + length_reward_weight * kimi_reward_np(k + 1, correct)
-        adv = np.where(z_score, group_advantages(rewards, "grpo"), group_advantages(rewards, "dr_grpo"))  # [L, N, P, G]
+        z, centred = group_advantages(rewards, GRPO.advantage), group_advantages(rewards, DR_GRPO.advantage)
+        adv = np.where(z_score, z, centred)  # [L, N, P, G]
         weight = token_weights(aggregation, k + 1, cap + 1)  # [L, N, P, G]
         score = k * (1 - s) - (k < cap) * s  # d log q(k) / d logit
         per_answer = -adv * weight * score / (n_groups * group_size)  # [L, N, P, G]
@@ -270,7 +276,7 @@ def train_toys(
 
 
 def train_toy_pair(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, seed: int = 0, **kwargs) -> dict:
-    """Both losses on the same random numbers. Returns {"grpo": ToyRun, "dr_grpo": ToyRun}."""
+    """Both losses on the same random numbers. Returns {loss: ToyRun} for each of LOSSES."""
     return train_toys(LOSSES, p_correct, group_size, seed=seed, **kwargs)
 
 
@@ -286,7 +292,7 @@ def advantage_by_path(p_correct: float, group_size: int, kind: str, eps: float =
         n_correct = others + own  # [G]
         mean = n_correct / group_size
         adv = own - mean
-        if kind == "grpo":
+        if kind == GRPO.advantage:  # the z-score; Dr. GRPO's estimator keeps the centred reward
             adv = adv / (np.sqrt(mean * (1 - mean)) + eps)
         out.append(p_own * float(prob @ adv))
     return np.array(out)
@@ -297,18 +303,23 @@ def expected_gradients(
 ) -> dict:
     """Exact expected gradients w.r.t. the two continue logits, by enumerating k = 0..cap and the group outcomes.
 
-    Returns {"true": d E[reward] / d logits, "grpo": E[d GRPO loss / d logits], "dr_grpo": E[d Dr. GRPO loss]},
-    each [2] (correct path, wrong path). The true gradient and Dr. GRPO's are 0; GRPO's is not.
+    Returns {"true": d E[reward] / d logits, and for each of LOSSES: E[d loss / d logits]}, each [2] (correct path,
+    wrong path). The true gradient and Dr. GRPO's are 0; GRPO's is not.
     """
     logits = np.asarray(logits, dtype=float)
     k = np.arange(cap + 1)
     pmf, score = length_pmf(logits, cap), length_score(k, logits[:, None], cap)  # [2, cap+1] each
     reward = np.array([1.0, 0.0])
     p_path = np.array([p_correct, 1 - p_correct])
-    true = p_path * reward * (pmf * score).sum(axis=1)
-    grpo = -advantage_by_path(p_correct, group_size, "grpo") * (pmf * score / (k + 1)).sum(axis=1)
-    dr = -advantage_by_path(p_correct, group_size, "dr_grpo") * (pmf * score).sum(axis=1) / (cap + 1)
-    return {"true": true, "grpo": grpo, "dr_grpo": dr}
+    grads = {"true": p_path * reward * (pmf * score).sum(axis=1)}
+    for loss in LOSSES:
+        row = TOY_LOSSES[loss]
+        advantage = advantage_by_path(p_correct, group_size, row.advantage)  # [2]
+        if row.aggregation == "seq_mean_token_mean":  # each answer's tokens weigh 1/|o_i|
+            grads[loss] = -advantage * (pmf * score / (k + 1)).sum(axis=1)
+        else:  # 1/L_max, the same for every answer
+            grads[loss] = -advantage * (pmf * score).sum(axis=1) / (cap + 1)
+    return grads
 
 
 # ----------------------------------------------------------------------------------------------- arithmetic task
@@ -403,13 +414,13 @@ def toy_final_lengths(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
 def exercise4_rows() -> list[Row]:
     """Exercise 4 by autograd through rlvr.objectives.aggregate_loss: one correct (100 tokens, A=+1), one wrong."""
     rows = []
-    for mode, name, lecture in (("grpo", "GRPO", ("0.01", "-0.001")), ("dr_grpo", "Dr. GRPO", ("0.001", "-0.001"))):
-        weights = token_weights_by_autograd([1.0, -1.0], [100, 1000], mode, 1000)
+    for algo, lecture in ((GRPO, ("0.01", "-0.001")), (DR_GRPO, ("0.001", "-0.001"))):
+        weights = token_weights_by_autograd([1.0, -1.0], [100, 1000], algo.name, 1000)
         for w, lec, which in zip(weights.tolist(), lecture, ("correct (100 tok, A=+1)", "wrong (1000 tok, A=-1)")):
             rows.append(
                 lecture_row(
                     section="Ex. 4",
-                    figure=f"{name} per-token weight, {which}",
+                    figure=f"{algo.label} per-token weight, {which}",
                     lecture=lec,
                     values=[w],
                     lecture_is_a_run=False,
@@ -465,7 +476,7 @@ def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP
     for name, label in (
         ("true", _("true objective  d E[r] / d theta")),
         ("grpo", _("GRPO loss       E[d L / d theta]")),
-        ("dr_grpo", _("Dr. GRPO loss   E[d L / d theta]")),
+        (DR_GRPO.name, _("Dr. GRPO loss   E[d L / d theta]")),
     ):
         lines.append(f"  {pad(label, 62)} {signed(grads[name][0], 4):>12s}  {signed(grads[name][1], 4):>12s}")
     lines.append("  " + _("(0: below 1e-12, the float round-off of an exact 0)"))
@@ -528,7 +539,7 @@ def gradient_rows() -> list[Row]:
             section="4.2",
             figure="Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)",
             lecture=0.0,
-            values=[np.abs(grads["dr_grpo"]).max()],
+            values=[np.abs(grads[DR_GRPO.name]).max()],
             band=(0.0, 1e-9),
             note="exact enumeration; 0 up to float error",
         ),
@@ -595,7 +606,7 @@ def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
             )
         )
         for path in (0, 1):
-            change = logits["dr_grpo"][:, path] - INIT_LOGIT
+            change = logits[DR_GRPO.name][:, path] - INIT_LOGIT
             se = float(change.std() / math.sqrt(n))
             tokens = float(mean_thinking_tokens(INIT_LOGIT + change.mean())) - start
             rows.append(
@@ -689,7 +700,7 @@ def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
 def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len: int = 1000) -> str:
     """Exercise 4's per-token weights under the three aggregations, by autograd through
     rlvr.objectives.aggregate_loss, next to the lecture's (it states GRPO's and Dr. GRPO's)."""
-    lecture = {"grpo": "+0.01, -0.001", "dr_grpo": "+0.001, -0.001", "token_mean": _("(not in the lecture)")}
+    lecture = {GRPO.name: "+0.01, -0.001", DR_GRPO.name: "+0.001, -0.001", TOKEN_MEAN.name: _("(not in the lecture)")}
     rows = [
         (
             _("aggregation (aggregate_loss mode)"),
@@ -700,7 +711,7 @@ def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len:
     ]
     for loss in ALL_LOSSES:
         weights = token_weights_by_autograd([1.0, -1.0], [correct_length, wrong_length], loss, max_len).tolist()
-        name = f"{_(AGGREGATION_NAMES[loss])} ({AGGREGATION[loss]})"
+        name = f"{_(TOY_LOSSES[loss].label)} ({TOY_LOSSES[loss].aggregation})"
         rows.append((name, *(signed(w, 4) for w in weights), lecture[loss]))
     return columns_text(rows)
 
@@ -710,10 +721,10 @@ def token_mean_text(p_correct: float = P_CORRECT, batches=(ANSWERS_PER_STEP, 16 
     start = float(mean_thinking_tokens(INIT_LOGIT))
     rows = [(_("loss, answers per step"), _(PATH_NAMES[0]), _(PATH_NAMES[1]))]
     grpo = train_toy("grpo", p_correct=p_correct).mean_length()[-1].mean(axis=0)  # [2]
-    rows.append((f"{_(AGGREGATION_NAMES['grpo'])}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
+    rows.append((f"{_(GRPO.label)}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
     for batch in batches:
         final = train_toy("token_mean", p_correct=p_correct, answers_per_step=batch).mean_length()[-1].mean(axis=0)
-        rows.append((f"{_(AGGREGATION_NAMES['token_mean'])}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
+        rows.append((f"{_(TOKEN_MEAN.label)}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
     head = _("thinking tokens after {steps} steps (mean of {runs} runs, p = {p}, start {start} on both paths)").format(
         steps=STEPS, runs=N_RUNS, p=p_correct, start=f"{start:.1f}"
     )
@@ -810,7 +821,7 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
     """Every figure and claim of the lecture for notebook 05 next to this run's, for the learner: no bands and no
     verdicts (`python -m rlvr reproduce` judges the same figures)."""
     grpo_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], "grpo", 1000).tolist()
-    dr_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], "dr_grpo", 1000).tolist()
+    dr_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], DR_GRPO.name, 1000).tolist()
     grads = expected_gradients()
     start = float(mean_thinking_tokens(INIT_LOGIT))
     toy = {p: {loss: v.mean(axis=0) for loss, v in toy_final_lengths(p).items()} for p in (P_CORRECT, 0.7)}
@@ -831,7 +842,7 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
     def loss_steps(loss: str, p: float) -> str:
         return _("{loss} loss, p = {p}, {steps} steps").format(loss=loss, p=p, steps=STEPS)
 
-    zero = max(np.abs(grads["true"]).max(), np.abs(grads["dr_grpo"]).max())
+    zero = max(np.abs(grads["true"]).max(), np.abs(grads[DR_GRPO.name]).max())
     first_share = base.history[0]["cot_fraction"]
     return columns_text(
         [
@@ -860,7 +871,7 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
                 _("wrong to the cap, correct to 0"),
                 lengths(P_CORRECT, "grpo"),
             ),
-            ("§4.2", loss_steps("Dr. GRPO", P_CORRECT), _("no length bias"), lengths(P_CORRECT, "dr_grpo")),
+            ("§4.2", loss_steps("Dr. GRPO", P_CORRECT), _("no length bias"), lengths(P_CORRECT, DR_GRPO.name)),
             (exercise("7(d)"), loss_steps("GRPO", 0.7), _("(asked)"), lengths(0.7, "grpo")),
             (
                 exercise("5"),

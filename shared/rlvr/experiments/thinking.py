@@ -1263,7 +1263,7 @@ def rows_from(measurements: list[dict], seeds=(0,), fast: bool | None = None) ->
             sizes["eval_prompts"],
             seeds,
         )
-        + algo_rows({a: [x["evals"][a] for x in m] for a in ("dr_grpo", "rft")}, sizes["eval_prompts"], seeds)
+        + algo_rows({a: [x["evals"][a] for x in m] for a in LECTURE_ALGOS}, sizes["eval_prompts"], seeds)
         + pass_rows([x["warm_pass"] for x in m], [x["grpo_pass"] for x in m], sizes["pass_prompts"], seeds)
     )
 
