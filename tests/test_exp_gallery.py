@@ -9,6 +9,7 @@ import torch
 
 from rlvr import signals
 from rlvr.experiments import gallery
+from rlvr.narration import gallery as story
 from rlvr.figures import gallery as figs
 from rlvr.model import Rollout
 from rlvr.runs import RunResult
@@ -66,7 +67,7 @@ def test_every_run_shows_its_symptom_with_margin_on_three_seeds(name):
     margin, on another's (CI runs this test again under ATEN_CPU_CAPABILITY=default and one thread)."""
     for seed in SEEDS:
         run, healthy = gallery.gallery_run(name, seed), gallery.gallery_run("healthy", seed)
-        assert gallery.shows_symptom(name, run, healthy), (name, seed, gallery.reading(run, healthy))
+        assert gallery.shows_symptom(name, run, healthy), (name, seed, story.reading(run, healthy))
         weak = gallery.symptom_margins(name, run, healthy)
         assert not weak, (name, seed, weak)
 
@@ -80,7 +81,7 @@ def test_every_mystery_run_shows_its_breakage_with_margin(mystery):
     for seed in SEEDS:
         run = gallery.gallery_run(name, gallery.MYSTERY_SEED, sft_seed=seed)
         healthy = gallery.gallery_run("healthy", seed)
-        assert gallery.shows_symptom(name, run, healthy), (mystery, seed, gallery.reading(run, healthy))
+        assert gallery.shows_symptom(name, run, healthy), (mystery, seed, story.reading(run, healthy))
         weak = gallery.symptom_margins(name, run, healthy)
         assert not weak, (mystery, seed, weak)
 
@@ -157,6 +158,6 @@ def test_the_dashboard_and_the_gallery_figure_draw_every_panel():
 
 def test_the_gallery_table_reads_each_signal_off_the_runs():
     runs = {name: fake_run(name) for name in gallery.BREAKAGES}
-    table = gallery.gallery_table(runs, runs["healthy"])
+    table = story.gallery_table(runs, runs["healthy"])
     assert table.count("\n") == 1 + len(gallery.BREAKAGES) - len(gallery.NOT_BROKEN)
     assert "gradient norm, last 10 steps: 0.16 (healthy run: 0.16)" in table  # mean of 0.1 + 0.01 i over i = 2-11

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from rlvr.experiments import length_bias as lb
+from rlvr.narration import length_bias as story
 from rlvr.figures import length_bias as flb
 from rlvr.objectives import aggregate_loss, compute_advantages, kimi_length_reward, policy_gradient_loss
 from rlvr.widgets import exercise_panel_edges
@@ -33,7 +34,7 @@ def test_every_token_of_an_answer_gets_the_same_weight_and_padding_none():
 
 
 def test_exercise4_rows_reproduce_the_lecture_exactly():
-    for row in lb.exercise4_rows():
+    for row in story.exercise4_rows():
         assert row.agrees, row
 
 
@@ -191,13 +192,13 @@ def test_training_moves_lengths_under_grpo_only():
 
 
 def test_toy_rows_agree_with_the_lecture():
-    rows = lb.gradient_rows() + lb.toy_rows()
+    rows = story.gradient_rows() + story.toy_rows()
     assert all(row.agrees is not False for row in rows), [r for r in rows if r.agrees is False]
 
 
 # ----------------------------------------------------------------------------------------------- Kimi
 def test_exercise5_rows_reproduce_the_lecture_exactly():
-    assert all(row.agrees for row in lb.exercise5_rows())
+    assert all(row.agrees for row in story.exercise5_rows())
 
 
 def test_length_reward_on_the_arithmetic_lengths_is_a_format_reward():
@@ -260,7 +261,7 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        lines = lb.summary_text(runs, last=3).splitlines()
+        lines = story.summary_text(runs, last=3).splitlines()
     assert lines[0].startswith("last 3 steps")
     collapsed, thinks = lines[1].split(), lines[2].split()
     assert collapsed[1:] == ["0.0%", "0.0%", "—", "1.0", "100.0%"]
@@ -270,15 +271,15 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
 
 # ----------------------------------------------------------------------------------------------- printed lines
 def test_row_lines_print_each_case_next_to_the_lecture_and_an_exact_zero_as_0():
-    lines = lb.row_lines(lb.exercise5_rows()).splitlines()
+    lines = story.row_lines(story.exercise5_rows()).splitlines()
     assert len(lines) == 4 and lines[0].endswith("+0.5000   (lecture: 0.5)")
     assert lines[2].split()[-3:] == ["0", "(lecture:", "0)"]  # min(0, 0), never '-0.0000'
-    assert lb.signed(-3e-17, 4) == "0" and lb.signed(-0.00123, 4) == "-0.0012"
-    assert "+0.0100   (lecture: 0.01)" in lb.row_lines(lb.exercise4_rows())
+    assert story.signed(-3e-17, 4) == "0" and story.signed(-0.00123, 4) == "-0.0012"
+    assert "+0.0100   (lecture: 0.01)" in story.row_lines(story.exercise4_rows())
 
 
 def test_expected_gradient_text_prints_round_off_as_0_and_grpo_as_equal_and_opposite():
-    rows = lb.expected_gradient_text().splitlines()
+    rows = story.expected_gradient_text().splitlines()
     true, grpo, dr = rows[1].split()[-2:], rows[2].split()[-2:], rows[3].split()[-2:]
     assert true == ["0", "0"] and dr == ["0", "0"]
     assert float(grpo[0]) == pytest.approx(-float(grpo[1])) and float(grpo[0]) > 0
@@ -288,9 +289,9 @@ def test_toy_drift_and_length_split_texts_read_the_runs():
     runs = lb.train_toy_pair(lb.P_CORRECT)
     mean = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
     step = int(np.nonzero(mean[:, 1] >= 0.9 * lb.L_CAP)[0][0])
-    assert f"reaches 27 tokens (90% of the cap) at step {step};" in lb.toy_drift_text(runs)
+    assert f"reaches 27 tokens (90% of the cap) at step {step};" in story.toy_drift_text(runs)
     assert 0 < step < lb.STEPS
-    text = lb.length_split_text({0.3: runs})
+    text = story.length_split_text({0.3: runs})
     overall = runs["grpo"].mean_length_all().mean(axis=1)
     assert f"{overall[0]:.1f} thinking tokens at the start, {overall[-1]:.1f} after {lb.STEPS} steps" in text
 
@@ -350,7 +351,7 @@ def test_right_and_wrong_are_told_apart_by_line_style_and_losses_by_their_algori
 
 
 def test_exercise4_text_prints_the_three_aggregations_next_to_the_lecture():
-    lines = lb.exercise4_text().splitlines()
+    lines = story.exercise4_text().splitlines()
     assert len(lines) == 4
     assert lines[1].split()[2:4] == ["+0.0100", "-0.0010"] and lines[1].endswith("+0.01, -0.001")
     assert lines[2].split()[3:5] == ["+0.0010", "-0.0010"]
@@ -363,7 +364,7 @@ def test_token_mean_keeps_only_a_small_bias_that_shrinks_with_the_batch():
     grpo = lb.train_toy("grpo").mean_length()[-1].mean(axis=0)
     assert small[1] - small[0] > large[1] - large[0] > 0  # the wrong path a little longer, less so in big batches
     assert small[1] - small[0] < 0.25 * (grpo[1] - grpo[0])
-    text = lb.token_mean_text(batches=(128,))
+    text = story.token_mean_text(batches=(128,))
     assert f"{small[1]:.1f}" in text and f"{grpo[1]:.1f}" in text
 
 
@@ -393,7 +394,7 @@ def synthetic_kimi_runs():
 
 
 def test_kimi_story_text_reads_the_dip_the_crossing_and_the_catch_up_off_the_runs():
-    text = lb.kimi_story_text(synthetic_kimi_runs(), switch_on=20).splitlines()
+    text = story.kimi_story_text(synthetic_kimi_runs(), switch_on=20).splitlines()
     assert text[0].startswith("length reward from step 0: think-first share 50% at step 0, lowest")
     assert "first right 65% of the time or more at step" in text[1]
     assert "back within 5 points" in text[2]
@@ -401,7 +402,7 @@ def test_kimi_story_text_reads_the_dip_the_crossing_and_the_catch_up_off_the_run
 
 
 def test_lecture_and_us_text_has_every_lecture_figure_and_no_verdict():
-    text = lb.lecture_and_us_text(synthetic_kimi_runs())
+    text = story.lecture_and_us_text(synthetic_kimi_runs())
     for lecture in ("+0.01, -0.001", "+0.001, -0.001", "wrong to the cap, correct to 0", "0.5, 0.25, 0, -0.5"):
         assert lecture in text
     assert "+0.0100, -0.0010" in text and "+0.50, +0.25, 0, -0.50" in text
@@ -412,8 +413,8 @@ def test_outcome_lengths_text_prints_the_first_and_the_last_step():
     from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
-    step = {key: 0.5 for key in lb.OUTCOME_ROWS} | {"mean_length": 9.0}
-    text = lb.outcome_lengths_text(RunResult(RLConfig(), [step, step])).splitlines()
+    step = {key: 0.5 for key in story.OUTCOME_ROWS} | {"mean_length": 9.0}
+    text = story.outcome_lengths_text(RunResult(RLConfig(), [step, step])).splitlines()
     assert text[0].split() == ["step", "0", "step", "1"] and "9.0" in text[3] and "50.0%" in text[4]
 
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from rlvr.experiments import race
+from rlvr.narration import race as story
 from rlvr.experiments.common import first_step, smooth
 from rlvr.figures import race as frace
 from rlvr.model import TinyTransformer
@@ -167,7 +168,7 @@ def test_measurements_and_rows():
     m = race.race_measurements({"PPO-8": ppo, "GRPO-1": grpo1, "GRPO-8": grpo8})
     assert m["speedup_ppo_vs_grpo1"] == pytest.approx(m["steps_GRPO-1"] / m["steps_PPO-8"])
     assert m["training_s_ratio_ppo_grpo8"] == pytest.approx(2.0)
-    rows = race.rows_from([m, {**m, "steps_PPO-8": m["steps_PPO-8"] + 2}], seeds=(0, 1))
+    rows = story.rows_from([m, {**m, "steps_PPO-8": m["steps_PPO-8"] + 2}], seeds=(0, 1))
     by_figure = {r.figure: r for r in rows}
     assert by_figure["PPO value prediction at step 0 (mean, 1st answer token)"].agrees is True
     row = next(r for r in rows if r.figure.endswith("think-first share, PPO-8"))
@@ -191,28 +192,28 @@ def race_of_fakes():
 
 
 def test_race_table_says_how_steps_are_read_and_marks_a_column_a_short_run_cannot_fill():
-    table = race.race_table(race_of_fakes())
+    table = story.race_table(race_of_fakes())
     assert "| PPO-8 | 5 |" in table and "| GRPO-1 | 7 |" in table
     assert "mean over its last 5 steps" in table
     assert "| — |" in table and "fewer than 26 steps" in table  # accuracy at step 25 of an 8-step run
     assert "nan" not in table.lower()
     full = {name: fake_run([1.0] * 30) for name in ("PPO-8", "GRPO-1")}
-    assert "—" not in race.race_table(full)
+    assert "—" not in story.race_table(full)
 
 
 def test_race_summary_prints_the_ratios_the_prose_reads():
-    text = race.race_summary_text(race_of_fakes())
+    text = story.race_summary_text(race_of_fakes())
     assert "steps to 80% think-first: PPO-8 5, GRPO-1 7, GRPO-8 5" in text
     assert "GRPO-1 / PPO-8 = 1.4x" in text and "GRPO-8 / PPO-8 = 1.0x" in text
     assert "training CPU time per step (median), as a multiple of GRPO-1's: PPO-8 20.0x, GRPO-8 10.0x" in text
     assert "(PPO-8 = 2.7x GRPO-1; GRPO-8 = 1.8x GRPO-1)" in text  # 8 x 3.0 s and 8 x 2.0 s against 8 x 1.1 s
     never = {**race_of_fakes(), "GRPO-1": fake_run([0.0] * 8)}
-    assert "GRPO-1 not reached" in race.race_summary_text(never) and "= n/a" in race.race_summary_text(never)
+    assert "GRPO-1 not reached" in story.race_summary_text(never) and "= n/a" in story.race_summary_text(never)
 
 
 def test_step_and_seconds_text():
-    assert race.step_text(3) == "3" and race.step_text(None, 30) == "not reached in 30 steps"
-    assert [race.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]
+    assert story.step_text(3) == "3" and story.step_text(None, 30) == "not reached in 30 steps"
+    assert [story.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]
 
 
 def test_clip_summary_reads_the_last_update_and_the_peak_step():
@@ -247,7 +248,7 @@ def test_train_runs_says_which_runs_trained_and_which_came_from_the_cache(capsys
 
 # ----------------------------------------------------------------------------- costs
 def test_cost_table_uses_notebook_02s_memory_accounting():
-    table = race.cost_table(70_000, 64)
+    table = story.cost_table(70_000, 64)
     assert "| 238 GB |" in table  # PPO with a verifier: 16 B x (policy + value) + 2 B x reference, 7B each
     assert "| 126 GB |" in table  # GRPO with a verifier: the lecture's 126 GB
 
@@ -259,7 +260,7 @@ def test_value_model_doubles_the_trained_parameters(policy):
     value = sum(p.numel() for p in ValueModel(policy).parameters())
     assert race.trained_parameters("ppo", n, policy.cfg.d_model) == n + value
     assert race.trained_parameters("grpo", n, policy.cfg.d_model) == n
-    assert "PPO" in race.cost_table(n, policy.cfg.d_model)
+    assert "PPO" in story.cost_table(n, policy.cfg.d_model)
 
 
 # ----------------------------------------------------------------------------- plots and the panel
@@ -397,7 +398,7 @@ def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
 
 # ----------------------------------------------------------------------------- what the notebook prints
 def test_summary_compares_ppo_with_grpo8_and_names_the_cheapest_run_per_cpu_second():
-    text = race.race_summary_text(race_of_fakes())
+    text = story.race_summary_text(race_of_fakes())
     assert "(PPO-8 / GRPO-8 = 2.0x)" in text  # 2.0 s against 1.0 s of training per step
     assert "CPU time to 80% think-first: PPO-8 16 s, GRPO-1 8.7 s, GRPO-8 11 s   (least: GRPO-1)" in text
 
@@ -413,7 +414,7 @@ def test_value_text_reads_the_value_model_from_the_history():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no division by zero
-        text = race.value_text(ppo)
+        text = story.value_text(ppo)
     assert "value prediction at step 0: 0   (mean reward of that batch: 0.200)" in text
     assert "value prediction at step 1: 0.300   (mean reward of that batch: 0.350)" in text
     assert "steps 1-3 (1 left out: every group's rewards all equal): median 1.00, below 1 at 50%" in text
@@ -427,7 +428,7 @@ def test_the_group_mean_advantage_is_seven_eighths_of_leave_one_out():
     assert len(scales.ratios) + scales.n_all_equal == scales.n_answers == 64 and len(scales.ratios) > 0
     np.testing.assert_allclose(scales.ratios, 7 / 8, rtol=1e-6)
     assert scales.mean_sq_ratio == pytest.approx((7 / 8) ** 2, rel=1e-6)
-    text = race.baseline_scales_text(scales)
+    text = story.baseline_scales_text(scales)
     assert "from 0.8750 to 0.8750" in text and "0.7656" in text
 
 
@@ -439,7 +440,7 @@ def test_clip_and_no_clip_texts_compare_with_the_edge_and_between_runs():
         abs_log_ratio_per_update=[[0, 0.01]] * 10,
     )
     run.config = RLConfig(steps=10, epochs_per_batch=2)
-    text = race.clip_text({"GRPO-8": run, "GRPO-1": fake_run([0.5] * 10)})
+    text = story.clip_text({"GRPO-8": run, "GRPO-1": fake_run([0.5] * 10)})
     assert "GRPO-1" not in text and "0  1.00%" in text and "log(1 + clip_eps) = 0.1823" in text
     other = fake_run(
         [0.0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
@@ -447,7 +448,7 @@ def test_clip_and_no_clip_texts_compare_with_the_edge_and_between_runs():
         clip_fraction_per_update=[[0, 0.0]] * 10,
         abs_log_ratio_per_update=[[0, 0.02]] * 10,
     )
-    text = race.no_clip_text({"with": run, "without": other})
+    text = story.no_clip_text({"with": run, "without": other})
     assert "steps to 80% think-first: 4 with the clip, 5 without" in text
     assert "largest gap between the two smoothed accuracy curves: 25.0 points (step 1)" in text
     assert "(2.00x)" in text and "nan" not in text
@@ -463,7 +464,7 @@ def test_lecture_and_us_puts_each_statement_of_section_three_next_to_the_runs():
         adv_sq_none=[0.5] * 8,
         adv_sq_loo=[0.2] * 8,
     )
-    table = race.lecture_and_us(runs, n_policy=1000, d_model=10)
+    table = story.lecture_and_us(runs, n_policy=1000, d_model=10)
     assert "PPO-8 5, GRPO-1 7 (1.4x PPO-8's)" in table and "GRPO-8 5 (1.0x PPO-8's)" in table
     assert "value at step 0: 0 |" in table and "from step 1" in table
     assert "2,011 (PPO) against 1,000 (GRPO)" in table and "= 2.0x" in table

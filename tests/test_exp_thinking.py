@@ -8,6 +8,7 @@ import torch
 
 from rlvr import task
 from rlvr.experiments import thinking
+from rlvr.narration import thinking as story
 from rlvr.figures import thinking as fthink
 from rlvr.experiments.common import Row, smooth
 from rlvr.model import TinyTransformer
@@ -192,7 +193,7 @@ def fake_measurement():
 
 
 def test_rows_report_the_measured_values_and_honest_bands():
-    rows = thinking.rows_from([fake_measurement()], seeds=(0,))
+    rows = story.rows_from([fake_measurement()], seeds=(0,))
     assert all(isinstance(r, Row) for r in rows)
     by_figure = {r.figure: r for r in rows}
     t1_acc = by_figure["warm-up, T=1: accuracy (all answers)"]
@@ -208,7 +209,7 @@ def test_rows_report_the_measured_values_and_honest_bands():
 def test_rows_use_the_spread_over_seeds_when_there_are_several():
     a, b = fake_measurement(), fake_measurement()
     b["evals"]["grpo"] = fake_metrics(0.8, 0.9, 0.82, 14.0)
-    rows = thinking.rows_from([a, b], seeds=(0, 1))
+    rows = story.rows_from([a, b], seeds=(0, 1))
     row = [r for r in rows if r.figure == "after GRPO (T=1, held-out): think-first accuracy"][0]
     assert row.measured == pytest.approx(0.87)
     assert row.spread == pytest.approx(np.std([0.92, 0.82], ddof=1))
@@ -350,9 +351,9 @@ def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():
 
 
 def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_of_a_free_yes():
-    coin_flip = thinking._row("5.1", "greedy think-first share", "65%", [0.5, 0.2, 1.0], 0.01, seeds=(0, 1, 2))
+    coin_flip = story._row("5.1", "greedy think-first share", "65%", [0.5, 0.2, 1.0], 0.01, seeds=(0, 1, 2))
     assert coin_flip.band is None and coin_flip.agrees is None and "no band" in coin_flip.note
-    steady = thinking._row("5.1", "T=1 think-first share", "50%", [0.49, 0.50, 0.51], 0.01, seeds=(0, 1, 2))
+    steady = story._row("5.1", "T=1 think-first share", "50%", [0.49, 0.50, 0.51], 0.01, seeds=(0, 1, 2))
     half = 0.005 + 3 * 0.01 * math.sqrt(1 + 1 / 3)
     assert steady.band == pytest.approx((0.5 - half, 0.5 + half)) and steady.agrees is True
 
@@ -378,10 +379,10 @@ def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
         }
         return {"temperature1": metrics, "greedy": greedy, "n_prompts": 2000}
 
-    rows = thinking.warmup_rows([report(0.4), report(0.9), report(0.0)], seeds=(0, 1, 2))
+    rows = story.warmup_rows([report(0.4), report(0.9), report(0.0)], seeds=(0, 1, 2))
     nan_report = report(0.0)
     nan_report["greedy"]["cot_accuracy"] = math.nan  # evaluate() reports an empty share as NaN
-    assert thinking.warmup_rows([report(0.4), nan_report], seeds=(0, 1))[4].measured == 1.0
+    assert story.warmup_rows([report(0.4), nan_report], seeds=(0, 1))[4].measured == 1.0
     (row,) = [r for r in rows if r.figure == "warm-up, greedy: think-first accuracy"]
     assert row.measured == 1.0 and row.seeds == (0, 1) and "seeds 0, 1 only" in row.note
     assert all(math.isfinite(r.measured) for r in rows)
@@ -389,7 +390,7 @@ def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
 
 # ----------------------------------------------------------------------------- what notebook 03 prints and draws
 def test_model_card_counts_the_parameters_and_tokenizes_the_lectures_example():
-    card = "\n".join(thinking.model_card())
+    card = "\n".join(story.model_card())
     assert "70,040 parameters" in card
     assert "9458073021=" in card and "[9386636689]#9$" in card and "#9$" in card
     assert " ".join(map(str, task.encode("#9$"))) in card
@@ -410,11 +411,11 @@ def test_step_shapes_walk_the_shapes_of_one_grpo_step():
 
 def test_print_warmup_says_how_many_answers_each_share_is_measured_on(capsys):
     greedy = {**fake_metrics(0.9, 0.999, 1.0, 15.0), "direct_accuracy": 0.0, "malformed_fraction": 0.0}
-    thinking.print_warmup({"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": greedy, "n_prompts": 2000})
+    story.print_warmup({"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": greedy, "n_prompts": 2000})
     out = capsys.readouterr().out
     assert "0.0% of 2 right" in out and "50.0% of 2000" in out
     never = {**greedy, "cot_fraction": 1.0, "direct_accuracy": float("nan")}
-    thinking.print_warmup({"temperature1": greedy, "greedy": never, "n_prompts": 2000})
+    story.print_warmup({"temperature1": greedy, "greedy": never, "n_prompts": 2000})
     assert "none of 0" in capsys.readouterr().out and "nan" not in out
 
 
@@ -427,7 +428,7 @@ def test_exercise7_runs_change_one_knob_each_and_time_like_the_default():
         ("group_size", 32),
     ]
     assert list(configs) == ["7(a) teacher error 0", "7(b) beta = 0.04", "7(c) G = 2", "7(c) G = 32"]
-    runs = thinking.package_runs(200, seed=0)
+    runs = story.package_runs(200, seed=0)
     timed, entry = runs["7(a) teacher error 0"]  # timing it must not train its warm-up: a default-rate config
     assert timed.teacher_error_rate == 0.1 and entry == thinking.rl_entry(configs["7(a) teacher error 0"])
     assert runs["7(c) G = 32"] == configs["7(c) G = 32"]
@@ -450,7 +451,7 @@ def test_summary_rows_and_findings_read_the_runs():
     row = thinking.summary_row("G = 32", fast)
     assert row["steps to 90% thinking"] == 1 and row["answers sampled by then"] == 32 * 32
     assert thinking.summary_row("default", default)["steps to 90% thinking"] == 4
-    lines = thinking.exercise7_findings(default, {"G = 32": fast})
+    lines = story.exercise7_findings(default, {"G = 32": fast})
     assert lines[0] == "G = 32:" and lines[1] == "  thinking passes 90% at step 1 (the default: step 4)"
     assert lines[-1] == "  answers sampled by then 1,024 (the default: 1,024)"
     assert not any(word in " ".join(lines) for word in ("earlier", "later", "higher", "lower", "more", "less"))
@@ -460,8 +461,8 @@ def test_summary_rows_and_findings_read_the_runs():
 
 
 def test_the_lecture_and_us_has_no_band_and_no_verdict():
-    rows = thinking.rows_from([fake_measurement()], seeds=(0,))
-    lines = thinking.lecture_and_us(rows)
+    rows = story.rows_from([fake_measurement()], seeds=(0,))
+    lines = story.lecture_and_us(rows)
     assert len(lines) == len(rows)
     text = repr(lines)
     assert "band" not in text and "NO" not in text and "nan" not in text

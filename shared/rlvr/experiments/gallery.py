@@ -20,7 +20,7 @@ from rlvr.cache import Entry
 from rlvr.config import size
 from rlvr.model import ModelConfig, TinyTransformer
 from rlvr.i18n import N_, _
-from rlvr.signals import SIGNAL_NAMES, failures, nan_step
+from rlvr.signals import failures, nan_step
 from rlvr.task import STOP_ID
 from rlvr.runs import RunResult, cached_run, timing_of
 from rlvr.train import Batch, RLConfig, StepHooks, run_key, train_rl
@@ -260,12 +260,17 @@ def breakage(run: RunResult) -> Breakage:
     return BREAKAGES[run.name]
 
 
+def gallery_steps(name: str, fast: bool | None = None) -> int:
+    """Steps of a gallery run: its breakage's at full size, fewer in proportion in fast mode (`size("rl_steps")`)."""
+    b = BREAKAGES[name]
+    return min(b.steps, size("rl_steps", fast) * b.steps // STEPS_FULL)
+
+
 def gallery_config(name: str, seed: int = 0, steps: int | None = None, sft_seed: int | None = None) -> RLConfig:
     """The RLConfig of one gallery run (the lecture's GRPO with the breakage's overrides; its own steps, fewer in fast
-    mode), from the warm-up of `seed` (or of `sft_seed`)."""
+    mode: `gallery_steps`), from the warm-up of `seed` (or of `sft_seed`)."""
     b = BREAKAGES[name]
-    steps = steps or min(b.steps, size("rl_steps") * b.steps // STEPS_FULL)
-    cfg = RLConfig.replicate(seed, steps=steps, **b.overrides)
+    cfg = RLConfig.replicate(seed, steps=steps or gallery_steps(name), **b.overrides)
     return cfg if sft_seed is None else replace(cfg, sft_seed=sft_seed)
 
 
@@ -490,42 +495,3 @@ def symptom_margins(name: str, run: RunResult, healthy: RunResult) -> list[str]:
                 f"{bound.reading}: {value:.3g} (limit {'>' if bound.above else '<'} {bound.limit:g}, margin {margin})"
             )
     return weak
-
-
-def nan_text(run: RunResult) -> str:
-    """Where a crashed run's signal went NaN, read off its history: 'step 0' (or 'no step' if none did)."""
-    step = nan_step(run.history)
-    return _("no step") if step is None else _("step {step}").format(step=step)
-
-
-def reading(run: RunResult, healthy: RunResult) -> str:
-    """The breakage's signal, this run against the healthy one: 'NaN at step 0; the run stopped at step 1: ...' or
-    'last 10 steps: 0.10 (healthy 0.81)'."""
-    key = breakage(run).signal
-    name = SIGNAL_NAMES[key]
-    if run.crash is not None:
-        step, error = crash_parts(run.crash)
-        return _("{signal}: NaN at {where}; the run stopped at step {step}: {error}").format(
-            signal=name, where=nan_text(run), step=step, error=error
-        )
-    if breakage(run).early:
-        text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
-        return text.format(signal=name, value=f"{head(run, key):.2f}", healthy=f"{head(healthy, key):.2f}")
-    text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
-    return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")
-
-
-def gallery_table(runs: dict[str, RunResult], healthy: RunResult) -> str:
-    """Markdown: for each broken run, what is broken, the symptom, the signal that names it (read from the runs),
-    the cause and the fix."""
-    lines = [
-        _("| run | what is broken | symptom | the signal that names it | cause | fix |"),
-        "|---|---|---|---|---|---|",
-    ]
-    for name, run in runs.items():
-        if name in NOT_BROKEN:
-            continue
-        b = breakage(run)
-        cells = (_(b.title), _(b.symptom), reading(run, healthy), _(b.cause), _(b.fix))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)

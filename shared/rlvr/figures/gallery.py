@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 
-from rlvr.experiments.gallery import NOT_BROKEN, breakage, crash_parts, gallery_run, nan_text, short_title
+from rlvr.experiments.gallery import NOT_BROKEN, breakage, crash_parts, gallery_run, short_title
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
+from rlvr.narration.gallery import nan_text
 from rlvr.i18n import N_, _
 from rlvr.signals import SIGNAL_NAMES
 from rlvr.runs import history_curve

@@ -27,13 +27,13 @@ from rlvr.experiments.thinking import (
     panel_run_on_disk,
     rl_config,
     smoothed_curve,
-    summary_headers,
     summary_row,
     teacher_answer_accuracy,
     warmup_metrics,
     warmup_on_disk,
 )
 from rlvr.i18n import N_, _, prepare_figures
+from rlvr.narration.thinking import summary_headers
 from rlvr.figures.palette import ALGO_COLORS, ANSWER_COLORS, COLORS, algo_color, knob_color
 from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
 from rlvr.runs import RunResult, history_curve
