@@ -264,7 +264,9 @@ def test_value_model_doubles_the_trained_parameters(policy):
 
 
 # ----------------------------------------------------------------------------- plots and the panel
-def test_plots_draw(tmp_path):
+def test_plots_draw_something_on_every_axes(tmp_path):
+    """Each of notebook 04's figures, drawn from fake runs: every axes holds drawn data (lines, markers, bars), and
+    every run's curve appears where the figure overlays the runs."""
     from rlvr.widgets import new_figure
 
     ppo = fake_run(
@@ -282,15 +284,21 @@ def test_plots_draw(tmp_path):
     )
     ppo.config = RLConfig(algo="ppo", steps=3, epochs_per_batch=2)
     runs = {"PPO-8": ppo, "GRPO-1": fake_run([0.2, 0.3, 0.4])}
-    for draw, arg in (
-        (frace.plot_race, runs),
-        (frace.plot_value, ppo),
-        (frace.plot_clipping, runs),
-        (frace.plot_no_clip, {"a": ppo, "b": ppo}),
-    ):
+    cases = (  # figure, what it draws, the runs whose curves it shows (plot_clipping: multi-update runs only)
+        (frace.plot_race, runs, runs),
+        (frace.plot_value, ppo, ()),
+        (frace.plot_clipping, runs, ("PPO-8",)),
+        (frace.plot_no_clip, {"a": ppo, "b": ppo}, ("a", "b")),
+    )
+    for draw, arg, shown in cases:
         fig = new_figure()
         draw(fig, arg)
         fig.savefig(tmp_path / "x.png")
+        empty = [i for i, ax in enumerate(fig.axes) if not ax.has_data()]
+        assert fig.axes and empty == [], (draw.__name__, empty)
+        labels = [line.get_label() for ax in fig.axes for line in ax.lines]
+        missing = [name for name in shown if not any(label.startswith(name) for label in labels)]
+        assert missing == [], (draw.__name__, missing)
 
 
 def visible_labels(axis) -> list[str]:
