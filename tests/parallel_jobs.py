@@ -34,3 +34,8 @@ def stubborn(on_step=None):
     (cache_dir() / f"rl-v0-x.pt.{os.getpid()}.half{TMP_SUFFIX}").write_bytes(b"half a checkpoint")
     on_step(1, 10, [{"accuracy": 0.0}])
     time.sleep(120)
+
+
+def dies_at_once(*args):
+    """A worker that stops before taking any job (as one does that cannot run its script's top level again)."""
+    os._exit(3)

@@ -14,7 +14,7 @@ from rlvr import cache, parallel
 from rlvr.config import torch_threads
 from rlvr.train import train_rl
 
-from parallel_jobs import fails_after_training, stubborn, tiny_config, tiny_run
+from parallel_jobs import dies_at_once, fails_after_training, stubborn, tiny_config, tiny_run
 
 pytestmark = pytest.mark.slow  # each test starts worker processes (a few seconds each to import torch)
 
@@ -79,3 +79,18 @@ def test_a_failing_run_is_named_in_one_line_and_the_others_finish(capsys):
     lines = [line for line in capsys.readouterr().out.splitlines() if "broken" in line]
     assert lines == ["broken: failed: ValueError: the run's own bug"]
     assert multiprocessing.active_children() == []
+
+
+def test_runs_no_worker_could_take_train_here(monkeypatch, capsys):
+    monkeypatch.setattr(parallel, "_worker", dies_at_once)
+    runs = parallel.train_all({"a": functools.partial(tiny_run, 5), "b": functools.partial(tiny_run, 6)}, workers=2)
+    assert list(runs) == ["a", "b"] and not runs["a"].from_cache and len(runs["b"].history) == 3
+    assert "rlvr: the worker processes stopped before training a, b; training here" in capsys.readouterr().out
+    assert multiprocessing.active_children() == []
+
+
+def test_a_single_run_to_train_trains_here_without_a_worker(monkeypatch):
+    monkeypatch.setattr(parallel, "_train_in_workers", lambda *args: pytest.fail("started workers for one run"))
+    started = []
+    runs = parallel.train_all({"only": functools.partial(tiny_run, 7)}, on_start=started.append)
+    assert started == ["only"] and len(runs["only"].history) == 3

@@ -2,7 +2,10 @@
 
 `train_all(jobs)` first reads every run the checkpoint cache holds, in this process (`rlvr.config.loading_only`: a
 job that would train stops before its first step); the others train in worker processes started with the `spawn`
-method (a fresh interpreter: nothing of the kernel's state is copied), as many as the machine has cores. A run trains
+method (a fresh interpreter: nothing of the kernel's state is copied), as many as the machine has cores. A single run
+to train (or a single core) trains here: a worker would add its start-up and nothing else, since the cell waits for
+it either way. If every worker stops before taking a run (a script without `if __name__ == "__main__":`, whose top
+level a spawned process runs again), the runs train here, one line saying so. A run trains
 with the same thread count wherever it runs (`rlvr.config.training_threads`), so its numbers do not depend on which
 cell trained it or on how many ran beside it; the cache keys say so (`rlvr.cache.numerics`).
 
@@ -84,17 +87,17 @@ def train_all(
             continue
         if on_done is not None:
             on_done(label, done[label], time.perf_counter() - start)
+    n_workers = min(len(to_train), workers or cores())
+    if n_workers < 2:  # one run (or one core): a worker would only add its start-up, the numbers are the same here
+        here, to_train = to_train + here, []
     if to_train:
-        done.update(
-            _train_in_workers(
-                {label: jobs[label] for label in to_train},
-                on_step,
-                on_start,
-                on_done,
-                on_fail,
-                min(len(to_train), workers or cores()),
-            )
+        results, untaken = _train_in_workers(
+            {label: jobs[label] for label in to_train}, on_step, on_start, on_done, on_fail, n_workers
         )
+        done.update(results)
+        if untaken:
+            print(f"rlvr: the worker processes stopped before training {', '.join(untaken)}; training here", flush=True)
+            here = untaken + here
     for label in here:
         _train_here(label, jobs[label], on_step, on_start, on_done, on_fail, done)
     return {label: done[label] for label in jobs if label in done}
@@ -132,8 +135,11 @@ def _train_here(label, job, on_step, on_start, on_done, on_fail, done: dict) -> 
 
 
 # ----------------------------------------------------------------------------------------------- the kernel's side
-def _train_in_workers(jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int) -> dict[str, Any]:
-    """Train `jobs` on `n_workers` spawned processes; see `train_all`."""
+def _train_in_workers(
+    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int
+) -> tuple[dict[str, Any], list[str]]:
+    """Train `jobs` on `n_workers` spawned processes (see `train_all`): label -> run, and the labels no worker took
+    because every worker stopped first (e.g. a script whose top level a spawned process cannot run again)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
@@ -144,13 +150,14 @@ def _train_in_workers(jobs: dict[str, Job], on_step, on_start, on_done, on_fail,
         tasks.put(None)  # one "no more jobs" per worker
     processes = []
     results: dict[str, Any] = {}
+    untaken: list[str] = []
     try:
         with _workers_start_quietly():
             for _ in range(n_workers):
                 process = context.Process(target=_worker, args=(tasks, events, config.TRAIN_THREADS), daemon=True)
                 process.start()
                 processes.append(process)
-        _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results)
+        _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results, untaken)
         for process in processes:
             process.join(STOP_SECONDS)
     finally:
@@ -158,7 +165,7 @@ def _train_in_workers(jobs: dict[str, Job], on_step, on_start, on_done, on_fail,
         for q in (tasks, events):
             q.cancel_join_thread()
             q.close()
-    return results
+    return results, untaken
 
 
 @contextlib.contextmanager
@@ -183,8 +190,9 @@ def _workers_start_quietly():
             os.environ["OMP_WAIT_POLICY"] = before
 
 
-def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results: dict) -> None:
-    """Read the workers' events until every job has finished or failed (a worker that dies fails its run)."""
+def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results: dict, untaken: list) -> None:
+    """Read the workers' events until every job has finished, failed, or is left untaken (a worker that dies fails
+    its run)."""
     histories: dict[str, Any] = {}
     running: dict[int, tuple[str, float]] = {}  # worker pid -> (label, start)
     finished: set[str] = set()
@@ -196,7 +204,7 @@ def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, result
         except queue.Empty:
             quiet += 1
             if quiet >= 2:  # what a worker sent before it stopped has arrived by now
-                _notice_dead_workers(jobs, processes, running, finished, on_fail)
+                _notice_dead_workers(jobs, processes, running, finished, on_fail, untaken)
             continue
         quiet = 0
         if kind == "start":
@@ -225,9 +233,9 @@ def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, result
                 on_done(label, results[label], time.perf_counter() - start)
 
 
-def _notice_dead_workers(jobs, processes, running, finished, on_fail) -> None:
-    """A worker that died (killed, out of memory) fails the run it was training; when every worker is gone, so do the
-    runs no worker took."""
+def _notice_dead_workers(jobs, processes, running, finished, on_fail, untaken: list) -> None:
+    """A worker that died (killed, out of memory) fails the run it was training; when every worker is gone, the runs
+    no worker took are `untaken` (this process trains them)."""
     for process in processes:
         if process.exitcode is not None and process.pid in running:
             label, _start = running.pop(process.pid)
@@ -237,7 +245,7 @@ def _notice_dead_workers(jobs, processes, running, finished, on_fail) -> None:
         for label in jobs:
             if label not in finished:
                 finished.add(label)
-                _report(on_fail, label, "no worker process was left to train it")
+                untaken.append(label)
 
 
 def _stop(processes) -> None:

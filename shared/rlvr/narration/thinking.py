@@ -66,23 +66,11 @@ from rlvr.train import cache_entry as rl_entry
 
 # The lecture's numbers as it writes them (the digits set each row's rounding r; "~" marks an approximate value)
 LECTURE_TEACHER_CHAIN = "35%"  # "0.9^10 ≈ 35%"
-
-
 LECTURE_WARM_T1 = {"accuracy": "19%", "cot_fraction": "~50%", "cot_accuracy": "32%", "direct_accuracy": "6%"}  # "half"
-
-
 LECTURE_WARM_GREEDY = {"cot_accuracy": "100%", "cot_fraction": "65%", "accuracy": "70%"}  # "35% chose direct"
-
-
 LECTURE_WARM_LENGTH = "9.1"
-
-
 LECTURE_GRPO = {"cot_fraction": "98%", "mean_length": "14.9", "cot_accuracy": "94%", "all_same": "~55%"}
-
-
 LECTURE_ALGOS = {"dr_grpo": "94%", "rft": "96%"}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
-
-
 LECTURE_WARM_PASS16 = "98%"
 
 
@@ -435,8 +423,6 @@ def section_mark(section: str) -> str:
 
 
 APPROXIMATE = ("warm-up, T=1: think-first share", "groups with all-equal rewards")  # the lecture's "about", "~"
-
-
 FIGURE_TEXTS = (  # the rows' figures (English in `python -m rlvr reproduce`), translated where the notebook shows them
     N_("teacher: chains with every step right (simulated)"),
     N_("warm-up, T=1: accuracy (all answers)"),
@@ -463,8 +449,6 @@ FIGURE_TEXTS = (  # the rows' figures (English in `python -m rlvr reproduce`), t
     N_("pass@16 at single-sample accuracy p = 0.1"),
     N_("pass@16 at single-sample accuracy p = 0.9"),
 )
-
-
 LECTURE_WORDS = (N_("small"),)  # the lecture's words for a figure it gives no number for
 
 
