@@ -2,11 +2,13 @@
 
 import torch
 
+from rlvr.algorithms import ALGORITHMS
 from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Mistake
 from rlvr.objectives import aggregate_loss, kimi_length_reward
 from rlvr.i18n import N_
 
-AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm"}
+MODES = ("grpo", "dr_grpo")  # the exercise's `mode`: an algorithm of the table, whose row says its aggregation
+AGGREGATION = {mode: ALGORITHMS[mode].aggregation for mode in MODES}
 
 
 # ----------------------------------------------------------------------------------------------- Exercise 4 (code)

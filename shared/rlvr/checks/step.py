@@ -43,7 +43,7 @@ from rlvr.i18n import N_, _
 from rlvr.grpo_step import STEP_KEYS, StepError, group_prompts, grpo_step
 from rlvr.model import TinyTransformer, response_logps, response_mask
 from rlvr.task import decode, prompt_text, prompt_tokens, sample_prompts, score_batch
-from rlvr.train import RunResult
+from rlvr.runs import RunResult
 
 UPDATE_RTOL = 1e-3  # relative size of |your update - the package's| allowed (float noise is ~1e-5)
 LOSS_ATOL = DEFAULT_ATOL
