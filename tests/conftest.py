@@ -4,8 +4,9 @@ their language themselves (`rlvr.set_language("zh_CN")`).
 
 `--numerics default` runs the session as another CPU would compute: PyTorch's portable kernels instead of this CPU's
 vector ones (`ATEN_CPU_CAPABILITY=default`, what every x86 CPU has) and training on two threads instead of one
-(`RLVR_THREADS`), each of which rounds floats differently. Every claim test must pass both ways (`.ci/run` runs `-m claims` and the notebooks again
-so); the cache keys say how a run was computed, so nothing cached one way answers for the other."""
+(`RLVR_THREADS`), each of which rounds floats differently. Every claim test must pass both ways (`.ci/run` runs `-m
+claims` and the notebooks again so); the cache keys say how a run was computed, so nothing cached one way answers for
+the other."""
 
 import os
 import sys
