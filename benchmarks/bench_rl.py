@@ -1,9 +1,11 @@
 """Speed of the lecture's GRPO run (32 prompts x 8 answers, 200 steps): median of several runs, the sampling /
 training split, its time against a plain KV-cached PyTorch loop of the same size (`plain_loop.py`, run in turn with
-ours in this process: ours, plain, ours, plain, ...; the median of the per-pair ratios), and the FLOP/s reached next
-to what a large matmul reaches on this machine.
+ours in this process: ours, plain, ours, plain, ...; the median of the per-pair ratios), for GRPO the package's
+learner-shaped `grpo_step` trained by `train_with_step` in turn with the Trainer, and the FLOP/s reached next to what
+a large matmul reaches on this machine. Training runs on rlvr.config.TRAIN_THREADS threads (RLVR_THREADS).
 
 Usage: python benchmarks/bench_rl.py [--runs 3] [--steps 200] [--algo grpo] [--warm-up STEPSxBATCH@LR] [--no-plain]
+       [--no-step]
        python benchmarks/bench_rl.py --signals [--runs 5]: what recording rlvr.signals costs (with / without, in turn)
 The warm-up model is loaded from the cache (trained first if absent); its time is not counted. --warm-up starts
 from another warm-up (e.g. 800x128@1e-3, the one before docs/calibration.md) to compare run times.
@@ -20,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from rlvr.config import TRAIN_THREADS
+from rlvr.grpo_step import grpo_step, train_with_step
 from rlvr.model import sample
 from rlvr.sft import SFTConfig, warm_up
 from rlvr.task import MAX_NEW_TOKENS, PROMPT_LEN, prompt_tokens, sample_prompts
@@ -131,6 +135,7 @@ def main() -> None:
         "--warm-up", default=None, metavar="STEPSxBATCH@LR", help="start from this warm-up instead of the default one"
     )
     parser.add_argument("--no-plain", action="store_true", help="skip the plain reference loop")
+    parser.add_argument("--no-step", action="store_true", help="skip rlvr.grpo_step.grpo_step (GRPO only)")
     parser.add_argument(
         "--signals", action="store_true", help="only the cost of recording rlvr.signals: runs with and without, in turn"
     )
@@ -140,20 +145,27 @@ def main() -> None:
         return
     model = warm_up(0.1, 0, cfg=warm_up_config(args.warm_up)).model
     cfg = RLConfig(algo=args.algo, steps=args.steps)
-    totals, samplings, trainings, flops, plains = [], [], [], [], []
+    totals, samplings, trainings, flops, plains, steps, walls = [], [], [], [], [], [], []
     for seed in range(args.runs):
-        result = train_rl(RLConfig(**{**cfg.to_dict(), "seed": seed}), policy=model, progress=False)
+        run = RLConfig(**{**cfg.to_dict(), "seed": seed})
+        start = time.perf_counter()
+        result = train_rl(run, policy=model, progress=False)
+        walls.append(time.perf_counter() - start)
         totals.append(result.timing["total_s"])
         samplings.append(result.timing["sampling_s"])
         trainings.append(result.timing["training_s"])
         flops.append(run_flops(model, result.history, cfg))
         if not args.no_plain:
             plains.append(plain_loop.run(args.steps, cfg.prompts_per_step, cfg.group_size, seed=seed))
+        if args.algo == "grpo" and not args.no_step:
+            start = time.perf_counter()
+            train_with_step(grpo_step, run, policy=model)
+            steps.append(time.perf_counter() - start)
     total = statistics.median(totals)
     peak = matmul_gflops()
     shaped = model_shape_gflops(model, cfg.prompts_per_step * cfg.group_size * TRAINED_ANSWER_TOKENS)
     work = statistics.median(flops) / 1e9
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"torch {torch.__version__}, training on {TRAIN_THREADS} thread(s) (rlvr.config.TRAIN_THREADS)")
     print(
         f"{args.algo} {args.steps} steps of 32 x 8: median {total:.1f} s over {args.runs} runs "
         f"(all: {', '.join(f'{t:.1f}' for t in totals)})"
@@ -170,6 +182,14 @@ def main() -> None:
         print(
             f"  ours / plain: median {statistics.median(ratios):.2f} (all: {', '.join(f'{r:.2f}' for r in ratios)})"
             f"{'; target <= 0.6' if args.algo == 'grpo' else ''}"
+        )
+    if steps:
+        ratios = [trainer / step for trainer, step in zip(walls, steps)]
+        print(
+            f"  train_with_step(grpo_step, ...) (every answer through the model, no speed trick), run in turn with the "
+            f"Trainer: wall-clock median {statistics.median(steps):.1f} s (all: {', '.join(f'{t:.1f}' for t in steps)})"
+            f" against the Trainer's {statistics.median(walls):.1f} s; Trainer / grpo_step: median "
+            f"{statistics.median(ratios):.2f}"
         )
     print(f"  ~{work / total:.1f} GFLOP/s reached; a 1024x1024 matmul reaches {peak:.0f} GFLOP/s here")
     print(

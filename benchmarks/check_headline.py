@@ -12,8 +12,6 @@ import argparse
 import statistics
 from concurrent.futures import ProcessPoolExecutor
 
-ALGOS = ("grpo", "dr_grpo", "rft")
-
 
 def warm(sft_seed: int) -> None:
     """Train (or load) the default warm-up of this seed, so that the RL jobs never train it twice at once."""
@@ -52,6 +50,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     pairs = [tuple(int(x) for x in p.split(":")) for p in args.pairs]
+    from rlvr.experiments.thinking import COMPARED_ALGOS as ALGOS  # lecture 5.2: GRPO, Dr. GRPO, RFT
+
     jobs = [(p, a) for p in pairs for a in ALGOS]
     with ProcessPoolExecutor(args.workers) as pool:
         list(pool.map(warm, sorted({p[0] for p in pairs})))

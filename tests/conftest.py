@@ -3,9 +3,10 @@ developer's machine must not change what the English notebooks and checkers prin
 their language themselves (`rlvr.set_language("zh_CN")`).
 
 `--numerics default` runs the session as another CPU would compute: PyTorch's portable kernels instead of this CPU's
-vector ones (`ATEN_CPU_CAPABILITY=default`, what every x86 CPU has) and one thread instead of two, each of which
-rounds floats differently. Every claim test must pass both ways (`.ci/run` runs `-m claims` and the notebooks again
-so); the cache keys say how a run was computed, so nothing cached one way answers for the other."""
+vector ones (`ATEN_CPU_CAPABILITY=default`, what every x86 CPU has) and training on two threads instead of one
+(`RLVR_THREADS`), each of which rounds floats differently. Every claim test must pass both ways (`.ci/run` runs `-m
+claims` and the notebooks again so); the cache keys say how a run was computed, so nothing cached one way answers for
+the other."""
 
 import os
 import sys
@@ -16,7 +17,7 @@ os.environ["RLVR_LANG"] = "en"
 
 NUMERICS = {  # --numerics choice -> the environment it sets before torch is imported (read once, at import)
     "native": {},
-    "default": {"ATEN_CPU_CAPABILITY": "default", "RLVR_THREADS": "1"},
+    "default": {"ATEN_CPU_CAPABILITY": "default", "RLVR_THREADS": "2"},
 }
 
 
@@ -26,7 +27,10 @@ def pytest_addoption(parser):
         "--numerics",
         choices=sorted(NUMERICS),
         default="native",
-        help="default: ATEN_CPU_CAPABILITY=default and one thread, for this session and the kernels it starts",
+        help=(
+            "default: ATEN_CPU_CAPABILITY=default and training on two threads, for this session and the kernels it "
+            "starts"
+        ),
     )
 
 

@@ -424,8 +424,13 @@ def test_chinese_notebook_renders(server, workdir, browser_context):
     page.close()
 
 
-def test_report_slider_latency():
-    """Print slider-to-plot times and the slowest move (goal: median <= 150 ms, max <= 300 ms); fails if none ran."""
+MEDIAN_GOAL_MS, MAX_GOAL_MS = 150, 300  # docs/authoring.md: a new plot within a median 150 ms, at most 300 ms
+
+
+def test_slider_latency_meets_the_goal():
+    """Slider key press to new plot, timed in the page over every analytic slider moved by the tests above: median
+    <= 150 ms and every move <= 300 ms (the authoring guide's goal); prints the times and the slowest move. Fails if
+    no slider was moved."""
     assert LATENCIES_MS, "no analytic slider was moved"
     inside, outside, places = zip(*LATENCIES_MS)
     slowest = max(range(len(inside)), key=inside.__getitem__)
@@ -441,3 +446,5 @@ def test_report_slider_latency():
             f"back at a value shown before (panels remember their last images), over {len(back)} moves: "
             f"median {statistics.median(back):.0f} ms, max {max(back):.0f} ms in the page"
         )
+    assert statistics.median(inside) <= MEDIAN_GOAL_MS, f"median {statistics.median(inside):.0f} ms > {MEDIAN_GOAL_MS}"
+    assert max(inside) <= MAX_GOAL_MS, f"{places[slowest]}: {inside[slowest]:.0f} ms > {MAX_GOAL_MS} ms"

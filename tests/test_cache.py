@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rlvr import cache
+from rlvr import cache, config
 from rlvr.cache import Entry, load_or_create, save_atomic, try_load
 
 
@@ -41,7 +41,8 @@ def test_a_run_cached_under_one_way_of_computing_never_answers_for_another(monke
     here, shipped = entry.path(tmp_path), entry.path(cache.SHIPPED_DIR)
     save_atomic({"kind": entry.tag, "config": entry.saved_config, "payload": _payload()}, here)
     real = cache.numerics
-    for field, other in (("capability", "DEFAULT"), ("vendor", "SomeOtherVendor"), ("threads", 97), ("torch", "9.9")):
+    for field in ("capability", "vendor", "threads", "torch"):
+        other = f"not {real()[field]}"  # another way of computing than this session's, whatever it is
         with monkeypatch.context() as m:
             m.setattr(cache, "numerics", lambda field=field, other=other: {**real(), field: other})
             assert entry.path(tmp_path) != here, field
@@ -51,8 +52,11 @@ def test_a_run_cached_under_one_way_of_computing_never_answers_for_another(monke
 
 
 def test_numerics_says_how_this_process_computes(monkeypatch):
-    monkeypatch.setattr(torch, "get_num_threads", lambda: 3)
-    got = cache.numerics()
+    """Its thread count is the one every training run trains with (rlvr.config.TRAIN_THREADS), whatever torch uses
+    outside training."""
+    monkeypatch.setattr(config, "TRAIN_THREADS", 3)
+    with config.torch_threads(2):
+        got = cache.numerics()
     assert got["threads"] == 3 and got["capability"] == torch.backends.cpu.get_cpu_capability()
     assert got["torch"] == torch.__version__.split("+")[0] and got["machine"]
 

@@ -479,3 +479,36 @@ def test_no_mistake_is_named_when_two_entries_explain_the_failures():
 
     result = exercise.check(plus_one_on_short_inputs)
     assert result.outcome is Outcome.INCORRECT and result.mistake == ""
+
+
+def test_a_variant_of_a_mistake_names_it_and_one_variant_must_explain_every_case():
+    """`doubled` is written 2x or 3x; an answer that doubles some inputs and triples others matches no one way."""
+    exercise = toy_library()
+    exercise.mistakes = [
+        Mistake("scaled", "scaled says.", "scaled fix.", lambda x: 2 * centred(x), (lambda x: 3 * centred(x),))
+    ]
+    assert exercise.check(lambda x: 3 * centred(x)).mistake == "scaled"
+    assert exercise.check(lambda x: (2 if len(x) == 2 else 3) * centred(x)).mistake == ""
+
+
+def test_two_slips_at_once_are_named_together_and_each_part_is_translated():
+    from rlvr import i18n
+
+    sign = Mistake("sign", "Your advantages have the wrong sign: baseline minus reward.", "fix one.", lambda x: -x)
+    batch = Mistake(
+        "batch_mean", "You subtract the mean of the whole batch, not the mean of each group.", "fix two.", lambda x: x
+    )
+    both = Mistake.both(sign, batch, lambda x: -centred(x))
+    assert both.name == "sign+batch_mean" and both.parts == (sign, batch)
+    assert both.says == f"{sign.says} {batch.says}" and both.fix == "fix one. fix two."
+    exercise = toy_library()
+    exercise.mistakes = [sign, batch, both]
+    result = exercise.check(lambda x: x.mean() - x)
+    assert result.mistake == "sign+batch_mean" and result.message.startswith(both.says)
+    i18n.set_language("zh_CN")
+    try:
+        sentence, parts = both.sentence(), (i18n._(sign.says), i18n._(batch.says))
+    finally:
+        i18n.set_language("en")
+        i18n.set_language(None)
+    assert sentence == " ".join(parts) and parts != (sign.says, batch.says) and "整批" in sentence

@@ -272,3 +272,54 @@ def test_in_a_jupyter_kernel_a_sleeping_function_stops_and_the_kernel_stays_usab
     assert "printed 100000 lines (the first 3 shown)" in texts[2] and "exit()" in texts[2]
     assert len(texts[2]) < 2000
     assert "[Correct]" in texts[3]
+
+
+# ----------------------------------------------------------------------------- a call that does not fit
+
+
+def _mean_baseline_exercise():
+    """A small exercise whose learner calls a package function."""
+    return Exercise(
+        "baseline",
+        [Case("rewards [1, 0, 0, 0], group_size=4", args=(torch.tensor([1.0, 0, 0, 0]), 4))],
+        reference=lambda rewards, group_size: rewards - rewards.mean(),
+    )
+
+
+def test_a_wrong_keyword_to_a_package_function_names_that_function_and_its_parameters():
+    from rlvr.objectives import masked_mean
+
+    def calls_with_a_wrong_keyword(rewards, group_size):
+        return rewards - masked_mean(rewards, masks=torch.ones(4, dtype=torch.bool))
+
+    message = _mean_baseline_exercise().check(calls_with_a_wrong_keyword).message
+    assert "`masked_mean()` got an unexpected keyword 'masks'; its parameters are tensor, mask, dim" in message
+    assert "template" not in message and "\n" not in message
+
+
+def test_too_many_arguments_to_a_package_function_is_not_blamed_on_the_template():
+    from rlvr.objectives import masked_mean
+
+    def calls_with_three(rewards, group_size):
+        return rewards - masked_mean(rewards, torch.ones(4, dtype=torch.bool), 0, 1)
+
+    message = _mean_baseline_exercise().check(calls_with_three).message
+    assert "your code calls `masked_mean()` with arguments it does not take" in message
+    assert "template" not in message
+
+
+@pytest.mark.parametrize("kind", ["positional", "gradient case"])
+def test_a_function_whose_own_parameters_differ_is_told_to_keep_the_template(kind):
+    from rlvr.checks import GradCase
+
+    def renamed(rewards, G):
+        return rewards - rewards.mean()
+
+    if kind == "positional":
+        exercise = _mean_baseline_exercise()
+        exercise.cases = [Case("rewards", args=(torch.tensor([1.0, 0.0]),), kwargs={"group_size": 2})]
+    else:
+        case = GradCase("rewards", kwargs={"rewards": torch.tensor([1.0, 0.0], dtype=torch.float64), "group_size": 2})
+        exercise = Exercise("baseline", [case], reference=lambda rewards, group_size: rewards - rewards.mean())
+    message = exercise.check(renamed).message
+    assert "parameters differ from the template's" in message and "got an unexpected keyword argument" in message

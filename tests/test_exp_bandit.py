@@ -9,6 +9,7 @@ import torch
 
 from rlvr import widgets as w
 from rlvr.experiments import bandit as b
+from rlvr.narration import bandit as story
 from rlvr.figures import bandit as fb
 
 LOGITS = torch.tensor(b.INIT_LOGITS, dtype=torch.float64)
@@ -144,7 +145,7 @@ def test_zero_learning_rate_keeps_the_policy_and_the_baseline_runs_learn():
     result = b.shift_experiment(runs=300)  # the default 150 steps: about 10% of no-baseline runs end stuck
     assert result["rloo"].final_mean > 0.9 and result["rloo"].worst > 0.5
     assert result["none"].stuck_fraction() > 0.05  # some no-baseline runs collapse on a wrong answer
-    rows = b.shift_rows([result])
+    rows = story.shift_rows([result])
     assert [row.lecture for row in rows] == [0.84, 0.001, 0.99]
     assert rows[0].measured == pytest.approx(result["none"].final_mean)
 
@@ -203,7 +204,7 @@ def test_no_signal_share_matches_enumeration_and_simulation():
 
 
 def test_amplification_rows_use_the_exact_finite_group_value_in_the_note():
-    rows = b.amplification_rows([1.4])
+    rows = story.amplification_rows([1.4])
     assert rows[0].measured == pytest.approx(0.5 / math.sqrt(0.02 * 0.98))
     assert f"{b.amplification([0.02], 8)[0]:.2f}x" in rows[1].note
 
@@ -215,7 +216,7 @@ def test_best_of_n_picked_by_the_true_reward_is_the_expected_maximum_of_normals(
     assert np.all(result.proxy_of_pick >= result.true_of_pick - 1e-9) or result.proxy_of_pick[-1] > 0
 
 
-# ----------------------------------------------------------------------------- panels and figures()
+# ----------------------------------------------------------------------------- panels and rows()
 PANELS = {"estimators": fb.estimator_panel, "std": fb.std_panel, "shift": fb.shift_panel}
 
 
@@ -237,8 +238,8 @@ def test_estimator_panel_back_at_a_setting_redraws_the_same_plot_and_table():
     assert (panel.png(), panel.table.value) == first and panel.draw_count == draws + 1  # redrawn: the table too
 
 
-def test_figures_fast_has_every_lecture_number():
-    rows = b.figures(fast=True)
+def test_rows_fast_have_every_lecture_number():
+    rows = story.rows(fast=True)
     lecture = [row.lecture for row in rows]
     assert lecture == [0.84, 0.001, 0.99, 0.875, 1.0, 1.0, 3.5, 3.5]
     assert all(row.measured is not None and math.isfinite(row.measured) for row in rows)
@@ -253,11 +254,11 @@ def test_estimator_band_uses_each_seeds_own_standard_error_when_the_seeds_agree_
         return NS(stats=stats, group_size=8, shift=shift, n_groups=20_000)
 
     close = [comparison(0.98 + 0.001 * i, 0.045) for i in range(3)]  # spread 0.001, each seed's s.e. 0.045
-    rows = b.estimator_rows(close, [comparison(0.98, 0.045, 5.0)] * 3, seeds=(0, 1, 2))
+    rows = story.estimator_rows(close, [comparison(0.98, 0.045, 5.0)] * 3, seeds=(0, 1, 2))
     low, high = rows[1].band  # RLOO, lecture value 1
     assert high - low == pytest.approx(2 * 3 * 0.045 / 3**0.5)
     spread_out = [comparison(0.9 + 0.1 * i, 0.001) for i in range(3)]  # spread 0.1 dominates
-    low, high = b.estimator_rows(spread_out, spread_out, seeds=(0, 1, 2))[1].band
+    low, high = story.estimator_rows(spread_out, spread_out, seeds=(0, 1, 2))[1].band
     assert high - low == pytest.approx(2 * 3 * 0.1 / 3**0.5)
 
 
@@ -341,7 +342,7 @@ def test_estimator_panel_titles_say_the_shift_a_learner_set(shift, title):
 def test_lecture_and_us_text_puts_every_lecture_figure_next_to_ours_without_verdicts():
     runs = b.shift_experiment(runs=50, steps=20, seed=0)
     comparison, shifted = b.compare_estimators(8, n_groups=500), b.compare_estimators(8, 5.0, n_groups=500)
-    text = b.lecture_and_us_text(runs, comparison, shifted, 1.4)
+    text = story.lecture_and_us_text(runs, comparison, shifted, 1.4)
     for lecture in ("0.84", "0.001", "about 0.99", "(G-1)/G = 0.875", "3.5x", "1.40x simulated"):
         assert lecture in text
     assert not any(word in text for word in ("band", "agrees", "NO", "seed"))
@@ -349,6 +350,6 @@ def test_lecture_and_us_text_puts_every_lecture_figure_next_to_ours_without_verd
 
 
 def test_first_run_text_prints_the_times_it_measured():
-    text = b.first_run_text(runs=20, hard_groups=2_000)
+    text = story.first_run_text(runs=20, hard_groups=2_000)
     assert "trains no language model" in text and "2 x 20 bandits x 150 steps: about" in text
     assert text.count(" s") >= 2

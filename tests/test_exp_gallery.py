@@ -9,8 +9,10 @@ import torch
 
 from rlvr import signals
 from rlvr.experiments import gallery
+from rlvr.narration import gallery as story
 from rlvr.figures import gallery as figs
 from rlvr.model import Rollout
+from rlvr.runs import RunResult
 from rlvr.task import STOP_ID, encode
 from rlvr.train import Batch
 
@@ -65,7 +67,7 @@ def test_every_run_shows_its_symptom_with_margin_on_three_seeds(name):
     margin, on another's (CI runs this test again under ATEN_CPU_CAPABILITY=default and one thread)."""
     for seed in SEEDS:
         run, healthy = gallery.gallery_run(name, seed), gallery.gallery_run("healthy", seed)
-        assert gallery.shows_symptom(name, run, healthy), (name, seed, gallery.reading(run, healthy))
+        assert gallery.shows_symptom(name, run, healthy), (name, seed, story.reading(run, healthy))
         weak = gallery.symptom_margins(name, run, healthy)
         assert not weak, (name, seed, weak)
 
@@ -79,7 +81,7 @@ def test_every_mystery_run_shows_its_breakage_with_margin(mystery):
     for seed in SEEDS:
         run = gallery.gallery_run(name, gallery.MYSTERY_SEED, sft_seed=seed)
         healthy = gallery.gallery_run("healthy", seed)
-        assert gallery.shows_symptom(name, run, healthy), (mystery, seed, gallery.reading(run, healthy))
+        assert gallery.shows_symptom(name, run, healthy), (mystery, seed, story.reading(run, healthy))
         weak = gallery.symptom_margins(name, run, healthy)
         assert not weak, (mystery, seed, weak)
 
@@ -131,11 +133,11 @@ def test_a_gallery_run_is_cached_and_a_crash_keeps_the_history_before_it(monkeyp
     assert np.isnan(first.history[0]["loss"]) and signals.nan_step(first.history) == 0
 
 
-def fake_run(name: str, steps: int = 12, crash: str | None = None) -> gallery.GalleryRun:
-    """A GalleryRun with a made-up history holding every signal the figures draw."""
+def fake_run(name: str, steps: int = 12, crash: str | None = None) -> RunResult:
+    """A gallery run with a made-up history holding every signal the figures draw."""
     keys = [key for _title, curves, _scale in figs.PANELS for key, _label, _style in curves]
     history = [{"step": i, **{key: 0.1 + 0.01 * i for key in keys}} for i in range(steps)]
-    return gallery.GalleryRun(gallery.BREAKAGES[name], gallery.gallery_config(name), history, crash)
+    return RunResult(gallery.gallery_config(name), history, crash=crash, name=name)
 
 
 def test_the_dashboard_and_the_gallery_figure_draw_every_panel():
@@ -156,6 +158,6 @@ def test_the_dashboard_and_the_gallery_figure_draw_every_panel():
 
 def test_the_gallery_table_reads_each_signal_off_the_runs():
     runs = {name: fake_run(name) for name in gallery.BREAKAGES}
-    table = gallery.gallery_table(runs, runs["healthy"])
+    table = story.gallery_table(runs, runs["healthy"])
     assert table.count("\n") == 1 + len(gallery.BREAKAGES) - len(gallery.NOT_BROKEN)
     assert "gradient norm, last 10 steps: 0.16 (healthy run: 0.16)" in table  # mean of 0.1 + 0.01 i over i = 2-11

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from rlvr.experiments import length_bias as lb
+from rlvr.narration import length_bias as story
 from rlvr.figures import length_bias as flb
 from rlvr.objectives import aggregate_loss, compute_advantages, kimi_length_reward, policy_gradient_loss
 from rlvr.widgets import exercise_panel_edges
@@ -33,7 +34,7 @@ def test_every_token_of_an_answer_gets_the_same_weight_and_padding_none():
 
 
 def test_exercise4_rows_reproduce_the_lecture_exactly():
-    for row in lb.exercise4_rows():
+    for row in story.exercise4_rows():
         assert row.agrees, row
 
 
@@ -121,8 +122,10 @@ def test_one_training_step_is_sgd_on_the_package_loss(loss):
         logits = torch.tensor([0.9, 0.9], dtype=torch.float64, requires_grad=True)
         paths = torch.tensor((~correct[r]).astype(int).ravel())
         logps, mask = lb.toy_token_logps(logits, paths, torch.tensor(k[r].astype(int).ravel()), cap)
-        adv = compute_advantages(torch.tensor(correct[r].astype(float).ravel()), G, lb.ADVANTAGE_KIND[loss])
-        loss_value = aggregate_loss(policy_gradient_loss(logps, adv.double()), mask, lb.AGGREGATION[loss], cap + 1)
+        adv = compute_advantages(torch.tensor(correct[r].astype(float).ravel()), G, lb.TOY_LOSSES[loss].advantage)
+        loss_value = aggregate_loss(
+            policy_gradient_loss(logps, adv.double()), mask, lb.TOY_LOSSES[loss].aggregation, cap + 1
+        )
         (grad,) = torch.autograd.grad(loss_value, logits)
         np.testing.assert_allclose(run.logits[1, r], 0.9 - lr * grad.numpy(), rtol=1e-6, atol=1e-9)
 
@@ -135,11 +138,11 @@ def brute_force_expected_gradient(loss, logits, p, G, cap):
     for outcome in itertools.product((1, 0), repeat=G):
         p_outcome = math.prod(p if c else 1 - p for c in outcome)
         paths = torch.tensor([1 - c for c in outcome])
-        adv = compute_advantages(torch.tensor(outcome, dtype=torch.float64), G, lb.ADVANTAGE_KIND[loss]).double()
+        adv = compute_advantages(torch.tensor(outcome, dtype=torch.float64), G, lb.TOY_LOSSES[loss].advantage).double()
         for ks in itertools.product(range(cap + 1), repeat=G):
             prob = p_outcome * math.prod(pmf[1 - c, k] for c, k in zip(outcome, ks))
             logps, mask = lb.toy_token_logps(theta, paths, torch.tensor(ks), cap)
-            value = aggregate_loss(policy_gradient_loss(logps, adv), mask, lb.AGGREGATION[loss], cap + 1)
+            value = aggregate_loss(policy_gradient_loss(logps, adv), mask, lb.TOY_LOSSES[loss].aggregation, cap + 1)
             total += prob * torch.autograd.grad(value, theta)[0]
     return total.numpy()
 
@@ -189,13 +192,13 @@ def test_training_moves_lengths_under_grpo_only():
 
 
 def test_toy_rows_agree_with_the_lecture():
-    rows = lb.gradient_rows() + lb.toy_rows()
+    rows = story.gradient_rows() + story.toy_rows()
     assert all(row.agrees is not False for row in rows), [r for r in rows if r.agrees is False]
 
 
 # ----------------------------------------------------------------------------------------------- Kimi
 def test_exercise5_rows_reproduce_the_lecture_exactly():
-    assert all(row.agrees for row in lb.exercise5_rows())
+    assert all(row.agrees for row in story.exercise5_rows())
 
 
 def test_length_reward_on_the_arithmetic_lengths_is_a_format_reward():
@@ -232,7 +235,7 @@ def test_token_weight_panel_says_when_an_answer_is_longer_than_l_max():
 
 
 def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing():
-    from rlvr.experiments.race import RaceRun
+    from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
     steps = [
@@ -253,12 +256,12 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
             "all_same_group_fraction": 0.25,
         }
     ] * 5
-    runs = {"collapsed": RaceRun(RLConfig(), steps), "thinking": RaceRun(RLConfig(), thinking)}
+    runs = {"collapsed": RunResult(RLConfig(), steps), "thinking": RunResult(RLConfig(), thinking)}
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        lines = lb.summary_text(runs, last=3).splitlines()
+        lines = story.summary_text(runs, last=3).splitlines()
     assert lines[0].startswith("last 3 steps")
     collapsed, thinks = lines[1].split(), lines[2].split()
     assert collapsed[1:] == ["0.0%", "0.0%", "—", "1.0", "100.0%"]
@@ -268,15 +271,15 @@ def test_summary_text_shows_a_dash_for_a_share_of_no_answers_and_warns_nothing()
 
 # ----------------------------------------------------------------------------------------------- printed lines
 def test_row_lines_print_each_case_next_to_the_lecture_and_an_exact_zero_as_0():
-    lines = lb.row_lines(lb.exercise5_rows()).splitlines()
+    lines = story.row_lines(story.exercise5_rows()).splitlines()
     assert len(lines) == 4 and lines[0].endswith("+0.5000   (lecture: 0.5)")
     assert lines[2].split()[-3:] == ["0", "(lecture:", "0)"]  # min(0, 0), never '-0.0000'
-    assert lb.signed(-3e-17, 4) == "0" and lb.signed(-0.00123, 4) == "-0.0012"
-    assert "+0.0100   (lecture: 0.01)" in lb.row_lines(lb.exercise4_rows())
+    assert story.signed(-3e-17, 4) == "0" and story.signed(-0.00123, 4) == "-0.0012"
+    assert "+0.0100   (lecture: 0.01)" in story.row_lines(story.exercise4_rows())
 
 
 def test_expected_gradient_text_prints_round_off_as_0_and_grpo_as_equal_and_opposite():
-    rows = lb.expected_gradient_text().splitlines()
+    rows = story.expected_gradient_text().splitlines()
     true, grpo, dr = rows[1].split()[-2:], rows[2].split()[-2:], rows[3].split()[-2:]
     assert true == ["0", "0"] and dr == ["0", "0"]
     assert float(grpo[0]) == pytest.approx(-float(grpo[1])) and float(grpo[0]) > 0
@@ -286,9 +289,9 @@ def test_toy_drift_and_length_split_texts_read_the_runs():
     runs = lb.train_toy_pair(lb.P_CORRECT)
     mean = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
     step = int(np.nonzero(mean[:, 1] >= 0.9 * lb.L_CAP)[0][0])
-    assert f"reaches 27 tokens (90% of the cap) at step {step};" in lb.toy_drift_text(runs)
+    assert f"reaches 27 tokens (90% of the cap) at step {step};" in story.toy_drift_text(runs)
     assert 0 < step < lb.STEPS
-    text = lb.length_split_text({0.3: runs})
+    text = story.length_split_text({0.3: runs})
     overall = runs["grpo"].mean_length_all().mean(axis=1)
     assert f"{overall[0]:.1f} thinking tokens at the start, {overall[-1]:.1f} after {lb.STEPS} steps" in text
 
@@ -315,13 +318,13 @@ def test_toy_panel_picks_the_optimizer_with_buttons():
 
 
 def test_kimi_runs_are_drawn_as_the_default_run_and_two_knob_colours_the_late_one_from_its_switch():
-    from rlvr.experiments.race import RaceRun
+    from rlvr.runs import RunResult
     from rlvr.figures.palette import COLORS, knob_color
     from rlvr.train import RLConfig
     from rlvr.widgets import new_figure
 
     history = [{"cot_fraction": 0.5, "accuracy": 0.5, "mean_length": 9.0}] * 10
-    runs = {label: RaceRun(RLConfig(), history) for label in ("none", "from 0", "from 5")}
+    runs = {label: RunResult(RLConfig(), history) for label in ("none", "from 0", "from 5")}
     fig = new_figure((10, 3.3))
     flb.plot_kimi_arithmetic(fig, runs, switch_on=5)
     lines = [line for line in fig.axes[0].lines if not line.get_label().startswith("_")]
@@ -348,7 +351,7 @@ def test_right_and_wrong_are_told_apart_by_line_style_and_losses_by_their_algori
 
 
 def test_exercise4_text_prints_the_three_aggregations_next_to_the_lecture():
-    lines = lb.exercise4_text().splitlines()
+    lines = story.exercise4_text().splitlines()
     assert len(lines) == 4
     assert lines[1].split()[2:4] == ["+0.0100", "-0.0010"] and lines[1].endswith("+0.01, -0.001")
     assert lines[2].split()[3:5] == ["+0.0010", "-0.0010"]
@@ -361,13 +364,13 @@ def test_token_mean_keeps_only_a_small_bias_that_shrinks_with_the_batch():
     grpo = lb.train_toy("grpo").mean_length()[-1].mean(axis=0)
     assert small[1] - small[0] > large[1] - large[0] > 0  # the wrong path a little longer, less so in big batches
     assert small[1] - small[0] < 0.25 * (grpo[1] - grpo[0])
-    text = lb.token_mean_text(batches=(128,))
+    text = story.token_mean_text(batches=(128,))
     assert f"{small[1]:.1f}" in text and f"{grpo[1]:.1f}" in text
 
 
 def synthetic_kimi_runs():
-    """Three RaceRuns: the early one dips in think-first share and comes back; the late one equals the base."""
-    from rlvr.experiments.race import RaceRun
+    """Three runs: the early one dips in think-first share and comes back; the late one equals the base."""
+    from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
     steps = 40
@@ -384,14 +387,14 @@ def synthetic_kimi_runs():
         for t in range(steps)
     ]
     return {
-        "no length reward": RaceRun(RLConfig(), base),
-        "length reward from step 0": RaceRun(RLConfig(), early),
-        "length reward from step 20": RaceRun(RLConfig(), base[:20] + early[20:]),
+        "no length reward": RunResult(RLConfig(), base),
+        "length reward from step 0": RunResult(RLConfig(), early),
+        "length reward from step 20": RunResult(RLConfig(), base[:20] + early[20:]),
     }
 
 
 def test_kimi_story_text_reads_the_dip_the_crossing_and_the_catch_up_off_the_runs():
-    text = lb.kimi_story_text(synthetic_kimi_runs(), switch_on=20).splitlines()
+    text = story.kimi_story_text(synthetic_kimi_runs(), switch_on=20).splitlines()
     assert text[0].startswith("length reward from step 0: think-first share 50% at step 0, lowest")
     assert "first right 65% of the time or more at step" in text[1]
     assert "back within 5 points" in text[2]
@@ -399,7 +402,7 @@ def test_kimi_story_text_reads_the_dip_the_crossing_and_the_catch_up_off_the_run
 
 
 def test_lecture_and_us_text_has_every_lecture_figure_and_no_verdict():
-    text = lb.lecture_and_us_text(synthetic_kimi_runs())
+    text = story.lecture_and_us_text(synthetic_kimi_runs())
     for lecture in ("+0.01, -0.001", "+0.001, -0.001", "wrong to the cap, correct to 0", "0.5, 0.25, 0, -0.5"):
         assert lecture in text
     assert "+0.0100, -0.0010" in text and "+0.50, +0.25, 0, -0.50" in text
@@ -407,9 +410,19 @@ def test_lecture_and_us_text_has_every_lecture_figure_and_no_verdict():
 
 
 def test_outcome_lengths_text_prints_the_first_and_the_last_step():
-    from rlvr.experiments.race import RaceRun
+    from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
-    step = {key: 0.5 for key in lb.OUTCOME_ROWS} | {"mean_length": 9.0}
-    text = lb.outcome_lengths_text(RaceRun(RLConfig(), [step, step])).splitlines()
+    step = {key: 0.5 for key in story.OUTCOME_ROWS} | {"mean_length": 9.0}
+    text = story.outcome_lengths_text(RunResult(RLConfig(), [step, step])).splitlines()
     assert text[0].split() == ["step", "0", "step", "1"] and "9.0" in text[3] and "50.0%" in text[4]
+
+
+def test_the_toy_losses_are_the_algorithm_table_s_rows():
+    """One owner: GRPO's and Dr. GRPO's advantage and aggregation come from rlvr.algorithms.ALGORITHMS; the token mean
+    is GRPO's row with DAPO's aggregation."""
+    from rlvr.algorithms import ALGORITHMS
+
+    assert all(lb.TOY_LOSSES[loss] is ALGORITHMS[loss] for loss in lb.LOSSES)
+    token_mean = lb.TOY_LOSSES["token_mean"]
+    assert (token_mean.advantage, token_mean.aggregation) == (ALGORITHMS["grpo"].advantage, "token_mean")

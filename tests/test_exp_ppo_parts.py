@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from rlvr.experiments import ppo_parts as parts
+from rlvr.narration import ppo_parts as story
 from rlvr.figures import ppo_parts as fparts
 from rlvr.experiments.common import half_unit
 from rlvr.model import sample
@@ -51,7 +52,7 @@ def test_exercise_two_values_and_gradients_are_the_lectures():
     assert value.tolist() == pytest.approx([1.0, 2.0, 2.2, 2.4])
     assert grad.tolist() == pytest.approx([2.0, 2.0, 2.0, 0.0])
     assert f"{grad[-1]:.2f}" == "0.00"  # never "-0.00"
-    assert all(row.agrees for row in parts.exercise_rows())
+    assert all(row.agrees for row in story.exercise_rows())
 
 
 def test_zero_gradient_regions_are_beyond_the_clip_in_the_direction_of_the_advantage():
@@ -213,7 +214,7 @@ def test_crossover_where_k3_becomes_noisier_than_k1():
 
 def test_schulman_rows_agree_within_their_bands():
     table = parts.schulman_table(n=1_000_000, seed=0)
-    rows = parts.schulman_rows([table], (0,))
+    rows = story.schulman_rows([table], (0,))
     assert len(rows) == 12 and all(row.agrees for row in rows), [r for r in rows if not r.agrees]
 
 
@@ -247,7 +248,7 @@ def test_memory_reproduces_the_lecture_exactly():
     assert totals["PPO"] == 252.0 and totals["no value model"] == 140.0 and totals["rule-based verifier"] == 126.0
     per_model = parts.memory_gb(7e9, parts.SETUPS["PPO"])
     assert per_model == {"policy": 112.0, "value model": 112.0, "reference": 14.0, "reward model": 14.0}
-    assert all(row.agrees for row in parts.memory_rows())
+    assert all(row.agrees for row in story.memory_rows())
 
 
 def test_memory_panel_redraws_at_every_slider_edge():
@@ -261,7 +262,7 @@ def test_policy_kl_rows_report_the_claim_and_bands():
         "k1": {"std": 1.0, "std_se": 0.05},
         "k3": {"std": 8.0, "std_se": 2.0},
     }
-    rows = parts.policy_kl_rows([summary], (0,))
+    rows = story.policy_kl_rows([summary], (0,))
     assert [r.agrees for r in rows] == [False, True, True, True]
     half = 0.005 + 3 * 0.01 * 2**0.5  # the lecture's "1.36" rounds to 0.005; one seed: u = SE * sqrt(1 + 1/1)
     assert rows[0].band == pytest.approx((1.36 - half, 1.36 + half))
@@ -285,13 +286,13 @@ def test_kl_curves_are_minus_beta_times_the_summed_kl_and_the_summary_reads_the_
     assert summary["window"] == 10
     assert summary["score"] == pytest.approx((scores[:10].mean(), scores[-10:].mean()))
     assert summary["kl_reward"] == pytest.approx((-0.1 * kls[:10].mean(), -0.1 * kls[-10:].mean()))
-    assert "as the lecture expects" in parts.kl_run_statement(summary)
+    assert "as the lecture expects" in story.kl_run_statement(summary)
     assert parts.kl_run_summary(parts.kl_curves(fake_run(scores[:6], kls[:6])), window=10)["window"] == 3
 
 
 def test_kl_run_statement_says_so_when_the_curves_do_not_do_what_the_lecture_expects():
     flat = parts.kl_run_summary(parts.kl_curves(fake_run([0.5] * 20, np.linspace(0, 1, 20))))
-    assert "did not rise" in parts.kl_run_statement(flat) and "not the picture" in parts.kl_run_statement(flat)
+    assert "did not rise" in story.kl_run_statement(flat) and "not the picture" in story.kl_run_statement(flat)
 
 
 def test_kl_run_steps_are_half_the_lectures_rl_steps():
@@ -324,7 +325,7 @@ def test_kl_run_text_says_what_the_total_reward_and_its_parts_did():
     assert summary["total"] == pytest.approx(
         (summary["score"][0] + summary["kl_reward"][0], summary["score"][1] + summary["kl_reward"][1])
     )
-    text = parts.kl_run_text(summary)
+    text = story.kl_run_text(summary)
     assert "total reward 0.26 -> 0.64  =  score 0.28 -> 0.82  +  KL reward -0.023 -> -0.177" in text
     assert "the total reward rose" in text and "nan" not in text
 
@@ -341,7 +342,7 @@ def test_lecture_and_us_lists_every_lecture_number_next_to_ours():
             "exact": np.array([2.0, 2.0, 2.0]),
         }
     )
-    text = parts.lecture_and_us(summary, table, kl)
+    text = story.lecture_and_us(summary, table, kl)
     assert (
         "| 1.0, 2.0, 2.2, 2.4 | 1.00, 2.00, 2.20, 2.40 |" in text and "| 2, 2, 2, 0 | 2.00, 2.00, 2.00, 0.00 |" in text
     )
@@ -352,7 +353,7 @@ def test_lecture_and_us_lists_every_lecture_number_next_to_ours():
 
 def test_reuse_text_prints_an_exact_zero_as_0():
     res = parts.ReuseResult(1e-4, 0.2, np.tile([0.5, 0.8, 1.0, 1.25, 2.0], (3, 1)), np.array([0.0, 0.01, 0.125]))
-    assert parts.reuse_text([res]) == (
+    assert story.reuse_text([res]) == (
         "lr 0.0001: clip fraction before updates 1-3: 0 1.0% 12.5%;  before the last update 98% of the ratios lie in "
         "[0.80, 1.25]"
     )
@@ -376,7 +377,7 @@ def test_exercise_rows_and_figure_labels_name_the_ratio_rho():
     """Notation: rho is the PPO ratio (r is a reward); no row or clip-figure label uses r for the ratio."""
     import matplotlib.pyplot as plt
 
-    figures = [row.figure for row in parts.exercise_rows()]
+    figures = [row.figure for row in story.exercise_rows()]
     assert all("ρ" in f for f in figures) and not any("r=" in f or "dJ/dr" in f or "r =" in f for f in figures)
     fig = plt.figure()
     fparts.draw_clip_both_signs(fig)

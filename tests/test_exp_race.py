@@ -9,9 +9,12 @@ import pytest
 import torch
 
 from rlvr.experiments import race
+from rlvr.narration import race as story
+from rlvr.experiments.common import first_step, smooth
 from rlvr.figures import race as frace
 from rlvr.model import TinyTransformer
 from rlvr.objectives import gae, shaped_rewards
+from rlvr.runs import RunResult
 from rlvr.train import RLConfig, train_rl
 from rlvr import widgets
 from rlvr.widgets import config_key
@@ -85,7 +88,8 @@ def test_clip_fraction_never_exceeds_ratio_outside_band():
 
     cfg = RLConfig(algo="grpo", epochs_per_batch=3, lr=1e-2, **TINY)
     run = race.train_race(cfg, progress=False, policy=warm_up().model)  # warm-up: some answers are right
-    clipped, outside = run.per_update("clip_fraction_per_update"), run.per_update("ratio_outside_per_update")
+    clipped = race.per_update(run, "clip_fraction_per_update")  # [steps, updates]
+    outside = race.per_update(run, "ratio_outside_per_update")  # [steps, updates]
     assert clipped.shape == outside.shape == (2, 3)
     assert (clipped <= outside + 1e-7).all()  # clipped tokens are a subset of the tokens outside the band
     assert outside[:, 1:].max() > 0  # lr 1e-2 moves the ratio
@@ -111,19 +115,20 @@ def test_values_from_key_inverts_config_key():
 # ----------------------------------------------------------------------------- reading curves
 def test_smooth_is_a_trailing_moving_average_that_starts_where_the_run_starts():
     x = np.array([0.0, 1, 2, 3, 10])
-    assert race.smooth(x, 3) == pytest.approx([0, 0.5, 1, 2, 5])
+    assert smooth(x, 3) == pytest.approx([0, 0.5, 1, 2, 5])
 
 
 def test_first_crossings():
     x = np.array([0.0, 0, 0, 1, 1, 1, 1])
-    assert race.first_step_at_least(x, 0.5, window=1) == 3
-    assert race.first_step_at_least(x, 0.5, window=3) == 4  # smoothed: [0, 0, 0, 1/3, 2/3, 1, 1]
-    assert math.isnan(race.first_step_at_least(x, 2.0))
-    assert race.first_step_below(np.array([1.0, 1, 0, 0]), np.array([1.0, 0.5, 0.5, 0.5]), window=1) == 2
+    assert first_step(smooth(x, 1) >= 0.5) == 3
+    assert first_step(smooth(x, 3) >= 0.5) == 4  # smoothed: [0, 0, 0, 1/3, 2/3, 1, 1]
+    assert first_step(smooth(x, 3) >= 2.0) is None
+    assert first_step(np.array([1.0, 1, 0, 0]) < np.array([1.0, 0.5, 0.5, 0.5]), start=1) == 2
+    assert first_step(np.array([True, False, True]), start=1) == 2 and first_step([], start=0) is None
 
 
 def fake_run(cot, seconds=(1.0, 0.5), **extra):
-    """A RaceRun with a given think-first curve, constant CPU step times (wall-clock 3x that) and extra keys."""
+    """A race run with a given think-first curve, constant CPU step times (wall-clock 3x that) and extra keys."""
     history = [
         {
             "cot_fraction": c,
@@ -136,17 +141,17 @@ def fake_run(cot, seconds=(1.0, 0.5), **extra):
         }
         for i, c in enumerate(cot)
     ]
-    return race.RaceRun(RLConfig(steps=len(cot)), history)
+    return RunResult(RLConfig(steps=len(cot)), history)
 
 
 def test_wall_clock_and_seconds_to_think():
     run = fake_run([0.0] * 3 + [0.9] * 7)
-    assert run.clock("cpu") == pytest.approx([1.0 + 1.5 * i for i in range(10)])
-    assert run.wall_clock() == pytest.approx([3.0 + 4.5 * i for i in range(10)])
+    assert race.clock(run, "cpu") == pytest.approx([1.0 + 1.5 * i for i in range(10)])
+    assert race.clock(run, "wall") == pytest.approx([3.0 + 4.5 * i for i in range(10)])
     assert race.steps_to_think(run) == 7  # trailing means of 5: 0.54 at step 5, 0.72 at step 6, 0.9 at step 7
-    assert race.seconds_to(run) == pytest.approx(run.clock("cpu")[7])
-    assert race.seconds_to(run, clock="wall") == pytest.approx(run.wall_clock()[7])
-    assert race.steps_to(run, "accuracy", 0.4) == 7 and math.isnan(race.seconds_to(run, "accuracy", 0.5))
+    assert race.seconds_to(run) == pytest.approx(race.clock(run, "cpu")[7])
+    assert race.seconds_to(run, kind="wall") == pytest.approx(race.clock(run, "wall")[7])
+    assert race.steps_to(run, "accuracy", 0.4) == 7 and race.seconds_to(run, "accuracy", 0.5) is None
 
 
 def test_measurements_and_rows():
@@ -163,7 +168,7 @@ def test_measurements_and_rows():
     m = race.race_measurements({"PPO-8": ppo, "GRPO-1": grpo1, "GRPO-8": grpo8})
     assert m["speedup_ppo_vs_grpo1"] == pytest.approx(m["steps_GRPO-1"] / m["steps_PPO-8"])
     assert m["training_s_ratio_ppo_grpo8"] == pytest.approx(2.0)
-    rows = race.rows_from([m, {**m, "steps_PPO-8": m["steps_PPO-8"] + 2}], seeds=(0, 1))
+    rows = story.rows_from([m, {**m, "steps_PPO-8": m["steps_PPO-8"] + 2}], seeds=(0, 1))
     by_figure = {r.figure: r for r in rows}
     assert by_figure["PPO value prediction at step 0 (mean, 1st answer token)"].agrees is True
     row = next(r for r in rows if r.figure.endswith("think-first share, PPO-8"))
@@ -187,28 +192,28 @@ def race_of_fakes():
 
 
 def test_race_table_says_how_steps_are_read_and_marks_a_column_a_short_run_cannot_fill():
-    table = race.race_table(race_of_fakes())
+    table = story.race_table(race_of_fakes())
     assert "| PPO-8 | 5 |" in table and "| GRPO-1 | 7 |" in table
     assert "mean over its last 5 steps" in table
     assert "| — |" in table and "fewer than 26 steps" in table  # accuracy at step 25 of an 8-step run
     assert "nan" not in table.lower()
     full = {name: fake_run([1.0] * 30) for name in ("PPO-8", "GRPO-1")}
-    assert "—" not in race.race_table(full)
+    assert "—" not in story.race_table(full)
 
 
 def test_race_summary_prints_the_ratios_the_prose_reads():
-    text = race.race_summary_text(race_of_fakes())
+    text = story.race_summary_text(race_of_fakes())
     assert "steps to 80% think-first: PPO-8 5, GRPO-1 7, GRPO-8 5" in text
     assert "GRPO-1 / PPO-8 = 1.4x" in text and "GRPO-8 / PPO-8 = 1.0x" in text
     assert "training CPU time per step (median), as a multiple of GRPO-1's: PPO-8 20.0x, GRPO-8 10.0x" in text
     assert "(PPO-8 = 2.7x GRPO-1; GRPO-8 = 1.8x GRPO-1)" in text  # 8 x 3.0 s and 8 x 2.0 s against 8 x 1.1 s
     never = {**race_of_fakes(), "GRPO-1": fake_run([0.0] * 8)}
-    assert "GRPO-1 not reached" in race.race_summary_text(never) and "= n/a" in race.race_summary_text(never)
+    assert "GRPO-1 not reached" in story.race_summary_text(never) and "= n/a" in story.race_summary_text(never)
 
 
 def test_step_and_seconds_text():
-    assert race.step_text(3.0) == "3" and race.step_text(math.nan, 30) == "not reached in 30 steps"
-    assert [race.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]
+    assert story.step_text(3) == "3" and story.step_text(None, 30) == "not reached in 30 steps"
+    assert [story.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]
 
 
 def test_clip_summary_reads_the_last_update_and_the_peak_step():
@@ -243,7 +248,7 @@ def test_train_runs_says_which_runs_trained_and_which_came_from_the_cache(capsys
 
 # ----------------------------------------------------------------------------- costs
 def test_cost_table_uses_notebook_02s_memory_accounting():
-    table = race.cost_table(70_000, 64)
+    table = story.cost_table(70_000, 64)
     assert "| 238 GB |" in table  # PPO with a verifier: 16 B x (policy + value) + 2 B x reference, 7B each
     assert "| 126 GB |" in table  # GRPO with a verifier: the lecture's 126 GB
 
@@ -255,11 +260,13 @@ def test_value_model_doubles_the_trained_parameters(policy):
     value = sum(p.numel() for p in ValueModel(policy).parameters())
     assert race.trained_parameters("ppo", n, policy.cfg.d_model) == n + value
     assert race.trained_parameters("grpo", n, policy.cfg.d_model) == n
-    assert "PPO" in race.cost_table(n, policy.cfg.d_model)
+    assert "PPO" in story.cost_table(n, policy.cfg.d_model)
 
 
 # ----------------------------------------------------------------------------- plots and the panel
-def test_plots_draw(tmp_path):
+def test_plots_draw_something_on_every_axes(tmp_path):
+    """Each of notebook 04's figures, drawn from fake runs: every axes holds drawn data (lines, markers, bars), and
+    every run's curve appears where the figure overlays the runs."""
     from rlvr.widgets import new_figure
 
     ppo = fake_run(
@@ -277,15 +284,21 @@ def test_plots_draw(tmp_path):
     )
     ppo.config = RLConfig(algo="ppo", steps=3, epochs_per_batch=2)
     runs = {"PPO-8": ppo, "GRPO-1": fake_run([0.2, 0.3, 0.4])}
-    for draw, arg in (
-        (frace.plot_race, runs),
-        (frace.plot_value, ppo),
-        (frace.plot_clipping, runs),
-        (frace.plot_no_clip, {"a": ppo, "b": ppo}),
-    ):
+    cases = (  # figure, what it draws, the runs whose curves it shows (plot_clipping: multi-update runs only)
+        (frace.plot_race, runs, runs),
+        (frace.plot_value, ppo, ()),
+        (frace.plot_clipping, runs, ("PPO-8",)),
+        (frace.plot_no_clip, {"a": ppo, "b": ppo}, ("a", "b")),
+    )
+    for draw, arg, shown in cases:
         fig = new_figure()
         draw(fig, arg)
         fig.savefig(tmp_path / "x.png")
+        empty = [i for i, ax in enumerate(fig.axes) if not ax.has_data()]
+        assert fig.axes and empty == [], (draw.__name__, empty)
+        labels = [line.get_label() for ax in fig.axes for line in ax.lines]
+        missing = [name for name in shown if not any(label.startswith(name) for label in labels)]
+        assert missing == [], (draw.__name__, missing)
 
 
 def visible_labels(axis) -> list[str]:
@@ -367,7 +380,7 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
         return run
 
     monkeypatch.setattr(frace, "race_run", fake_race_run)  # the panel calls the names it imported
-    monkeypatch.setattr(frace, "cached_run", lambda cfg: None)
+    monkeypatch.setattr(frace, "stored", lambda cfg: None)
     default = fake_run([0.4] * 3, clip_fraction=[0.0] * 3)
     panel = frace.epsilon_panel(default_result=default, steps=3)
     assert panel.error is None and len(panel.results) == 1
@@ -382,8 +395,8 @@ def test_panel_trains_through_race_run_and_overlays_on_the_default(monkeypatch):
 
 def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
     full = fake_run([min(1.0, i / 20) for i in range(200)])
-    monkeypatch.setattr(race, "cached_run", lambda cfg: full if cfg.steps == race.STEPS else None)
-    monkeypatch.setattr(race, "load_or_create", lambda *args, **kwargs: pytest.fail("should not train"))
+    monkeypatch.setattr(race, "stored", lambda cfg: full if cfg.steps == race.STEPS else None)
+    monkeypatch.setattr(race, "train_race", lambda *args, **kwargs: pytest.fail("should not train"))
     short = race.race_run(RLConfig(steps=30))
     assert short.history == full.history[:30] and short.config.steps == 30
     assert short.timing["total_cpu_s"] == pytest.approx(30 * 1.5)
@@ -393,7 +406,7 @@ def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
 
 # ----------------------------------------------------------------------------- what the notebook prints
 def test_summary_compares_ppo_with_grpo8_and_names_the_cheapest_run_per_cpu_second():
-    text = race.race_summary_text(race_of_fakes())
+    text = story.race_summary_text(race_of_fakes())
     assert "(PPO-8 / GRPO-8 = 2.0x)" in text  # 2.0 s against 1.0 s of training per step
     assert "CPU time to 80% think-first: PPO-8 16 s, GRPO-1 8.7 s, GRPO-8 11 s   (least: GRPO-1)" in text
 
@@ -409,7 +422,7 @@ def test_value_text_reads_the_value_model_from_the_history():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no division by zero
-        text = race.value_text(ppo)
+        text = story.value_text(ppo)
     assert "value prediction at step 0: 0   (mean reward of that batch: 0.200)" in text
     assert "value prediction at step 1: 0.300   (mean reward of that batch: 0.350)" in text
     assert "steps 1-3 (1 left out: every group's rewards all equal): median 1.00, below 1 at 50%" in text
@@ -423,7 +436,7 @@ def test_the_group_mean_advantage_is_seven_eighths_of_leave_one_out():
     assert len(scales.ratios) + scales.n_all_equal == scales.n_answers == 64 and len(scales.ratios) > 0
     np.testing.assert_allclose(scales.ratios, 7 / 8, rtol=1e-6)
     assert scales.mean_sq_ratio == pytest.approx((7 / 8) ** 2, rel=1e-6)
-    text = race.baseline_scales_text(scales)
+    text = story.baseline_scales_text(scales)
     assert "from 0.8750 to 0.8750" in text and "0.7656" in text
 
 
@@ -435,7 +448,7 @@ def test_clip_and_no_clip_texts_compare_with_the_edge_and_between_runs():
         abs_log_ratio_per_update=[[0, 0.01]] * 10,
     )
     run.config = RLConfig(steps=10, epochs_per_batch=2)
-    text = race.clip_text({"GRPO-8": run, "GRPO-1": fake_run([0.5] * 10)})
+    text = story.clip_text({"GRPO-8": run, "GRPO-1": fake_run([0.5] * 10)})
     assert "GRPO-1" not in text and "0  1.00%" in text and "log(1 + clip_eps) = 0.1823" in text
     other = fake_run(
         [0.0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
@@ -443,7 +456,7 @@ def test_clip_and_no_clip_texts_compare_with_the_edge_and_between_runs():
         clip_fraction_per_update=[[0, 0.0]] * 10,
         abs_log_ratio_per_update=[[0, 0.02]] * 10,
     )
-    text = race.no_clip_text({"with": run, "without": other})
+    text = story.no_clip_text({"with": run, "without": other})
     assert "steps to 80% think-first: 4 with the clip, 5 without" in text
     assert "largest gap between the two smoothed accuracy curves: 25.0 points (step 1)" in text
     assert "(2.00x)" in text and "nan" not in text
@@ -459,7 +472,7 @@ def test_lecture_and_us_puts_each_statement_of_section_three_next_to_the_runs():
         adv_sq_none=[0.5] * 8,
         adv_sq_loo=[0.2] * 8,
     )
-    table = race.lecture_and_us(runs, n_policy=1000, d_model=10)
+    table = story.lecture_and_us(runs, n_policy=1000, d_model=10)
     assert "PPO-8 5, GRPO-1 7 (1.4x PPO-8's)" in table and "GRPO-8 5 (1.0x PPO-8's)" in table
     assert "value at step 0: 0 |" in table and "from step 1" in table
     assert "2,011 (PPO) against 1,000 (GRPO)" in table and "= 2.0x" in table
@@ -487,12 +500,12 @@ def test_cpu_clock_ignores_a_load_spike_but_follows_a_trend():
     spiked = fake_run([0.5] * 20)
     spiked.history[6]["sampling_cpu_s"] = 50.0  # one step slowed by another job
     spiked.history[6]["sampling_s"] = 150.0
-    assert spiked.clock("cpu") == pytest.approx(run.clock("cpu"))
-    assert spiked.wall_clock()[-1] > run.wall_clock()[-1] + 100
+    assert race.clock(spiked, "cpu") == pytest.approx(race.clock(run, "cpu"))
+    assert race.clock(spiked, "wall")[-1] > race.clock(run, "wall")[-1] + 100
     longer = fake_run([0.5] * 20)
     for i, h in enumerate(longer.history):  # responses grow longer: sampling gets dearer step by step
         h["sampling_cpu_s"] = 1.0 + 0.1 * i
-    steps = np.diff(longer.clock("cpu"))
+    steps = np.diff(race.clock(longer, "cpu"))
     assert np.all(steps > 0) and steps[-1] > steps[0] + 1.0
 
 

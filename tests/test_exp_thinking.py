@@ -8,9 +8,11 @@ import torch
 
 from rlvr import task
 from rlvr.experiments import thinking
+from rlvr.narration import thinking as story
 from rlvr.figures import thinking as fthink
-from rlvr.experiments.common import Row
+from rlvr.experiments.common import Row, smooth
 from rlvr.model import TinyTransformer
+from rlvr.runs import RunResult
 from rlvr.sft import SFTConfig
 from rlvr.train import RLConfig
 from rlvr.widgets import config_key
@@ -111,22 +113,25 @@ def test_thinking_budget_samples_digits_at_temperature_one():
 # ----------------------------------------------------------------------------- small helpers
 def test_smooth_is_a_nan_skipping_trailing_moving_average():
     y = np.array([1.0, np.nan, 3.0, 5.0, np.nan, np.nan, np.nan, 7.0])
-    got = thinking.smooth(y, window=3)
+    got = smooth(y, 3)
     want = [
         np.nanmean(y[max(0, i - 2) : i + 1]) if np.isfinite(y[max(0, i - 2) : i + 1]).any() else np.nan
         for i in range(len(y))
     ]
     assert got[0] == y[0] and np.isnan(got[6])  # starts at the run's first value; NaN where the whole window is
     np.testing.assert_allclose(got, want)
-    assert thinking.smooth([1.0, 2.0], window=9).tolist() == [1.0, 1.5]  # shorter than the window
+    assert smooth([1.0, 2.0], 9).tolist() == [1.0, 1.5]  # shorter than the window
 
 
-def test_late_mean_and_first_step_above():
+def test_late_mean_and_the_step_thinking_passes_a_level():
     history = [{"all_same_group_fraction": i / 100, "cot_fraction": min(1.0, i / 50)} for i in range(100)]
     assert thinking.late_mean(history, last=20) == pytest.approx(np.mean(np.arange(80, 100) / 100))
-    assert thinking.first_step_above([{"cot_fraction": 0.0}] * 30) == "—"
-    step = int(thinking.first_step_above(history, level=0.9))
-    assert 49 <= step <= 51  # a trailing 9-step mean of i / 50 reaches 0.9 at step 49 (+1: steps count from 1)
+    final = fake_metrics(0.8, 0.9, 0.85, 14.0)
+    never = RunResult(RLConfig(steps=30), [{"cot_fraction": 0.0}] * 30, final=final)
+    row = thinking.summary_row("never", never)
+    assert row["steps to 90% thinking"] is None and row["answers sampled by then"] is None
+    step = thinking.summary_row("run", RunResult(RLConfig(steps=100), history, final=final))["steps to 90% thinking"]
+    assert step in (50, 51)  # the trailing 9-step mean of i / 50 is 0.9 at index 49 (up to rounding), 0.92 at 50; +1
 
 
 def test_kl_to_itself_is_zero():
@@ -188,7 +193,7 @@ def fake_measurement():
 
 
 def test_rows_report_the_measured_values_and_honest_bands():
-    rows = thinking.rows_from([fake_measurement()], seeds=(0,))
+    rows = story.rows_from([fake_measurement()], seeds=(0,))
     assert all(isinstance(r, Row) for r in rows)
     by_figure = {r.figure: r for r in rows}
     t1_acc = by_figure["warm-up, T=1: accuracy (all answers)"]
@@ -204,7 +209,7 @@ def test_rows_report_the_measured_values_and_honest_bands():
 def test_rows_use_the_spread_over_seeds_when_there_are_several():
     a, b = fake_measurement(), fake_measurement()
     b["evals"]["grpo"] = fake_metrics(0.8, 0.9, 0.82, 14.0)
-    rows = thinking.rows_from([a, b], seeds=(0, 1))
+    rows = story.rows_from([a, b], seeds=(0, 1))
     row = [r for r in rows if r.figure == "after GRPO (T=1, held-out): think-first accuracy"][0]
     assert row.measured == pytest.approx(0.87)
     assert row.spread == pytest.approx(np.std([0.92, 0.82], ddof=1))
@@ -225,7 +230,7 @@ def fake_history(steps=30, seed=0):
 
 def fake_panel_run(**overrides):
     final = {**fake_metrics(0.8, 0.9, 0.85, 14.0), "kl_to_warmup": 1.5}
-    return thinking.PanelRun(RLConfig(steps=4, **overrides), fake_history(steps=4), final)
+    return RunResult(RLConfig(steps=4, **overrides), fake_history(steps=4), final=final)
 
 
 def test_training_curve_figures_draw_single_and_overlaid_runs():
@@ -346,9 +351,9 @@ def test_k3_in_the_loss_has_the_gradient_of_the_forward_kl():
 
 
 def test_a_share_whose_seed_spread_covers_0_to_100_percent_gets_no_band_instead_of_a_free_yes():
-    coin_flip = thinking._row("5.1", "greedy think-first share", "65%", [0.5, 0.2, 1.0], 0.01, seeds=(0, 1, 2))
+    coin_flip = story._row("5.1", "greedy think-first share", "65%", [0.5, 0.2, 1.0], 0.01, seeds=(0, 1, 2))
     assert coin_flip.band is None and coin_flip.agrees is None and "no band" in coin_flip.note
-    steady = thinking._row("5.1", "T=1 think-first share", "50%", [0.49, 0.50, 0.51], 0.01, seeds=(0, 1, 2))
+    steady = story._row("5.1", "T=1 think-first share", "50%", [0.49, 0.50, 0.51], 0.01, seeds=(0, 1, 2))
     half = 0.005 + 3 * 0.01 * math.sqrt(1 + 1 / 3)
     assert steady.band == pytest.approx((0.5 - half, 0.5 + half)) and steady.agrees is True
 
@@ -374,10 +379,10 @@ def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
         }
         return {"temperature1": metrics, "greedy": greedy, "n_prompts": 2000}
 
-    rows = thinking.warmup_rows([report(0.4), report(0.9), report(0.0)], seeds=(0, 1, 2))
+    rows = story.warmup_rows([report(0.4), report(0.9), report(0.0)], seeds=(0, 1, 2))
     nan_report = report(0.0)
     nan_report["greedy"]["cot_accuracy"] = math.nan  # evaluate() reports an empty share as NaN
-    assert thinking.warmup_rows([report(0.4), nan_report], seeds=(0, 1))[4].measured == 1.0
+    assert story.warmup_rows([report(0.4), nan_report], seeds=(0, 1))[4].measured == 1.0
     (row,) = [r for r in rows if r.figure == "warm-up, greedy: think-first accuracy"]
     assert row.measured == 1.0 and row.seeds == (0, 1) and "seeds 0, 1 only" in row.note
     assert all(math.isfinite(r.measured) for r in rows)
@@ -385,7 +390,7 @@ def test_warmup_rows_skip_a_seed_that_never_thinks_first_greedily():
 
 # ----------------------------------------------------------------------------- what notebook 03 prints and draws
 def test_model_card_counts_the_parameters_and_tokenizes_the_lectures_example():
-    card = "\n".join(thinking.model_card())
+    card = "\n".join(story.model_card())
     assert "70,040 parameters" in card
     assert "9458073021=" in card and "[9386636689]#9$" in card and "#9$" in card
     assert " ".join(map(str, task.encode("#9$"))) in card
@@ -406,11 +411,11 @@ def test_step_shapes_walk_the_shapes_of_one_grpo_step():
 
 def test_print_warmup_says_how_many_answers_each_share_is_measured_on(capsys):
     greedy = {**fake_metrics(0.9, 0.999, 1.0, 15.0), "direct_accuracy": 0.0, "malformed_fraction": 0.0}
-    thinking.print_warmup({"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": greedy, "n_prompts": 2000})
+    story.print_warmup({"temperature1": fake_metrics(0.2, 0.5, 0.3, 9.0), "greedy": greedy, "n_prompts": 2000})
     out = capsys.readouterr().out
     assert "0.0% of 2 right" in out and "50.0% of 2000" in out
     never = {**greedy, "cot_fraction": 1.0, "direct_accuracy": float("nan")}
-    thinking.print_warmup({"temperature1": greedy, "greedy": never, "n_prompts": 2000})
+    story.print_warmup({"temperature1": greedy, "greedy": never, "n_prompts": 2000})
     assert "none of 0" in capsys.readouterr().out and "nan" not in out
 
 
@@ -423,7 +428,7 @@ def test_exercise7_runs_change_one_knob_each_and_time_like_the_default():
         ("group_size", 32),
     ]
     assert list(configs) == ["7(a) teacher error 0", "7(b) beta = 0.04", "7(c) G = 2", "7(c) G = 32"]
-    runs = thinking.package_runs(200, seed=0)
+    runs = story.package_runs(200, seed=0)
     timed, entry = runs["7(a) teacher error 0"]  # timing it must not train its warm-up: a default-rate config
     assert timed.teacher_error_rate == 0.1 and entry == thinking.rl_entry(configs["7(a) teacher error 0"])
     assert runs["7(c) G = 32"] == configs["7(c) G = 32"]
@@ -446,7 +451,7 @@ def test_summary_rows_and_findings_read_the_runs():
     row = thinking.summary_row("G = 32", fast)
     assert row["steps to 90% thinking"] == 1 and row["answers sampled by then"] == 32 * 32
     assert thinking.summary_row("default", default)["steps to 90% thinking"] == 4
-    lines = thinking.exercise7_findings(default, {"G = 32": fast})
+    lines = story.exercise7_findings(default, {"G = 32": fast})
     assert lines[0] == "G = 32:" and lines[1] == "  thinking passes 90% at step 1 (the default: step 4)"
     assert lines[-1] == "  answers sampled by then 1,024 (the default: 1,024)"
     assert not any(word in " ".join(lines) for word in ("earlier", "later", "higher", "lower", "more", "less"))
@@ -456,8 +461,8 @@ def test_summary_rows_and_findings_read_the_runs():
 
 
 def test_the_lecture_and_us_has_no_band_and_no_verdict():
-    rows = thinking.rows_from([fake_measurement()], seeds=(0,))
-    lines = thinking.lecture_and_us(rows)
+    rows = story.rows_from([fake_measurement()], seeds=(0,))
+    lines = story.lecture_and_us(rows)
     assert len(lines) == len(rows)
     text = repr(lines)
     assert "band" not in text and "NO" not in text and "nan" not in text

@@ -15,7 +15,7 @@ import pytest
 SHARED = Path(__file__).resolve().parents[1] / "shared"
 CORE = (  # floor 0, core: the task, the model, the losses, training and the settings they read (computes only)
     *("config", "i18n", "argparse_words", "options", "validation", "task", "model", "objectives", "algorithms"),
-    *("cache", "sft", "train", "signals", "evaluate", "cs336", "budget", "grpo_step"),
+    *("cache", "runs", "parallel", "sft", "train", "signals", "evaluate", "cs336", "budget", "grpo_step"),
 )
 FLOORS = {
     "rlvr": 0,  # the package itself (set_language, check_install): config and i18n only

@@ -1,5 +1,5 @@
-"""The package's layout: `rlvr.experiments` computes (no plotting, no widgets), `rlvr.figures` draws and wires
-panels."""
+"""The package's layout: `rlvr.experiments` computes and `rlvr.narration` words (neither plots nor builds widgets),
+`rlvr.figures` draws and wires panels."""
 
 import ast
 import pkgutil
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import rlvr.experiments
 import rlvr.figures
+import rlvr.narration
 
 VISUAL = ("matplotlib", "ipywidgets", "rlvr.widgets", "rlvr.figures", "IPython")
 
@@ -27,14 +28,15 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-def test_no_experiment_module_imports_plotting_or_widgets():
-    folder = Path(rlvr.experiments.__file__).parent
+def test_no_experiment_or_narration_module_imports_plotting_or_widgets():
+    folders = (Path(rlvr.experiments.__file__).parent, Path(rlvr.narration.__file__).parent)
     offenders = {
-        path.name: sorted(
+        f"{path.parent.name}/{path.name}": sorted(
             m
             for m in imported_modules(path)
             if m.startswith(VISUAL) or m in (".", "..") or m.startswith("..widgets") or m.startswith("..figures")
         )
+        for folder in folders
         for path in sorted(folder.glob("*.py"))
     }
     assert {name: found for name, found in offenders.items() if found} == {}
@@ -50,7 +52,8 @@ def test_reproduce_and_the_experiments_load_without_matplotlib_or_ipywidgets():
     assert out == "[]"
 
 
-def test_every_experiment_with_visuals_has_a_figure_module():
+def test_every_experiment_with_visuals_has_a_figure_module_and_a_narration_module():
     experiments = {m.name for m in pkgutil.iter_modules(rlvr.experiments.__path__)} - {"common"}
     figures = {m.name for m in pkgutil.iter_modules(rlvr.figures.__path__)}
-    assert experiments <= figures
+    narration = {m.name for m in pkgutil.iter_modules(rlvr.narration.__path__)}
+    assert experiments <= figures and experiments == narration == set(rlvr.narration.TOPICS)

@@ -1,18 +1,26 @@
-"""`python -m rlvr reproduce`: table, JSON and Markdown outputs, built from the experiment modules' figures()."""
+"""`python -m rlvr reproduce`: table, JSON and Markdown outputs, built from the topics' rows (rlvr.narration.TOPICS)."""
 
 import json
 import subprocess
 import sys
 
+from pathlib import Path
+
 from rlvr.experiments.common import Row
-from rlvr.reproduce import EXPERIMENTS, markdown_report
+from rlvr.narration import TOPICS
+from rlvr.reproduce import build_parser, markdown_report
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_experiment_module_exposes_figures():
-    import importlib
-
-    for name, _ in EXPERIMENTS:
-        assert callable(importlib.import_module(f"rlvr.experiments.{name}").figures), name
+def test_one_registry_names_every_notebook_s_topic_and_reproduce_offers_each():
+    notebooks = sorted(path.stem for path in (ROOT / "solutions").glob("0*.ipynb"))
+    assert sorted(topic.notebook for topic in TOPICS.values()) == notebooks  # notebook 06 included
+    assert all(
+        callable(topic.rows) and topic.rows.__module__ == f"rlvr.narration.{name}" for name, topic in TOPICS.items()
+    )
+    only = next(action for action in build_parser()._actions if action.dest == "only")
+    assert list(only.choices) == list(TOPICS)
 
 
 def test_cli_writes_json_and_markdown(tmp_path):

@@ -123,6 +123,7 @@ def test_each_failure_signature_fires_on_its_pattern_and_not_on_a_healthy_one():
     assert signals.no_signal_step(_history(all_same_group_fraction=[1.0] * 19)) is None  # 19 steps are not 20
 
 
+@pytest.mark.slow  # two 200-step runs, seed 1's after its own 1500-step warm-up: minutes on 2 cores
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_default_run_shows_no_failure_signature(seed):
     """The lecture's GRPO run (200 steps, 32 x 8) is healthy: no warning may fire on it."""

@@ -5,9 +5,11 @@ The one owner of the cache's truth: an `Entry` (kind and config) derives its ver
 `is_cached(entry)` or `cached(entry)` (never trains) and train through `load_or_create(entry, create)`.
 
 What determines a result besides its config is the way this machine computes (`numerics()`: torch's version, the
-kernels it dispatched to, the CPU vendor, the thread count): each rounds floats differently, and a seed fixes a run
-only within one of them. So a cache entry's key includes them, and a run cached under one never answers for another
-(`ATEN_CPU_CAPABILITY=default` in CI, a learner's second thread count). A shipped checkpoint is the exception: it is
+kernels it dispatched to, the CPU vendor, the thread count training runs use): each rounds floats differently, and a
+seed fixes a run only within one of them. So a cache entry's key includes them, and a run cached under one never
+answers for another (`ATEN_CPU_CAPABILITY=default` in CI, RLVR_THREADS=2). Every training run trains on
+`rlvr.config.TRAIN_THREADS` threads wherever it runs (`rlvr.config.training_threads`), so the key's thread count is
+that one, whatever the process around it uses. A shipped checkpoint is the exception: it is
 one file, the same on every machine, named without them."""
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ from typing import Callable
 
 import torch
 
+from . import config
 from .config import cache_dir
 
+TMP_SUFFIX = ".tmp"  # a checkpoint being written (save_atomic)
 FORMAT_VERSION = 1  # bump when the layout of a saved file ({kind, config, payload}) changes
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"  # checkpoints shipped with the package, named as in the cache
 VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the payload) of that kind change
     "sft": 1,  # the warm-up model (rlvr.sft)
     "rl": 5,  # an RL run's history and policy (rlvr.train); v5: the signals of rlvr.signals in the history
     "race": 6,  # a race run's history with its diagnostics (rlvr.experiments.race); v6: with the signals
-    "gallery": 1,  # a broken run's history (rlvr.experiments.gallery)
+    "gallery": 2,  # a broken run's history (rlvr.experiments.gallery); v2: rlvr.runs' payload (timing, crash)
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
 }
 
@@ -51,13 +55,14 @@ def cpu_vendor() -> str:
 
 
 def numerics() -> dict:
-    """How this process computes, besides the config: what decides the bits of a training run."""
+    """How this process computes, besides the config: what decides the bits of a training run (its thread count is the
+    one every run trains with, `rlvr.config.TRAIN_THREADS`)."""
     return {
         "torch": torch.__version__.split("+")[0],
         "machine": platform.machine(),
         "vendor": cpu_vendor(),
         "capability": torch.backends.cpu.get_cpu_capability(),
-        "threads": torch.get_num_threads(),
+        "threads": config.TRAIN_THREADS,
     }
 
 
@@ -116,10 +121,11 @@ class Loaded:
 
 
 def save_atomic(obj: dict, path: Path) -> None:
-    """torch.save to a temporary file in the same folder, then rename: readers never see half a file."""
+    """torch.save to a temporary file in the same folder, then rename: readers never see half a file. The temporary
+    file's name holds this process's id (`temporary_files`), so whoever stops a process can remove what it left."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.{os.getpid()}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -127,6 +133,11 @@ def save_atomic(obj: dict, path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def temporary_files(pid: int, folder: Path | None = None) -> list[Path]:
+    """The temporary files process `pid` is writing (or left, if it was killed) in `folder` (the cache by default)."""
+    return sorted(Path(folder or cache_dir()).glob(f"*.{pid}.*{TMP_SUFFIX}"))
 
 
 def try_load(path: Path, entry: Entry, log: Callable[[str], None] = print) -> dict | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from pathlib import Path
 
@@ -65,6 +66,9 @@ def cache_dir() -> Path:
     return path
 
 
+TRAIN_THREADS = int(os.environ.get(THREADS_ENV, "0") or 0) or 1  # torch threads of every training run (RLVR_THREADS)
+
+
 def configure_threads() -> int:
     """Use $RLVR_THREADS torch threads, by default at most 2: a 70k-parameter model gains nothing from more (measured:
     200 GRPO steps take 13.6 s with 2 threads, 20.4 s with 1 on a quiet 2-core machine). On a machine crowded with
@@ -78,14 +82,53 @@ def configure_threads() -> int:
 
 
 @contextlib.contextmanager
-def one_thread():
-    """Run torch on one thread inside the block, or the decorated function (`@one_thread()`): tiny tensors gain nothing
-    from a second thread, which only adds overhead and stalls when the other core is busy (a browser, a notebook)."""
+def torch_threads(count: int):
+    """Run torch on `count` threads inside the block, or the decorated function (`@torch_threads(1)`); the count before
+    is restored afterwards, even after an error."""
     import torch
 
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    if count != before:
+        torch.set_num_threads(count)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
+def one_thread():
+    """Run torch on one thread inside the block, or the decorated function (`@one_thread()`): tiny tensors gain nothing
+    from a second thread, which only adds overhead and stalls when the other core is busy (a browser, a notebook)."""
+    return torch_threads(1)
+
+
+class TrainingRefused(Exception):
+    """A run would train inside `loading_only()` (not a RuntimeError: a gallery run records those as its crash)."""
+
+
+_LOADING_ONLY = contextvars.ContextVar("rlvr_loading_only", default=False)
+
+
+@contextlib.contextmanager
+def loading_only():
+    """Inside the block nothing trains: a training loop that starts raises TrainingRefused before its first step, so a
+    caller learns which runs the cache already holds (`rlvr.parallel.train_all` loads those in place and trains the
+    others in worker processes)."""
+    token = _LOADING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _LOADING_ONLY.reset(token)
+
+
+@contextlib.contextmanager
+def training_threads():
+    """Train inside the block on TRAIN_THREADS torch threads (1 unless RLVR_THREADS says otherwise), whichever process
+    or cell trains: the backward pass sums in another order on another thread count, so a run's numbers would depend
+    on where it trained (forward passes and sampling give the same bits either way). The cache keys say it
+    (`rlvr.cache.numerics`). Every training loop starts with it, so it also refuses to train inside `loading_only()`."""
+    if _LOADING_ONLY.get():
+        raise TrainingRefused("this run is not in the checkpoint cache")
+    with torch_threads(TRAIN_THREADS):
+        yield

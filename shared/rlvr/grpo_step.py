@@ -1,8 +1,11 @@
 """GRPO as one plain function, and a loop that trains with any function of that shape.
 
 Notebook 03 asks learners to write `grpo_step` themselves; `train_with_step` then trains the warm-up model with their
-function. `grpo_step` here is the package's version: the same numbers as `train.Trainer.step` for `algo="grpo"`, bit
-for bit, which `train_with_step(grpo_step, cfg)` reproducing `train_rl(cfg)` checks (tests/test_grpo_step.py).
+function. `grpo_step` here is the package's version, written as a learner's answer is: the log-probs of every answer,
+the ratio, the clipped per-token loss and the mean over each answer's real tokens. `rlvr.train.Trainer.step` computes
+the same step for `algo="grpo"` with a speed trick (`rlvr.model.update_logps` leaves out the groups whose advantages
+are all 0, which add exactly 0 to the loss and its gradient), so the two agree up to float rounding
+(tests/test_grpo_step.py).
 
 A step function's contract::
 
@@ -21,13 +24,16 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .algorithms import trains_every_answer
+from .algorithms import algorithm
+from .config import training_threads
 from .evaluate import answer_metrics
-from .model import TinyTransformer, response_logps, sample, update_logps
-from .objectives import aggregate_loss, all_same_fraction, grpo_advantages, kl_k3, ppo_clip_loss
+from .model import TinyTransformer, response_logps, sample
+from .objectives import aggregate_loss, all_same_fraction, grpo_advantages, kl_k3
+from .runs import OnStep, RunResult
 from .task import MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
-from .train import OnStep, RLConfig, RunResult, warm_start
+from .train import RLConfig, warm_start
 
+GRPO = algorithm("grpo")  # its row of rlvr.algorithms.ALGORITHMS: group z-score advantages, its loss aggregation
 StepFn = Callable[..., dict]
 STEP_KEYS = ("responses", "rewards", "advantages", "loss")
 
@@ -54,20 +60,25 @@ def grpo_step(
     temperature: float = 1.0,
     max_new_tokens: int = MAX_NEW_TOKENS,
 ) -> dict:
-    """One GRPO step: sample, score, group advantages, per-answer token-mean loss (+ beta * k3), one update."""
+    """One GRPO step: sample, score, group advantages, the clipped loss (+ beta * k3) averaged over each answer's
+    tokens, then over answers, and one update."""
     rollout = sample(
         policy, prompt_tokens(prompts), temperature, max_new_tokens, generator, group_size=group_size
     )  # B = P x G answers, rows i*G ... i*G+G-1 for prompt i
     rewards = score_batch(group_prompts(prompts, group_size), rollout.responses)["reward"]  # [B]
     advantages = grpo_advantages(rewards, group_size, eps)  # [B]
-    every_row = trains_every_answer("grpo", beta)  # False without a KL term: all-0 groups add nothing, left out
-    logps = update_logps(policy, rollout, advantages, group_size, every_row)  # [B, T]
-    per_token, _clipped = ppo_clip_loss(logps, logps.detach(), advantages, clip_eps)  # [B, T]
-    if beta > 0:
+    logps = response_logps(policy, rollout.prompt_ids, rollout.responses, group_size=group_size)  # [B, T] with graph
+    old_logps = logps.detach()  # the policy that sampled: one update per batch, so the same numbers
+    ratio = torch.exp(logps - old_logps)  # [B, T]: 1 in value, its gradient is that of log pi
+    A = advantages[:, None]  # [B, 1]: an answer's advantage, shared by its tokens
+    per_token = -torch.minimum(ratio * A, ratio.clamp(1 - clip_eps, 1 + clip_eps) * A)  # [B, T]
+    if beta > 0:  # the KL penalty against the frozen warm-up, per token (k3)
         with torch.no_grad():
             ref_logps = response_logps(ref, rollout.prompt_ids, rollout.responses, group_size=group_size)  # [B, T]
-        per_token = per_token + beta * kl_k3(logps, ref_logps)
-    loss = aggregate_loss(per_token, rollout.response_mask, "seq_mean_token_mean")
+        per_token = per_token + beta * kl_k3(logps, ref_logps)  # [B, T]
+    # GRPO's aggregation (its row of the table): the mean over each answer's real tokens (response_mask), then the
+    # mean over the answers
+    loss = aggregate_loss(per_token, rollout.response_mask, GRPO.aggregation)  # []
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
@@ -106,35 +117,37 @@ def train_with_step(
     step_fn: StepFn, cfg: RLConfig, policy: TinyTransformer | None = None, on_step: OnStep | None = None
 ) -> RunResult:
     """`cfg.steps` steps of `step_fn` from the warm-up model, with train_rl's seeds and order of random draws (so
-    `grpo_step` reproduces `train_rl(cfg)`). Each step's metrics come from the verifier on the returned responses.
+    `grpo_step` follows `train_rl(cfg)` up to float rounding), on the threads every training run uses
+    (`rlvr.config.training_threads`). Each step's metrics come from the verifier on the returned responses.
 
     Raises StepError (one line) when a step returns something unusable; `on_step(step, total, history)` as train_rl.
     """
     require_grpo(cfg)
-    torch.manual_seed(cfg.seed)
-    start = policy if policy is not None else warm_start(cfg).model
-    policy = copy.deepcopy(start).train()
-    ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
-    optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
-    rng, generator = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
-    history: list[dict] = []
-    for step in range(cfg.steps):
-        prompts = sample_prompts(cfg.prompts_per_step, rng)  # [P, 10]
-        t0 = time.perf_counter()
-        out = step_fn(
-            policy,
-            ref,
-            optimizer,
-            prompts,
-            generator,
-            group_size=cfg.group_size,
-            beta=cfg.beta,
-            eps=cfg.advantage_eps,
-            clip_eps=cfg.clip_eps,
-        )
-        history.append(step_metrics(out, prompts, cfg, step, time.perf_counter() - t0))
-        if on_step is not None:
-            on_step(step + 1, cfg.steps, history)
+    with training_threads():
+        torch.manual_seed(cfg.seed)
+        start = policy if policy is not None else warm_start(cfg).model
+        policy = copy.deepcopy(start).train()
+        ref = copy.deepcopy(start).eval().requires_grad_(False)  # the frozen warm-up model
+        optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
+        rng, generator = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
+        history: list[dict] = []
+        for step in range(cfg.steps):
+            prompts = sample_prompts(cfg.prompts_per_step, rng)  # [P, 10]
+            t0 = time.perf_counter()
+            out = step_fn(
+                policy,
+                ref,
+                optimizer,
+                prompts,
+                generator,
+                group_size=cfg.group_size,
+                beta=cfg.beta,
+                eps=cfg.advantage_eps,
+                clip_eps=cfg.clip_eps,
+            )
+            history.append(step_metrics(out, prompts, cfg, step, time.perf_counter() - t0))
+            if on_step is not None:
+                on_step(step + 1, cfg.steps, history)
     policy.eval()
     total = float(sum(h["step_s"] for h in history))
     return RunResult(cfg, history, policy, {"total_s": total})

@@ -1,13 +1,12 @@
 """`python -m rlvr reproduce`: every figure the lecture states, regenerated and compared with the lecture.
 
-Each notebook's experiment module exposes `figures(seeds, fast) -> list[Row]`; the notebooks call the same functions,
-so a figure cannot differ between a notebook and this table.
+Each notebook's topic (`rlvr.narration.TOPICS`) measures its rows with `rows(seeds, fast) -> list[Row]` from the
+experiment functions the notebook calls, so a figure cannot differ between a notebook and this table.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import platform
 import time
@@ -16,34 +15,26 @@ from pathlib import Path
 
 import torch
 
-from .options import output_file
 from .experiments.common import Row, markdown_table, text_table
-
-EXPERIMENTS = [  # (module under rlvr.experiments, what it covers)
-    ("bandit", "01: estimators, +5 shift, std amplification (2.1, 4.1, Ex. 1)"),
-    ("ppo_parts", "02: clipping, KL estimators, memory (2.2-2.4, Ex. 2)"),
-    ("thinking", "03: warm-up, GRPO, Dr. GRPO, RFT, pass@k (3, 5, Ex. 3, 6, 7)"),
-    ("race", "04: PPO vs GRPO-1 vs GRPO-8 (3)"),
-    ("length_bias", "05: length bias, Dr. GRPO, Kimi length reward (4.2, 6.2, Ex. 4, 5, 7d)"),
-]
+from .narration import TOPICS
+from .options import output_file
 
 
 def run_experiments(
     seeds: tuple[int, ...], fast: bool, only: list[str] | None = None
 ) -> tuple[list[Row], dict[str, float]]:
-    """Call every module's figures(); returns all rows and the seconds each module took."""
+    """Every topic's rows (`rlvr.narration.TOPICS`); returns all rows and the seconds each topic took."""
     from tqdm.auto import tqdm
 
     rows, seconds = [], {}
-    chosen = [(name, text) for name, text in EXPERIMENTS if not only or name in only]
-    with tqdm(chosen, desc="reproduce", unit="experiment") as bar:
-        for name, text in bar:
-            bar.set_postfix_str(name)
+    chosen = [topic for name, topic in TOPICS.items() if not only or name in only]
+    with tqdm(chosen, desc="reproduce", unit="topic") as bar:
+        for topic in bar:
+            bar.set_postfix_str(topic.name)
             start = time.perf_counter()
-            module = importlib.import_module(f"rlvr.experiments.{name}")
-            rows += module.figures(seeds=tuple(seeds), fast=fast)
-            seconds[name] = time.perf_counter() - start
-            bar.write(f"  {name:<12} {seconds[name]:6.1f} s  {text}")
+            rows += topic.rows(seeds=tuple(seeds), fast=fast)
+            seconds[topic.name] = time.perf_counter() - start
+            bar.write(f"  {topic.name:<12} {seconds[topic.name]:6.1f} s  {topic.notebook[:2]}: {topic.covers}")
     return rows, seconds
 
 
@@ -77,15 +68,20 @@ def markdown_report(rows: list[Row], seconds: dict, seeds, fast: bool) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: prints the table; exit code 0 (disagreeing rows are reported, not hidden)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `python -m rlvr reproduce`."""
     parser = argparse.ArgumentParser(prog="python -m rlvr reproduce", description=__doc__)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds of the stochastic experiments")
     parser.add_argument("--fast", action="store_true", help="small sizes (a smoke test, not a reproduction)")
-    parser.add_argument("--only", nargs="+", choices=[name for name, _ in EXPERIMENTS], help="run some modules")
+    parser.add_argument("--only", nargs="+", choices=list(TOPICS), help="run some topics")
     parser.add_argument("--json", type=output_file, help="write the table and timings to this JSON file")
     parser.add_argument("--markdown", type=output_file, help="write the table to this Markdown file")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: prints the table; exit code 0 (disagreeing rows are reported, not hidden)."""
+    args = build_parser().parse_args(argv)
     start = time.perf_counter()
     fast = ", fast" if args.fast else ""
     print(f"reproducing the lecture's figures (seeds {args.seeds}{fast}); time per experiment:")

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .cache import SHIPPED_DIR, Entry, Loaded, load_or_create, numerics, save_checkpoint
-from .config import pick
+from .config import pick, training_threads
 from .evaluate import evaluate
 from .i18n import _
 from .model import ModelConfig, TinyTransformer, response_logps
@@ -98,26 +98,27 @@ def train_sft(
 ) -> tuple[TinyTransformer, list[float]]:
     """Train a fresh model (ours by default; another one with its own loss_fn(model, prompt_ids, responses, mask))
     on the noisy teacher; returns (model, loss per step). Deterministic given cfg.seed."""
-    torch.manual_seed(cfg.seed)
-    rng = np.random.default_rng(cfg.seed)
-    model = TinyTransformer(cfg.model) if model is None else model
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=0.0)
-    losses = []
-    for step in range(cfg.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg)
-        prompts = sample_prompts(cfg.batch_size, rng)  # [B, 10]
-        responses, mask = teacher_batch(prompts, cfg.teacher_error_rate, rng, cfg.think_fraction)  # [B, 15]
-        loss = loss_fn(model, prompt_tokens(prompts), responses, mask)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        if on_step is not None:
-            on_step(step + 1, cfg.steps, losses[-1])
-    model.eval()
-    return model, losses
+    with training_threads():  # one thread count wherever it trains: see rlvr.config.training_threads
+        torch.manual_seed(cfg.seed)
+        rng = np.random.default_rng(cfg.seed)
+        model = TinyTransformer(cfg.model) if model is None else model
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=0.0)
+        losses = []
+        for step in range(cfg.steps):
+            for group in opt.param_groups:
+                group["lr"] = lr_at(step, cfg)
+            prompts = sample_prompts(cfg.batch_size, rng)  # [B, 10]
+            responses, mask = teacher_batch(prompts, cfg.teacher_error_rate, rng, cfg.think_fraction)  # [B, 15]
+            loss = loss_fn(model, prompt_tokens(prompts), responses, mask)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if on_step is not None:
+                on_step(step + 1, cfg.steps, losses[-1])
+        model.eval()
+        return model, losses
 
 
 def _progress_bar(cfg: SFTConfig):

@@ -8,7 +8,7 @@ mean_length_wrong; malformed_fraction and truncated_fraction [completions/clippe
 explained_variance (CleanRL's names).
 
 `failures(history)` names the failure signatures a history shows: NaN, no signal (all-equal groups above 90% for 20
-steps), entropy collapse, and a reward that rises while the strict accuracy falls (a verifier with a loophole).
+steps), entropy collapse, and a reward that pulls away from the strict accuracy (a verifier with a loophole).
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class Failure:
 NO_SIGNAL_SHARE, NO_SIGNAL_STEPS = 0.9, 20  # all-equal groups above 90% for 20 steps in a row
 ENTROPY_FLOOR = 0.02  # nats per token: the policy has become (almost) deterministic
 HACK_WINDOW = 20  # steps over which reward and accuracy trends are compared
-HACK_GAP = 0.15  # reward minus accuracy grows by this much while accuracy falls
+HACK_GAP = 0.15  # the reward's lead over the strict accuracy grows by this much
 
 
 def _curve(history: list[dict], key: str) -> np.ndarray:
@@ -172,13 +172,15 @@ def entropy_collapse_step(history: list[dict]) -> int | None:
 
 
 def hacking_step(history: list[dict]) -> int | None:
-    """First step at which, over the last HACK_WINDOW steps, the reward rose, the strict accuracy fell and the gap
-    between them grew by HACK_GAP: the verifier pays for something other than right answers."""
+    """First step at which, over the last HACK_WINDOW steps, the reward is above its first steps' and its lead over
+    the strict accuracy has grown by HACK_GAP since then: the verifier pays for something the strict check rejects.
+    (A run whose reward is the strict verifier's has no lead at all; Kimi's length reward only lowers it.)"""
     reward, accuracy = _curve(history, "reward"), _curve(history, "accuracy")
+    lead = reward - accuracy  # [steps]
+    start_reward, start_lead = reward[:5].mean(), lead[:5].mean()
     for end in range(HACK_WINDOW, len(history) + 1):
-        r, a = reward[end - HACK_WINDOW : end], accuracy[end - HACK_WINDOW : end]
-        rising, falling = r[-5:].mean() > r[:5].mean(), a[-5:].mean() < a[:5].mean()
-        if rising and falling and (r - a)[-5:].mean() - (r - a)[:5].mean() > HACK_GAP:
+        window = slice(end - HACK_WINDOW, end)
+        if reward[window].mean() > start_reward and lead[window].mean() - start_lead > HACK_GAP:
             return int(history[end - 1]["step"])
     return None
 
@@ -195,7 +197,7 @@ SIGNATURES = {  # name -> (detector, what the user reads: translated when shown)
     ),
     "reward_hacking": (
         hacking_step,
-        N_("the reward rises while the strict accuracy falls: the verifier has a loophole"),
+        N_("the reward pulls away from the strict accuracy: the verifier has a loophole"),
     ),
 }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
@@ -19,7 +19,8 @@ import torch
 
 from . import signals
 from .algorithms import ALGORITHMS, algorithm, loss_terms, trains_every_answer
-from .cache import Entry, load_or_create
+from .cache import Entry
+from .config import training_threads
 from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample, update_logps
 from .objectives import (
@@ -35,11 +36,10 @@ from .objectives import (
     rft_loss,
     shaped_rewards,
 )
+from .runs import OnStep, RunResult, cached_run
 from .sft import SFTConfig, WarmUp, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 from .validation import BOOLEAN, SEED, ConfigError, Rule, check_fields, integer, number, one_of, optional
-
-OnStep = Callable[[int, int, list], None]
 
 
 @dataclass(frozen=True)
@@ -139,26 +139,6 @@ RL_RULES: dict[str, Rule] = {  # field -> what it accepts (algo-dependent limits
     "sft_seed": SEED,
     "seed": SEED,
 }
-
-
-@dataclass
-class RunResult:
-    """What a run leaves behind."""
-
-    config: RLConfig
-    history: list[dict]  # one dict of metrics per step
-    policy: TinyTransformer
-    timing: dict = field(default_factory=dict)  # total_s, sampling_s, training_s (RL steps only)
-    from_cache: bool = False
-
-    def curve(self, key: str) -> np.ndarray:
-        """One metric against step, as an array (NaN where undefined)."""
-        return history_curve(self.history, key)
-
-
-def history_curve(history: list[dict], key: str) -> np.ndarray:
-    """One metric of a run's per-step history against step (NaN where a step lacks it). [steps]"""
-    return np.array([h.get(key, np.nan) for h in history], dtype=float)
 
 
 def _adam(params, lr: float) -> torch.optim.Adam:
@@ -422,19 +402,22 @@ def train_rl(
         trainer: the Trainer (sub)class, called as trainer(cfg, policy, hooks, record_signals=...): `rlvr.a5` passes
             one whose updates run a student's assignment code.
     """
-    torch.manual_seed(cfg.seed)
-    trainer = trainer(cfg, policy, hooks, record_signals=record_signals)
-    history: list[dict] = []
-    bar = _progress_bar(cfg, progress)
-    for step in range(cfg.steps):
-        history.append(trainer.step(step))
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(acc=f"{history[-1]['accuracy']:.2f}", think=f"{history[-1]['cot_fraction']:.2f}")
-        if on_step is not None:
-            on_step(step + 1, cfg.steps, history)
-    if bar is not None:
-        bar.close()
+    with training_threads():  # one thread count wherever it trains: see rlvr.config.training_threads
+        torch.manual_seed(cfg.seed)
+        trainer = trainer(cfg, policy, hooks, record_signals=record_signals)
+        history: list[dict] = []
+        bar = _progress_bar(cfg, progress)
+        try:
+            for step in range(cfg.steps):
+                history.append(trainer.step(step))
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(acc=f"{history[-1]['accuracy']:.2f}", think=f"{history[-1]['cot_fraction']:.2f}")
+                if on_step is not None:
+                    on_step(step + 1, cfg.steps, history)
+        finally:
+            if bar is not None:
+                bar.close()
     trainer.policy.eval()
     timing = {
         "sampling_s": float(sum(h["sampling_s"] for h in history)),
@@ -481,19 +464,13 @@ def run(
     """`train_rl` through the checkpoint cache: a configuration already run loads in well under a second."""
     if not use_cache:
         return train_rl(cfg, on_step=on_step, progress=progress)
-
-    def create() -> dict:
-        result = train_rl(cfg, on_step=on_step, progress=progress)
-        return {"history": result.history, "state_dict": result.policy.state_dict(), "timing": result.timing}
-
-    loaded = load_or_create(cache_entry(cfg), create)
-    payload = loaded.payload
-    policy = TinyTransformer(warmup_config(cfg).model)  # a shell for the weights: loading never trains a warm-up
-    policy.load_state_dict(payload["state_dict"])
-    policy.eval()
-    if loaded.from_cache and on_step is not None:
-        on_step(cfg.steps, cfg.steps, payload["history"])
-    return RunResult(cfg, payload["history"], policy, payload["timing"], loaded.from_cache)
+    return cached_run(
+        cache_entry(cfg),
+        cfg,
+        lambda on_step: train_rl(cfg, on_step=on_step, progress=progress),
+        on_step,
+        shell=lambda: TinyTransformer(warmup_config(cfg).model),  # a shell for the weights: loading never trains
+    )
 
 
 def final_metrics(policy: TinyTransformer, n_prompts: int = 2000, n_samples: int = 16, seed: int = 0) -> dict:

@@ -45,6 +45,7 @@ How the panels work, and why:
 from __future__ import annotations
 
 import base64
+import functools
 import gc
 import html
 import io
@@ -869,17 +870,17 @@ def in_notebook() -> bool:
 
 # ----------------------------------------------------------------------------- training cells
 class RunProgress:
-    """What a cell that trains several runs shows while they train: one line per run (step, seconds so far), and at
-    the end 'trained in ...' or 'loaded from the cache'. In a notebook the lines are one text output updated in
-    place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere each finished run
-    prints its line."""
+    """What a cell that trains several runs shows while they train: one line per run (waiting, step and seconds so
+    far, failed), and at the end 'trained in ...' or 'loaded from the cache'. In a notebook the lines are one text
+    output updated in place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere a run
+    prints its line when it starts training, when it fails and when it is done."""
 
     def __init__(self, labels, every_seconds: float = 0.5):
         self.lines = {label: _("{label}: waiting").format(label=label) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
         self.handle = None
-        self.start = time.perf_counter()
+        self.started: dict = {}
 
     def text(self) -> str:
         """The current lines."""
@@ -899,12 +900,23 @@ class RunProgress:
         else:
             self.handle.update(data, raw=True)
 
+    def say(self, label: str, line: str) -> None:
+        """Set a run's line and show it (outside a notebook: print it)."""
+        self.lines[label] = line
+        self.show(force=True)
+        if not self.notebook:
+            print(line, flush=True)
+
+    def start(self, label: str) -> None:
+        """A run starts training (in a worker process, or here)."""
+        self.started[label] = time.perf_counter()
+        self.say(label, _("{label}: training").format(label=label))
+
     def callback(self, label: str):
         """The on_step(step, total, history) of one run."""
-        start = time.perf_counter()
 
         def on_step(step: int, total: int, history=None) -> None:
-            took = seconds_text(time.perf_counter() - start)
+            took = seconds_text(time.perf_counter() - self.started.get(label, time.perf_counter()))
             self.lines[label] = _("{label}: step {step}/{total}, {time}").format(
                 label=label, step=step, total=total, time=took
             )
@@ -917,32 +929,34 @@ class RunProgress:
         steps = len(result.history)
         if result.from_cache:
             took = result.timing.get("total_s", float("nan"))
-            self.lines[label] = _("{label}: {steps} steps, loaded from disk (training took {time} when it ran)").format(
-                label=label, steps=steps, time=seconds_text(took)
-            )
+            line = _("{label}: {steps} steps, loaded from disk (training took {time} when it ran)")
+            self.say(label, line.format(label=label, steps=steps, time=seconds_text(took)))
         else:
-            self.lines[label] = _("{label}: {steps} steps, trained now in {time}").format(
-                label=label, steps=steps, time=seconds_text(seconds)
-            )
-        self.show(force=True)
-        if not self.notebook:
-            print(self.lines[label], flush=True)
+            line = _("{label}: {steps} steps, trained now in {time}")
+            self.say(label, line.format(label=label, steps=steps, time=seconds_text(seconds)))
+
+    def fail(self, label: str, message: str) -> None:
+        """Say in one line that a run failed, and why."""
+        self.say(label, _("{label}: failed: {error}").format(label=label, error=message))
 
 
 def train_runs(configs: dict, runner=None) -> dict:
     """Obtain every run of `configs` (label -> what `runner` takes, an RLConfig by default) with
     `runner(item, on_step=..., progress=False)` (default: `rlvr.train.run`; the race passes `race.race_run`, the
-    gallery its runs' names), reporting with RunProgress. Returns label -> result."""
+    gallery its runs' names): the runs the cache holds load here, the others train side by side in worker processes,
+    one per core (`rlvr.parallel.train_all`), one progress line each (RunProgress). Interrupting the cell stops them
+    all; a run that fails says so on its line and the others finish. Returns label -> result (the runs that did not
+    fail)."""
+    from rlvr.parallel import train_all
+
     if runner is None:
         from rlvr.train import run as runner
     progress = RunProgress(configs)
     progress.show(force=True)
-    results = {}
-    for label, cfg in configs.items():
-        start = time.perf_counter()
-        results[label] = runner(cfg, on_step=progress.callback(label), progress=False)
-        progress.finish(label, results[label], time.perf_counter() - start)
-    return results
+    jobs = {label: functools.partial(runner, cfg, progress=False) for label, cfg in configs.items()}
+    return train_all(
+        jobs, on_step=progress.callback, on_start=progress.start, on_done=progress.finish, on_fail=progress.fail
+    )
 
 
 class LivePlot:

@@ -47,6 +47,13 @@ told so); Not attempted (the stub's NotImplementedError); Could not check (the f
 time: the error explained in words, with the first lines it printed). ``check`` never raises in normal mode; with
 ``RLVR_STRICT=1`` any outcome other than correct raises ``AssertionError`` (used when testing the solution notebooks).
 
+A mistake written several ways (another std, another eps) lists the others as ``variants``; two slips made at once
+are named together by ``Mistake.both(first, second, fn)`` (name ``first+second``, both sentences, each translated on
+its own). A TypeError that the learner's own code gets by calling a function wrongly (a wrong keyword to a package
+function) names that function and its parameters; only a call of the learner's function by the checker itself is
+blamed on the template's signature. ``tests/test_checks_corpus.py`` holds the learners' answers every checker is held
+to.
+
 A case's expected output comes from its own ``reference``, else its ``expected`` value, else the
 exercise's ``reference``. Tolerances: ``atol=1e-5, rtol=1e-4`` unless the case sets its own.
 Whole-step exercises live in ``rlvr.checks.step`` (notebook 03's GRPO step) and ``rlvr.checks.ppo_step`` (notebook

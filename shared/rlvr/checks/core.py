@@ -471,12 +471,43 @@ class Mistake:
         says: names the mistake in one sentence, e.g. "Your baseline leaves the answer itself out (RLOO)".
         fix: what to change, in words and without code.
         fn: the wrong answer, with the exercise's signature.
+        variants: other ways of writing the same mistake (another std, another eps); the mistake is named when the
+            learner's outputs equal those of `fn` or of one variant on every case.
+        parts: for two slips made at once (`Mistake.both`), the two mistakes; `says` and `fix` are then theirs joined,
+            and each part is translated on its own.
     """
 
     name: str
     says: str
     fix: str
     fn: Callable
+    variants: tuple[Callable, ...] = ()
+    parts: tuple[Mistake, ...] = ()
+
+    @property
+    def ways(self) -> tuple[Callable, ...]:
+        """Every function that writes this mistake: `fn`, then the variants."""
+        return (self.fn, *self.variants)
+
+    def sentence(self) -> str:
+        """`says` in the current language (a compound's parts one after the other)."""
+        return " ".join(part.sentence() for part in self.parts) if self.parts else _(self.says)
+
+    def advice(self) -> str:
+        """`fix` in the current language (a compound's parts one after the other)."""
+        return " ".join(part.advice() for part in self.parts) if self.parts else _(self.fix)
+
+    @classmethod
+    def both(cls, first: Mistake, second: Mistake, fn: Callable, variants: tuple[Callable, ...] = ()) -> Mistake:
+        """Two slips made at once, e.g. one per mode of a function: named `first+second`, both sentences said."""
+        return cls(
+            f"{first.name}+{second.name}",
+            f"{first.says} {second.says}",
+            f"{first.fix} {second.fix}",
+            fn,
+            variants,
+            (first, second),
+        )
 
 
 @dataclass
@@ -592,7 +623,7 @@ class Exercise(Question):
         self.reference = reference
         self.mistakes = list(mistakes)
         self.time_limit = time_limit
-        self._mistake_outputs: dict[tuple[int, int], Any] = {}
+        self._mistake_outputs: dict[tuple[int, int, int], Any] = {}
 
     def solution(self) -> Note:
         """Show the solution code."""
@@ -644,9 +675,9 @@ class Exercise(Question):
         seen = _("On `{case}`: {pair}.").format(case=case.title(), pair=pair)
         mistake, everywhere = self.named_mistake(runs)
         if mistake is not None and everywhere:
-            message = f"{_(mistake.says)} {seen} {_(mistake.fix)}"
+            message = f"{mistake.sentence()} {seen} {mistake.advice()}"
         elif mistake is not None:
-            message = f"{_(mistake.says)} {seen} {_(mistake.fix)} " + _(
+            message = f"{mistake.sentence()} {seen} {mistake.advice()} " + _(
                 "(On every case that fails your output is exactly what this mistake gives; on a case you pass, it "
                 "would differ.)"
             )
@@ -659,33 +690,37 @@ class Exercise(Question):
             message += " " + _("Also: {what}").format(what=in_place_message(edited))
         return Result(self.name, Outcome.INCORRECT, with_printed(message, shown.call), mistake.name if mistake else "")
 
-    def mistake_output(self, m: int, c: int) -> Any:
-        """Library entry m's output on case c (cached; _UNDEFINED where it raises)."""
-        key = (m, c)
+    def mistake_output(self, m: int, c: int, way: int = 0) -> Any:
+        """Library entry m's output on case c, written its `way`-th way (cached; _UNDEFINED where it raises)."""
+        key = (m, way, c)
         if key not in self._mistake_outputs:
             try:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")
-                    self._mistake_outputs[key] = self.cases[c].output_of(self.mistakes[m].fn)
+                    self._mistake_outputs[key] = self.cases[c].output_of(self.mistakes[m].ways[way])
             except Exception:  # noqa: BLE001 - an entry may not apply to every case (e.g. a mode it ignores)
                 self._mistake_outputs[key] = _UNDEFINED
         return self._mistake_outputs[key]
 
-    def _agrees(self, m: int, run: CaseRun) -> bool:
-        """The learner's output on this case equals library entry m's."""
-        theirs = self.mistake_output(m, run.index)
+    def _agrees(self, m: int, run: CaseRun, way: int = 0) -> bool:
+        """The learner's output on this case equals library entry m's (written its `way`-th way)."""
+        theirs = self.mistake_output(m, run.index, way)
         return theirs is not _UNDEFINED and run.case.verdict(run.call.value, theirs)[0] is None
+
+    def _fits(self, m: int, runs: list[CaseRun]) -> bool:
+        """One way of writing library entry m gives the learner's outputs on every one of `runs`."""
+        return any(all(self._agrees(m, run, way) for run in runs) for way in range(len(self.mistakes[m].ways)))
 
     def named_mistake(self, runs: list[CaseRun]) -> tuple[Mistake | None, bool]:
         """(the library entry whose outputs equal the learner's on every case, True); else (the only entry equal to
         the learner's on every FAILING case, when at least two fail, False); else (None, False). One case alone
         names nothing: on a small case two different mistakes often give the same numbers."""
         for m, mistake in enumerate(self.mistakes):
-            if all(self._agrees(m, run) for run in runs):
+            if self._fits(m, runs):
                 return mistake, True
         failing = [run for run in runs if run.problem]
         if len(failing) >= 2:
-            fitting = [mistake for m, mistake in enumerate(self.mistakes) if all(self._agrees(m, r) for r in failing)]
+            fitting = [mistake for m, mistake in enumerate(self.mistakes) if self._fits(m, failing)]
             if len(fitting) == 1:
                 return fitting[0], False
         return None, False

@@ -28,8 +28,10 @@ does not raise but shuts the kernel down after the cell, `exit()` raises SystemE
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
+import inspect
 import io
 import re
 import signal
@@ -38,6 +40,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -327,11 +330,14 @@ def one_line_error(error: BaseException) -> str:
     return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
 
 
+TEMPLATE_MEANING = N_(
+    "your function's parameters differ from the template's: keep the signature the notebook gave you."
+)
 ERROR_EXPLANATIONS: list[tuple[type, str, str]] = [  # (exception type, regex on its message, what it means)
     (
         TypeError,
         r"unexpected keyword argument|positional argument|required positional|takes \d+ positional",
-        N_("your function's parameters differ from the template's: keep the signature the notebook gave you."),
+        TEMPLATE_MEANING,  # only when the checker's own call of the function failed (see explain_error)
     ),
     (
         RuntimeError,
@@ -363,6 +369,24 @@ ERROR_EXPLANATIONS: list[tuple[type, str, str]] = [  # (exception type, regex on
     ),
     (
         RuntimeError,
+        r"Boolean value of Tensor with more than one value is ambiguous",
+        N_(
+            "a tensor of several values went where Python needs one True or False (Python's min or max, an if, an "
+            "and/or): use torch's elementwise functions instead (torch.minimum, torch.maximum, torch.where)."
+        ),
+    ),
+    (
+        RuntimeError,
+        r"could not infer output dtype",
+        N_("the mean of a boolean tensor (a mask) is not defined: turn it into floats first."),
+    ),
+    (
+        RuntimeError,
+        r"with a bool tensor is not supported",
+        N_("arithmetic on a boolean tensor (a mask): negate it with ~, or turn it into floats first."),
+    ),
+    (
+        RuntimeError,
         r"view size is not compatible",
         N_("a view of a tensor that is not contiguous: reshape it instead of viewing it."),
     ),
@@ -383,10 +407,90 @@ ERROR_EXPLANATIONS: list[tuple[type, str, str]] = [  # (exception type, regex on
 ]
 
 
+CALL_ERROR = re.compile(  # what Python says when a call's arguments do not fit the function called
+    r"^(?P<callee>[\w.<>]+)\(\) (?:got an unexpected keyword argument '(?P<keyword>\w+)'"
+    r"|(?P<count>missing \d+ required|takes \d+|takes from \d+|got multiple values|got some positional-only))"
+)
+
+
+CHECKS_DIR = Path(__file__).resolve().parent
+
+
+def _raised_in_learner_code(error: BaseException) -> bool:
+    """The exception comes from a frame of the learner's own code, not from the checker's call of their function
+    (the guard's, or a gradient case's: there a TypeError means the checker's arguments do not fit the function)."""
+    frames = _frames(error)
+    return bool(frames) and Path(frames[0].f_code.co_filename).resolve().parent != CHECKS_DIR
+
+
+def _frames(error: BaseException) -> list:
+    """The frames of an exception's traceback, innermost first."""
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames[::-1]
+
+
+def _callee(error: BaseException, qualname: str) -> Callable | None:
+    """The function `qualname` ('sample', 'TinyTransformer.forward') as the innermost frame that can see it sees it
+    (a decorator's wrapper may stand between the caller and the function): a local, a global, a builtin, or an
+    attribute of a module imported there (e.g. `task.score_batch`)."""
+    head, *rest = qualname.split(".")
+    for frame in _frames(error):
+        found = next((space[head] for space in (frame.f_locals, frame.f_globals) if head in space), None)
+        if found is None:
+            modules = [v for v in frame.f_globals.values() if isinstance(v, type(sys))]
+            found = next((getattr(m, head) for m in modules if hasattr(m, head)), None)
+        for name in rest:
+            found = getattr(found, name, None)
+        if callable(found) and getattr(found, "__name__", "") == qualname.split(".")[-1]:
+            return found
+    found = getattr(builtins, qualname, None)
+    return found if callable(found) else None
+
+
+def parameter_list(fn: Callable) -> str:
+    """A function's parameter names, comma-separated ('' if Python cannot tell them)."""
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values() if p.name != "self"]
+    except (TypeError, ValueError):
+        return ""
+    return ", ".join(names)
+
+
+def call_problem_in_learner_code(error: BaseException) -> str:
+    """For a TypeError the learner's code got by calling a function with arguments it does not take (a wrong keyword
+    to a package function, say): one sentence naming the function and its parameters; else ''."""
+    if not isinstance(error, TypeError) or not _raised_in_learner_code(error):
+        return ""
+    found = CALL_ERROR.match(str(error))
+    if found is None:
+        return ""
+    callee = found.group("callee")
+    params = parameter_list(_callee(error, callee) or (lambda: None))
+    if found.group("keyword"):
+        if params:
+            text = _("`{callee}()` got an unexpected keyword '{keyword}'; its parameters are {params}.")
+        else:
+            text = _("`{callee}()` got an unexpected keyword '{keyword}'.")
+        return text.format(callee=callee, keyword=found.group("keyword"), params=params)
+    detail = " ".join(str(error).split())
+    if params:
+        text = _(
+            "your code calls `{callee}()` with arguments it does not take ({detail}); its parameters are {params}."
+        )
+    else:
+        text = _("your code calls `{callee}()` with arguments it does not take ({detail}).")
+    return text.format(callee=callee, detail=detail, params=params)
+
+
 def explain_error(error: BaseException) -> str:
     """One sentence saying what a learner's exception usually means (in the current language), or ''."""
     text = str(error)
     for kind, pattern, meaning in ERROR_EXPLANATIONS:
+        if meaning == TEMPLATE_MEANING and _raised_in_learner_code(error):
+            continue  # the learner's code called something wrongly, not the checker their function
         if isinstance(error, kind) and re.search(pattern, text):
             return _(meaning)
     return ""
@@ -399,6 +503,10 @@ def failure_sentence(call: Call, what: str = N_("your function")) -> str:
             "{what} did not finish within {seconds} s (stopped there): look for a loop that never ends, a sleep, "
             "or waiting for input."
         ).format(what=_(what), seconds=f"{call.limit:g}")
+    elif call_problem_in_learner_code(call.error):
+        text = _("{what} raised TypeError: {problem}").format(
+            what=_(what), problem=call_problem_in_learner_code(call.error)
+        )
     else:
         meaning = explain_error(call.error)
         text = _("{what} raised {error}").format(what=_(what), error=one_line_error(call.error))

@@ -83,6 +83,13 @@ def _shared_mistakes(baseline, baseline_only: str) -> list[Mistake]:
     ]
 
 
+def _divides_by_std(centre, says: str, fix: str) -> Mistake:
+    """The slip of also dividing the centred rewards by the group's std: any usual std and eps (the ratio of the
+    learner's advantages to the right ones is 1/std in every group, whichever eps they chose)."""
+    ways = [lambda rewards, group_size, f=f: w.flat(f(w.rows(rewards, group_size))) for f in w.scaled_by_std(centre)]
+    return Mistake("divides_by_std", says, fix, ways[0], tuple(ways[1:]))
+
+
 MEAN_MISTAKES = [
     Mistake(
         "leave_one_out",
@@ -99,11 +106,31 @@ MEAN_MISTAKES = [
         N_("Split the rewards into groups of group_size consecutive answers and subtract each group's own mean."),
         lambda rewards, group_size: rewards - rewards.mean(),
     ),
-    Mistake(
-        "divides_by_std",
+    _divides_by_std(
+        w.mean_centred,
         N_("You also divide by the group's std: that is GRPO's advantage (notebook 03), not the plain mean baseline."),
         N_("Only subtract the group mean; leave the scale of the rewards alone."),
-        lambda rewards, group_size: w.flat(w.zscore(w.rows(rewards, group_size), 1e-6)),
+    ),
+    Mistake(
+        "stats_over_prompts",
+        N_(
+            "Your mean runs over the wrong axis: with one row per prompt, you average down each column, across the "
+            "prompts, instead of along each row (a prompt's own G answers)."
+        ),
+        N_("Average along the axis that holds a prompt's G answers, so that each prompt gets its own mean."),
+        lambda rewards, group_size: w.flat(w.mean_centred(w.rows(rewards, group_size), dim=0)),
+    ),
+    Mistake(
+        "tiled_baselines",
+        N_(
+            "Your group means are lined up with the wrong answers: you spread them back by tiling (the mean of group "
+            "1, of group 2, ..., then group 1 again), so most answers get another prompt's mean."
+        ),
+        N_(
+            "Repeat each group's mean G times in a row (or subtract it from the rows of G rewards and flatten), so "
+            "that every answer gets its own group's mean."
+        ),
+        lambda rewards, group_size: w.tiled(rewards, w.rows(rewards, group_size).mean(dim=1), group_size),
     ),
     Mistake(
         "mean_divides_by_g_minus_1",
@@ -139,6 +166,14 @@ RLOO_MISTAKES = [
         N_("You leave one out of the whole batch, not of the answer's own group."),
         N_("Average the other G - 1 rewards of the answer's own group (its group_size consecutive neighbours)."),
         lambda rewards, group_size: rewards - (rewards.sum() - rewards) / (rewards.numel() - 1),
+    ),
+    _divides_by_std(
+        w.loo_centred,
+        N_(
+            "You also divide by the group's std, as GRPO does (notebook 03); the leave-one-out baseline only subtracts "
+            "the mean of the other answers."
+        ),
+        N_("Only subtract the mean of the other G - 1 rewards; leave the scale of the rewards alone."),
     ),
     *_shared_mistakes(
         w.loo_centred, N_("You return the baseline itself (the mean of the other answers), not the advantage.")

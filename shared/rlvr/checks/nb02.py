@@ -74,6 +74,39 @@ MISTAKES = [
         lambda ratio, advantage, clip_eps=0.2: torch.minimum(ratio, torch.full_like(ratio, 1 + clip_eps)) * advantage,
     ),
     Mistake(
+        "clip_upper_side_only",
+        N_(
+            "You clip the ratio from above only (at 1 + clip_eps): with a negative advantage the clip holds the ratio "
+            "up at 1 - clip_eps, and your objective leaves those entries unclipped."
+        ),
+        N_("Hold the ratio inside both ends of the band, then keep the smaller of the two terms."),
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio * advantage, torch.clamp(ratio, max=1 + clip_eps) * advantage
+        ),
+    ),
+    Mistake(
+        "clip_lower_side_only",
+        N_(
+            "You clip the ratio from below only (at 1 - clip_eps): with a positive advantage the clip caps the ratio "
+            "at 1 + clip_eps, and your objective leaves those entries unclipped."
+        ),
+        N_("Hold the ratio inside both ends of the band, then keep the smaller of the two terms."),
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio * advantage, torch.clamp(ratio, min=1 - clip_eps) * advantage
+        ),
+    ),
+    Mistake(
+        "clamp_bounds_swapped",
+        N_(
+            "The two ends of your band are swapped (the lower bound 1 + clip_eps, the upper 1 - clip_eps): every "
+            "ratio is then held at 1 - clip_eps, whatever its value."
+        ),
+        N_("Give the clip 1 - clip_eps as its lower end and 1 + clip_eps as its upper end."),
+        lambda ratio, advantage, clip_eps=0.2: torch.minimum(
+            ratio * advantage, torch.clamp(ratio, 1 + clip_eps, 1 - clip_eps) * advantage
+        ),
+    ),
+    Mistake(
         "loss_sign",
         N_("You return the loss, minus the objective; this exercise asks for the objective itself (to maximise)."),
         N_("Drop the minus sign: the minus belongs to the loss the optimizer minimises, later."),

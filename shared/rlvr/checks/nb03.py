@@ -69,6 +69,11 @@ def _grpo_cases() -> list[Case]:
             args=(torch.tensor([1.0, 0, 0, 0]), 4),
             kwargs={"eps": 0.5},
         ),
+        Case(
+            N_("the lecture's group with a large eps=0.5 (eps larger than the std)"),
+            args=(torch.tensor(ONE_RIGHT), 8),
+            kwargs={"eps": 0.5},
+        ),
         *random_group_cases(eps=1e-4),
     ]
 
@@ -121,6 +126,32 @@ def _shared_mistakes(advantage) -> list[Mistake]:
             lambda rewards, group_size, eps=0.0: -w.flat(advantage(w.rows(rewards, group_size), eps)),
         ),
     ]
+
+
+EPS_SLIPS = {  # an eps slip's name in the library -> where it puts eps (`wrong_groups.zscore`)
+    "eps_in_var": "var",
+    "eps_floor": "floor",
+    "eps_after": "after",
+    "eps_ignored": "none",
+}
+
+
+def _unbiased_and(library: list[Mistake]) -> list[Mistake]:
+    """Two slips at once: the unbiased std AND an eps slip of the library (e.g. the square root of torch's default
+    variance plus eps), named together."""
+    by_name = {m.name: m for m in library}
+    both = [
+        Mistake.both(
+            by_name["unbiased_std"],
+            by_name[name],
+            _rows_then(
+                lambda r, eps, where=where: w.zscore(r, 0.0 if where == "none" else eps, unbiased=True, where=where)
+            ),
+        )
+        for name, where in EPS_SLIPS.items()
+    ]
+    guarded = _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, unbiased=True, where="none"), nan=0.0))
+    return [*both, Mistake.both(by_name["unbiased_std"], by_name["eps_ignored_guarded"], guarded)]
 
 
 GRPO_MISTAKES = [
@@ -188,11 +219,12 @@ GRPO_MISTAKES = [
     Mistake(
         "eps_ignored_guarded",
         N_(
-            "You leave eps out of the denominator (and patch the all-equal groups to 0 by hand), so eps changes "
-            "nothing."
+            "You leave the eps argument out of the denominator (the all-equal groups patched to 0 by hand, or a tiny "
+            "eps of your own in its place), so the eps given changes nothing."
         ),
-        N_("Divide by the std PLUS eps; the all-equal groups then come out as 0 by themselves."),
+        N_("Divide by the std PLUS the eps argument; the all-equal groups then come out as 0 by themselves."),
         _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, where="none"), nan=0.0)),
+        tuple(_rows_then(lambda r, eps, e=e: w.zscore(r, e)) for e in w.USUAL_EPS[:2]),
     ),
     Mistake(
         "leave_one_out",
@@ -203,8 +235,18 @@ GRPO_MISTAKES = [
         N_("Subtract the plain mean of all G rewards of the group, then divide by its std plus eps."),
         _rows_then(lambda r, eps: w.loo_centred(r) / (w.std(r) + eps)),
     ),
+    Mistake(
+        "stats_over_prompts",
+        N_(
+            "Your mean and std run over the wrong axis: with one row per prompt, you take them down each column, "
+            "across the prompts, instead of along each row (a prompt's own G answers)."
+        ),
+        N_("Take the mean and the std along the axis that holds a prompt's G answers."),
+        _rows_then(lambda r, eps: w.zscore(r, eps, dim=0)),
+    ),
     *_shared_mistakes(lambda r, eps: w.zscore(r, eps)),
 ]
+GRPO_MISTAKES += _unbiased_and(GRPO_MISTAKES)
 
 DR_GRPO_MISTAKES = [
     Mistake(
@@ -212,12 +254,25 @@ DR_GRPO_MISTAKES = [
         N_("You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean."),
         N_("Drop the division: return each reward minus its group's mean."),
         _rows_then(lambda r, eps: w.zscore(r, 1e-4)),
+        tuple(_rows_then(lambda r, eps, f=f: f(r)) for f in w.scaled_by_std(w.mean_centred)),
     ),
     Mistake(
-        "divides_by_std_no_eps",
-        N_("You still divide by the group's std: that is GRPO's advantage; Dr. GRPO only subtracts the group mean."),
-        N_("Drop the division: return each reward minus its group's mean."),
-        _rows_then(lambda r, eps: torch.nan_to_num(w.zscore(r, 0.0, where="none"), nan=0.0)),
+        "divided_by_group_size",
+        N_(
+            "You divide the centred rewards by G: Dr. GRPO divides the advantage by nothing (its constant normaliser, "
+            "max_len, belongs to the loss, notebook 05)."
+        ),
+        N_("Return each reward minus its group's mean, without dividing."),
+        _rows_then(lambda r, eps: w.mean_centred(r) / r.shape[1]),
+    ),
+    Mistake(
+        "stats_over_prompts",
+        N_(
+            "Your mean runs over the wrong axis: with one row per prompt, you average down each column, across the "
+            "prompts, instead of along each row (a prompt's own G answers)."
+        ),
+        N_("Average along the axis that holds a prompt's G answers, so that each prompt gets its own mean."),
+        _rows_then(lambda r, eps: w.mean_centred(r, dim=0)),
     ),
     Mistake(
         "leave_one_out",
@@ -319,12 +374,12 @@ def _unbiased(n, c, k) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def _product(n, c, k, first) -> float:
-    """1 - prod_{i=first}^{n} (1 - k / i): the product form, starting at `first` (right: n - c + 1)."""
+def _product(n, c, k, first, last=None) -> float:
+    """1 - prod_{i=first}^{last} (1 - k / i): the product form, from `first` to `last` (right: n - c + 1 to n)."""
     if n - c < k:
         return 1.0
     out = 1.0
-    for i in range(max(first, 1), n + 1):
+    for i in range(max(first, 1), (n if last is None else last) + 1):
         out *= 1.0 - k / i
     return 1.0 - out
 
@@ -377,6 +432,21 @@ PASS_MISTAKES = [
         N_("Your product runs over one term too few: it starts at n - c + 2 instead of n - c + 1."),
         N_("Start the product at n - c + 1 (c terms in all, one per right answer)."),
         lambda n, c, k: _product(n, c, k, n - c + 2),
+    ),
+    Mistake(
+        "product_stops_early",
+        N_("Your product stops one term early, at n - 1: the last factor, for i = n, is missing."),
+        N_("Run the product from n - c + 1 up to n itself (c terms in all, one per right answer)."),
+        lambda n, c, k: _product(n, c, k, n - c + 1, n - 1),
+    ),
+    Mistake(
+        "integer_division",
+        N_(
+            "You divide the two counts with integer (floor) division: their ratio rounds down to 0, so your pass@k "
+            "is 1 whenever c > 0."
+        ),
+        N_("Divide the counts as real numbers (true division)."),
+        lambda n, c, k: 1 - math.comb(n - c, k) // math.comb(n, k),
     ),
     Mistake(
         "union_bound",
@@ -439,8 +509,10 @@ perfect_teacher = FreeAnswer(
     ],
     solution=N_(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
-        "learn: to choose the think-first format. Accuracy rises much sooner and ends higher because the chains need "
-        "no repair, the policy moves less far from its warm-up, and most groups end all right (no signal)."
+        "learn: to choose the think-first format. Accuracy starts and ends higher because the chains need no repair, "
+        "the policy moves less far from its warm-up, and most groups end all right (no signal). Whether the format "
+        "switch comes sooner is not settled by the reward gap (Adam's steps do not grow with it): read the two steps "
+        "the findings print, and remember that a few steps either way is within what another seed moves."
     ),
 )
 
@@ -454,11 +526,11 @@ kl_penalty = FreeAnswer(
         ),
     ],
     solution=N_(
-        "At beta = 0.04 the curves barely change and the KL per answer shrinks a little: the reward for thinking "
-        "is large compared with beta times the KL printed above (a few hundredths). A larger beta (0.2) costs more "
-        "accuracy and lowers the KL we measure more, though not in proportion: with k3 in the loss the expected "
-        "gradient is that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of "
-        "KL(pi || pi_ref)."
+        "At beta = 0.04 the curves stay close to the default's: the reward for thinking is large compared with beta "
+        "times the KL printed above (multiply the two). Whether the KL and the accuracy end a little lower is for "
+        "the printed lines to say; a difference of a point is within the noise of one run. A larger beta (the panel "
+        "trains 0.2 if you ask it) pulls harder towards the warm-up. With k3 in the loss the expected gradient is "
+        "that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of KL(pi || pi_ref)."
     ),
 )
 
@@ -477,9 +549,10 @@ group_size_runs = FreeAnswer(
         ),
     ],
     solution=N_(
-        "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal and learning "
-        "is slower per step. G = 32: almost no group is all-equal and learning is faster per step, at 4x the "
-        "sampling cost of G = 8."
+        "G = 2: most groups are all-equal (both right or both wrong), so few answers carry a signal. G = 32: the "
+        "groups are mixed at the start and become all right only once nearly every answer is right (0.95^32 is "
+        "about 0.19), at 4x the sampling cost of G = 8. Per step the larger group usually learns faster; per "
+        "answer sampled the ranking can flip: the table's last column says which way your run fell."
     ),
 )
 
@@ -521,6 +594,7 @@ grpo_step = StepExercise(
     ],
     hint=STEP_HINT,
     solution=N_("See the solution notebook: the five stages of the hint, written out with shapes."),
+    advantage_mistakes=grpo_advantages.mistakes,
 )
 
 grpo_step_kl = StepExercise(
@@ -540,4 +614,5 @@ grpo_step_kl = StepExercise(
     hint=KL_HINT,
     solution=N_("`log_r = ref_logps - logps`; `per_token = per_token + beta * (torch.expm1(log_r) - log_r)`."),
     kl=True,
+    advantage_mistakes=grpo_advantages.mistakes,
 )

@@ -67,6 +67,19 @@ def _cases():
             ),
         ),
         Case(
+            N_(
+                "two answers of lengths 2 and 3 (the rest is padding), advantages -1 and +1, each with one real token "
+                "clipped"
+            ),
+            args=(
+                _log([[0.5, 0.9, 0.1, 3.0], [1.5, 1.0, 0.7, 2.0]]).squeeze(0),
+                torch.zeros(2, 4),
+                torch.tensor([[-1.0] * 4, [1.0] * 4]),
+                torch.tensor([[True, True, False, False], [True, True, True, False]]),
+                0.2,
+            ),
+        ),
+        Case(
             N_("seeded batch of 4 answers (lengths 7, 2, 5, 3; one with advantage 0), eps 0.2"),
             kwargs={**_random_batch(), "clip_eps": 0.2},
         ),
@@ -79,12 +92,6 @@ def _ratio(logps, old_logps):
     return torch.exp(logps - old_logps)
 
 
-def _share(counted, response_mask):
-    """Share of the real tokens that are counted (one mean over the whole batch)."""
-    mask = response_mask.float()  # [B, T]
-    return float((counted.float() * mask).sum() / mask.sum())
-
-
 def _active(ratio, advantages, clip_eps):
     """Where the clip is the active term: above the band with A > 0, below it with A < 0. [B, T] bool."""
     return ((advantages > 0) & (ratio > 1 + clip_eps)) | ((advantages < 0) & (ratio < 1 - clip_eps))
@@ -95,9 +102,17 @@ def _outside(ratio, clip_eps):
     return (ratio - 1).abs() > clip_eps
 
 
-CLIP_FRACTION_MISTAKES = [
-    Mistake(
-        "two_sided",
+def _ties(ratio, advantages, clip_eps):
+    """Where the min equals the clipped term (ties included): the active tokens, and every token inside the band or
+    with advantage 0. [B, T] bool."""
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages  # [B, T]
+    return torch.minimum(ratio * advantages, clipped) == clipped
+
+
+# The clip fraction's slips lie on two axes: WHICH tokens count as clipped, and WHAT the count is averaged over.
+# counted: name -> (sentence, fix, the tokens counted [B, T] bool from logps, old_logps, advantages, clip_eps)
+COUNTED = {
+    "two_sided": (
         N_(
             "You count every ratio outside the band whatever the advantage's sign (CleanRL's two-sided clipfrac); "
             "here a token counts only where the clip is the term the min keeps, so its gradient is 0."
@@ -106,128 +121,145 @@ CLIP_FRACTION_MISTAKES = [
             "Count a token when its ratio is above 1 + clip_eps with a positive advantage, or below 1 - clip_eps with "
             "a negative one."
         ),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            _outside(_ratio(logps, old_logps), clip_eps), response_mask
-        ),
+        lambda lp, old, adv, eps: _outside(_ratio(lp, old), eps),
     ),
-    Mistake(
-        "two_sided_nonzero",
+    "two_sided_nonzero": (
         N_(
             "You count every ratio outside the band on tokens with a nonzero advantage, whatever its sign; a token "
             "counts only on the side where the clip is the term the min keeps."
         ),
         N_("Above the band counts only with a positive advantage, below the band only with a negative one."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            _outside(_ratio(logps, old_logps), clip_eps) & (advantages != 0), response_mask
-        ),
+        lambda lp, old, adv, eps: _outside(_ratio(lp, old), eps) & (adv != 0),
     ),
-    Mistake(
-        "upper_only",
+    "ties_counted": (
+        N_(
+            "You count a token whenever the min equals the clipped term; inside the band (and where the advantage is "
+            "0) the two terms are equal, so those tokens count although nothing is clipped."
+        ),
+        N_(
+            "Count a token only where the clipped term is strictly smaller than the unclipped one: there its gradient "
+            "is 0."
+        ),
+        lambda lp, old, adv, eps: _ties(_ratio(lp, old), adv, eps),
+    ),
+    "upper_only": (
         N_(
             "You count only ratios above the band (with positive advantages); with a negative advantage the clip acts "
             "below the band."
         ),
         N_("Also count the tokens whose ratio is below 1 - clip_eps while their advantage is negative."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            (advantages > 0) & (_ratio(logps, old_logps) > 1 + clip_eps), response_mask
-        ),
+        lambda lp, old, adv, eps: (adv > 0) & (_ratio(lp, old) > 1 + eps),
     ),
-    Mistake(
-        "lower_only",
+    "lower_only": (
         N_(
             "You count only ratios below the band (with negative advantages); with a positive advantage the clip acts "
             "above the band."
         ),
         N_("Also count the tokens whose ratio is above 1 + clip_eps while their advantage is positive."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            (advantages < 0) & (_ratio(logps, old_logps) < 1 - clip_eps), response_mask
-        ),
+        lambda lp, old, adv, eps: (adv < 0) & (_ratio(lp, old) < 1 - eps),
     ),
-    Mistake(
-        "sides_swapped",
+    "sides_swapped": (
         N_(
             "You pair the sides the wrong way round: a ratio above the band with a NEGATIVE advantage is not clipped "
             "(there the unclipped term is the smaller one, and its gradient flows)."
         ),
         N_("Above the band counts with a positive advantage, below the band with a negative one."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            ((advantages < 0) & (_ratio(logps, old_logps) > 1 + clip_eps))
-            | ((advantages > 0) & (_ratio(logps, old_logps) < 1 - clip_eps)),
-            response_mask,
-        ),
+        lambda lp, old, adv, eps: ((adv < 0) & (_ratio(lp, old) > 1 + eps)) | ((adv > 0) & (_ratio(lp, old) < 1 - eps)),
     ),
-    Mistake(
-        "zero_advantage_counted",
+    "zero_advantage_counted": (
         N_(
             "You count tokens with advantage 0 as if it were positive; with A = 0 both terms are 0 and nothing is "
             "clipped."
         ),
         N_("Use a strict comparison: only a positive advantage counts above the band."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            ((advantages >= 0) & (_ratio(logps, old_logps) > 1 + clip_eps))
-            | ((advantages < 0) & (_ratio(logps, old_logps) < 1 - clip_eps)),
-            response_mask,
+        lambda lp, old, adv, eps: (
+            ((adv >= 0) & (_ratio(lp, old) > 1 + eps)) | ((adv < 0) & (_ratio(lp, old) < 1 - eps))
         ),
     ),
-    Mistake(
-        "no_mask",
-        N_("You average over the padding too; only an answer's real tokens count."),
-        N_("Count and divide over the tokens where the response mask is True."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
-            _active(_ratio(logps, old_logps), advantages, clip_eps).float().mean()
-        ),
-    ),
-    Mistake(
-        "padding_in_denominator",
-        N_("You count the clipped real tokens but divide by every position, padding included."),
-        N_("Divide by the number of real tokens (where the response mask is True)."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
-            (_active(_ratio(logps, old_logps), advantages, clip_eps) & response_mask).sum() / response_mask.numel()
-        ),
-    ),
-    Mistake(
-        "per_answer_mean",
-        N_(
-            "You average within each answer first, then over answers; the clip fraction is one mean over all the real "
-            "tokens of the batch."
-        ),
-        N_("Count the clipped real tokens of the whole batch and divide by the number of real tokens of the batch."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
-            (
-                (_active(_ratio(logps, old_logps), advantages, clip_eps).float() * response_mask).sum(dim=1)
-                / response_mask.float().sum(dim=1)
-            ).mean()
-        ),
-    ),
-    Mistake(
-        "log_ratio_band",
+    "log_ratio_band": (
         N_(
             "You compare the LOG ratio with plus or minus clip_eps; the band is on the ratio itself, [1 - clip_eps, "
             "1 + clip_eps]."
         ),
         N_("Exponentiate the log-prob difference first, then compare the ratio with 1 - clip_eps and 1 + clip_eps."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            _active(logps - old_logps + 1, advantages, clip_eps),  # log ratio > eps  <=>  log ratio + 1 > 1 + eps
-            response_mask,
-        ),
+        lambda lp, old, adv, eps: _active(lp - old + 1, adv, eps),  # log ratio > eps  <=>  log ratio + 1 > 1 + eps
     ),
-    Mistake(
-        "inverted_ratio",
+    "inverted_ratio": (
         N_("Your ratio is upside down: old over new. The ratio is the new policy's probability over the old one's."),
         N_("Exponentiate the new log-probs minus the old ones."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: _share(
-            _active(_ratio(old_logps, logps), advantages, clip_eps), response_mask
-        ),
+        lambda lp, old, adv, eps: _active(_ratio(old, lp), adv, eps),
     ),
-    Mistake(
-        "count",
+}
+
+# averaged: name -> (sentence, fix, the fraction from the counted tokens [B, T] bool and the response mask [B, T])
+AVERAGED = {
+    "no_mask": (
+        N_("You average over the padding too; only an answer's real tokens count."),
+        N_("Count and divide over the tokens where the response mask is True."),
+        lambda hit, mask: float(hit.float().mean()),
+    ),
+    "padding_in_numerator": (
+        N_(
+            "You count the clipped tokens of the padding too (the numerator runs over every position) and divide by "
+            "the number of real tokens."
+        ),
+        N_("Count only the clipped tokens where the response mask is True."),
+        lambda hit, mask: float(hit.float().sum() / mask.float().sum()),
+    ),
+    "padding_in_denominator": (
+        N_("You count the clipped real tokens but divide by every position, padding included."),
+        N_("Divide by the number of real tokens (where the response mask is True)."),
+        lambda hit, mask: float((hit & mask).sum() / mask.numel()),
+    ),
+    "per_answer_mean": (
+        N_(
+            "You average within each answer first, then over answers; the clip fraction is one mean over all the real "
+            "tokens of the batch."
+        ),
+        N_("Count the clipped real tokens of the whole batch and divide by the number of real tokens of the batch."),
+        lambda hit, mask: float(((hit.float() * mask).sum(dim=1) / mask.float().sum(dim=1)).mean()),
+    ),
+    "count": (
         N_("You return the NUMBER of clipped tokens; the exercise asks for their share of the real tokens."),
         N_("Divide the count by the number of real tokens."),
-        lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: float(
-            (_active(_ratio(logps, old_logps), advantages, clip_eps) & response_mask).sum()
-        ),
+        lambda hit, mask: float((hit & mask).sum()),
     ),
-]
+}
+
+
+def _share(hit, mask):
+    """Share of the real tokens that are counted (one mean over the whole batch): the right average."""
+    m = mask.float()  # [B, T]
+    return float((hit.float() * m).sum() / m.sum())
+
+
+def _right_tokens(lp, old, adv, eps):
+    """The tokens the clip is active on: the right count."""
+    return _active(_ratio(lp, old), adv, eps)
+
+
+def _fraction(counted, averaged):
+    """A clip fraction from a way of counting tokens and a way of averaging them."""
+    return lambda logps, old_logps, advantages, response_mask, clip_eps=0.2: averaged(
+        counted(logps, old_logps, advantages, clip_eps), response_mask
+    )
+
+
+def _clip_fraction_mistakes() -> list[Mistake]:
+    """One slip on either axis, then two at once (e.g. the wrong side counted over the padding too)."""
+    counted = {name: Mistake(name, says, fix, _fraction(fn, _share)) for name, (says, fix, fn) in COUNTED.items()}
+    averaged = {
+        name: Mistake(name, says, fix, _fraction(_right_tokens, fn)) for name, (says, fix, fn) in AVERAGED.items()
+    }
+    both = [
+        Mistake.both(counted[c], averaged[a], _fraction(COUNTED[c][2], AVERAGED[a][2]))
+        for c in COUNTED
+        for a in AVERAGED
+    ]
+    return [*counted.values(), *averaged.values(), *both]
+
+
+CLIP_FRACTION_MISTAKES = _clip_fraction_mistakes()
 
 clip_fraction = Exercise(
     name=N_("clip fraction"),
@@ -270,11 +302,11 @@ no_clip_prediction = FreeAnswer(
     solution=N_(
         "Without clipping, every update pushes every token with its full advantage however far its ratio has "
         "already moved, so the 8 updates on one batch can drift as far as they like in the direction that batch "
-        "favours. Whether that matters depends on how far the ratios get. If they stay well inside "
-        "[1 - eps, 1 + eps], as the clip fraction of section 4 says they do at learning rate 1e-4, the clip was "
-        "idle and removing it changes little. With a larger learning rate the ratios do leave the band, but then "
-        "the step size itself can be the problem, clip or no clip. The measurement above decides: compare it with "
-        "your prediction and your reason."
+        "favours. Whether that matters depends on how far the ratios get. If they stay well inside [1 - eps, 1 + "
+        "eps] (section 4 printed the clipped share and the mean |log ratio| at learning rate 1e-4), the clip was "
+        "nearly idle and removing it changes little. With a larger learning rate the ratios do leave the band, but"
+        " then the step size itself can be the problem, clip or no clip. The measurement above decides: compare it"
+        " with your prediction and your reason."
     ),
 )
 

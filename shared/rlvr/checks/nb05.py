@@ -2,11 +2,13 @@
 
 import torch
 
+from rlvr.algorithms import ALGORITHMS
 from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Mistake
 from rlvr.objectives import aggregate_loss, kimi_length_reward
 from rlvr.i18n import N_
 
-AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm"}
+MODES = ("grpo", "dr_grpo")  # the exercise's `mode`: an algorithm of the table, whose row says its aggregation
+AGGREGATION = {mode: ALGORITHMS[mode].aggregation for mode in MODES}
 
 
 # ----------------------------------------------------------------------------------------------- Exercise 4 (code)
@@ -59,17 +61,89 @@ def _right_dr_grpo(x, m, max_len):
     return (_sums(x, m) / max_len).mean()
 
 
-SEQUENCE_LOSS_MISTAKES = [
-    Mistake(
-        "batch_token_mean",
+def _positions_first(x, m, floor=None):
+    """The mean over the answers at each position (one per token position), then over the positions."""
+    count = m.sum(dim=0) if floor is None else m.sum(dim=0).clamp(min=floor)  # [T]
+    return ((x * m).sum(dim=0) / count).mean()
+
+
+# Slips of one mode (the other mode right): name -> (sentence, fix, the mode's wrong loss)
+GRPO_SLIPS = {
+    "batch_token_mean": (
         N_(
             "In mode 'grpo' you take ONE token mean over the whole batch (DAPO's token-level mean, TRL's 'dapo' and "
             "'bnpo'): every token weighs the same, so long answers weigh more; GRPO averages each answer over its own "
             "tokens first."
         ),
         N_("Divide each answer's token sum by that answer's own number of real tokens, then average the answers."),
-        _modes(lambda x, m: _sums(x, m).sum() / _lengths(m).sum(), _right_dr_grpo),
+        lambda x, m: _sums(x, m).sum() / _lengths(m).sum(),
     ),
+    "positions_first": (
+        N_(
+            "In mode 'grpo' you average in the wrong order: over the answers first (down the batch axis, one mean per "
+            "token position), then over the positions; GRPO averages each answer over its own tokens, then over the "
+            "answers."
+        ),
+        N_("Average along the token axis of each answer first (its real tokens), then across the answers."),
+        _positions_first,
+    ),
+    "padded_mean": (
+        N_(
+            "You average over all T positions of each answer (padding included in the count) instead of over its real "
+            "tokens."
+        ),
+        N_("Divide each answer's masked token sum by its own number of real tokens."),
+        lambda x, m: (x * m).mean(dim=1).mean(),
+    ),
+    "unmasked_mean": (
+        N_("You average every position of the tensor, padding's losses included."),
+        N_("Sum over the real tokens only and divide by each answer's number of real tokens."),
+        lambda x, m: x.mean(dim=1).mean(),
+    ),
+    "grpo_token_sum": (
+        N_("In mode 'grpo' you sum each answer's tokens without dividing by its length."),
+        N_("Divide each answer's token sum by its own number of real tokens."),
+        lambda x, m: _sums(x, m).mean(),
+    ),
+}
+GRPO_SLIP_VARIANTS = {"positions_first": (lambda x, m: _positions_first(x, m, floor=1),)}  # a 0/0 guarded
+
+DR_GRPO_SLIPS = {
+    "dr_grpo_by_length": (
+        N_(
+            "In mode 'dr_grpo' you still divide each answer by its own length; Dr. GRPO divides every answer by the "
+            "same constant, max_len."
+        ),
+        N_("In Dr. GRPO's mode divide each answer's token sum by max_len."),
+        lambda x, m, max_len: _right_grpo(x, m),
+    ),
+    "dr_grpo_by_width": (
+        N_(
+            "In mode 'dr_grpo' you divide by the padded width T of the tensor; Dr. GRPO divides by max_len, the "
+            "generation budget, which can be larger than T."
+        ),
+        N_("Divide by the max_len argument."),
+        lambda x, m, max_len: (_sums(x, m) / x.shape[1]).mean(),
+    ),
+    "dr_grpo_batch_token_mean": (
+        N_(
+            "In mode 'dr_grpo' you take one token mean over the whole batch; Dr. GRPO divides each answer's token sum "
+            "by max_len."
+        ),
+        N_("Divide each answer's token sum by max_len, then average the answers."),
+        lambda x, m, max_len: _sums(x, m).sum() / _lengths(m).sum(),
+    ),
+    "dr_grpo_summed": (
+        N_(
+            "In mode 'dr_grpo' you add up the answers' losses (the batch's token sum over max_len) instead of "
+            "averaging them over the answers."
+        ),
+        N_("Divide each answer's token sum by max_len, then take the mean over the answers."),
+        lambda x, m, max_len: (_sums(x, m) / max_len).sum(),
+    ),
+}
+
+BOTH_MODES = [  # one slip made in both modes
     Mistake(
         "no_mask",
         N_("You add up the padding's losses too; only an answer's real tokens count."),
@@ -78,54 +152,6 @@ SEQUENCE_LOSS_MISTAKES = [
             lambda x, m: (x.sum(dim=1) / _lengths(m)).mean(),
             lambda x, m, max_len: (x.sum(dim=1) / max_len).mean(),
         ),
-    ),
-    Mistake(
-        "padded_mean",
-        N_(
-            "You average over all T positions of each answer (padding included in the count) instead of over its real "
-            "tokens."
-        ),
-        N_("Divide each answer's masked token sum by its own number of real tokens."),
-        _modes(lambda x, m: (x * m).mean(dim=1).mean(), _right_dr_grpo),
-    ),
-    Mistake(
-        "unmasked_mean",
-        N_("You average every position of the tensor, padding's losses included."),
-        N_("Sum over the real tokens only and divide by each answer's number of real tokens."),
-        _modes(lambda x, m: x.mean(dim=1).mean(), _right_dr_grpo),
-    ),
-    Mistake(
-        "grpo_token_sum",
-        N_("In mode 'grpo' you sum each answer's tokens without dividing by its length."),
-        N_("Divide each answer's token sum by its own number of real tokens."),
-        _modes(lambda x, m: _sums(x, m).mean(), _right_dr_grpo),
-    ),
-    Mistake(
-        "dr_grpo_by_length",
-        N_(
-            "In mode 'dr_grpo' you still divide each answer by its own length; Dr. GRPO divides every answer by the "
-            "same constant, max_len."
-        ),
-        N_("In Dr. GRPO's mode divide each answer's token sum by max_len."),
-        _modes(_right_grpo, lambda x, m, max_len: _right_grpo(x, m)),
-    ),
-    Mistake(
-        "dr_grpo_by_width",
-        N_(
-            "In mode 'dr_grpo' you divide by the padded width T of the tensor; Dr. GRPO divides by max_len, the "
-            "generation budget, which can be larger than T."
-        ),
-        N_("Divide by the max_len argument."),
-        _modes(_right_grpo, lambda x, m, max_len: (_sums(x, m) / x.shape[1]).mean()),
-    ),
-    Mistake(
-        "dr_grpo_batch_token_mean",
-        N_(
-            "In mode 'dr_grpo' you take one token mean over the whole batch; Dr. GRPO divides each answer's token sum "
-            "by max_len."
-        ),
-        N_("Divide each answer's token sum by max_len, then average the answers."),
-        _modes(_right_grpo, lambda x, m, max_len: _sums(x, m).sum() / _lengths(m).sum()),
     ),
     Mistake(
         "summed_over_answers",
@@ -137,6 +163,35 @@ SEQUENCE_LOSS_MISTAKES = [
         ),
     ),
 ]
+
+
+def _sequence_loss_mistakes() -> list[Mistake]:
+    """A slip of one mode (the other right), a slip made in both modes, then a slip in EACH mode at once."""
+    grpo = {
+        name: Mistake(
+            name,
+            says,
+            fix,
+            _modes(fn, _right_dr_grpo),
+            tuple(_modes(v, _right_dr_grpo) for v in GRPO_SLIP_VARIANTS.get(name, ())),
+        )
+        for name, (says, fix, fn) in GRPO_SLIPS.items()
+    }
+    dr = {name: Mistake(name, says, fix, _modes(_right_grpo, fn)) for name, (says, fix, fn) in DR_GRPO_SLIPS.items()}
+    both = [
+        Mistake.both(
+            grpo[g],
+            dr[d],
+            _modes(GRPO_SLIPS[g][2], DR_GRPO_SLIPS[d][2]),
+            tuple(_modes(v, DR_GRPO_SLIPS[d][2]) for v in GRPO_SLIP_VARIANTS.get(g, ())),
+        )
+        for g in GRPO_SLIPS
+        for d in DR_GRPO_SLIPS
+    ]
+    return [*grpo.values(), *BOTH_MODES, *dr.values(), *both]
+
+
+SEQUENCE_LOSS_MISTAKES = _sequence_loss_mistakes()
 
 sequence_loss = Exercise(
     name=N_("GRPO's and Dr. GRPO's loss aggregation"),
@@ -215,6 +270,11 @@ length_logprob = Exercise(
             wrt=["logit"],
         ),
         GradCase(
+            N_("k = [8, 9, 10] with cap 10 (just below the cap the stop still costs)"),
+            kwargs={"k": torch.tensor([8, 9, 10]), "logit": torch.tensor(1.0, dtype=torch.float64), "cap": 10},
+            wrt=["logit"],
+        ),
+        GradCase(
             N_("k = [0, 5, 30], logit -1.5, cap 30"),
             kwargs={"k": torch.tensor([0, 5, 30]), "logit": torch.tensor(-1.5, dtype=torch.float64), "cap": 30},
             wrt=["logit"],
@@ -241,6 +301,26 @@ length_logprob = Exercise(
             N_("Your 'continue' and 'stop' log-probs are swapped: continuing has probability sigmoid(logit)."),
             N_("Use the log-sigmoid of the logit for each thinking token and of minus the logit for the stop."),
             lambda k, logit, cap: k * _logsig(-logit) + torch.where(k < cap, _logsig(logit), torch.zeros_like(logit)),
+        ),
+        Mistake(
+            "stop_is_continue",
+            N_(
+                "Your 'stop' decision has the log-prob of continuing: the stop's probability is 1 - sigmoid(logit), "
+                "so its log-prob is the log-sigmoid of MINUS the logit."
+            ),
+            N_("Use the log-sigmoid of minus the logit for the stop."),
+            lambda k, logit, cap: k * _logsig(logit) + torch.where(k < cap, _logsig(logit), torch.zeros_like(logit)),
+        ),
+        Mistake(
+            "stop_free_below_cap",
+            N_(
+                "Off by one at the cap: your stop is already free one thinking token before the cap; only an answer "
+                "AT the cap has no stop decision."
+            ),
+            N_("Charge the stop to every answer whose k is below the cap, k = cap - 1 included."),
+            lambda k, logit, cap: (
+                k * _logsig(logit) + torch.where(k < cap - 1, _logsig(-logit), torch.zeros_like(logit))
+            ),
         ),
         Mistake(
             "probability",

@@ -24,13 +24,14 @@ import numpy as np
 import torch
 
 from rlvr import objectives
+from rlvr.checks.compare import DEFAULT_ATOL, DEFAULT_RTOL
 from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem, changed_inputs
 from rlvr.checks.guard import Call, call_guarded, describe, failure_sentence, with_printed
 from rlvr.i18n import N_, _
 from rlvr.train import Batch, RLConfig, StepHooks, Trainer, value_loss, warm_start
 
 PIECE_LIMIT_S = 10.0  # per call of a learner's GAE or value loss (milliseconds when right)
-TOL = dict(rtol=1e-4, atol=1e-5)
+TOL = dict(rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL)  # compare.py owns the tolerances
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,13 @@ GAE_MISTAKES = {  # name: (sentence naming it and what to change, translated whe
         ),
         lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, m, gamma, 1.0),
     ),
+    "gamma_lam_swapped": (
+        N_(
+            "gamma and lambda are swapped: the one-step error discounts the next value by gamma alone; lambda only "
+            "weighs the next advantage, together with gamma."
+        ),
+        lambda r, v, m, gamma=1.0, lam=1.0: objectives.gae(r, v, m, lam, gamma),
+    ),
     "recursion_lambda_only": (
         N_("the recursion weighs the next advantage by lambda alone; it is gamma times lambda."),
         lambda r, v, m, gamma=1.0, lam=1.0: _gae_loop(r, v, m, gamma, lam, recursion=lam),
@@ -306,7 +314,7 @@ def _output_problem(name: str, got, want: torch.Tensor) -> str | None:
     """Type, shape, dtype and finiteness of one returned tensor, as a sentence, or None (values compared later)."""
     name = _(name)
     if isinstance(got, np.ndarray):
-        same = got.shape == tuple(want.shape) and np.allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)
+        same = got.shape == tuple(want.shape) and np.allclose(got, want.numpy(), **TOL)
         if same:
             return _("{name} are a numpy array (with the right values): return torch tensors.").format(name=name)
         return _("{name} are a numpy array: return torch tensors.").format(name=name)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from rlvr import objectives
+from rlvr.checks.compare import DEFAULT_ATOL, DEFAULT_RTOL, compare
 from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem
 from rlvr.checks.guard import (
     Call,
@@ -42,10 +43,10 @@ from rlvr.i18n import N_, _
 from rlvr.grpo_step import STEP_KEYS, StepError, group_prompts, grpo_step
 from rlvr.model import TinyTransformer, response_logps, response_mask
 from rlvr.task import decode, prompt_text, prompt_tokens, sample_prompts, score_batch
-from rlvr.train import RunResult
+from rlvr.runs import RunResult
 
 UPDATE_RTOL = 1e-3  # relative size of |your update - the package's| allowed (float noise is ~1e-5)
-LOSS_ATOL = 1e-5
+LOSS_ATOL = DEFAULT_ATOL
 PERTURB_STD = 0.01  # the checked policy is the warm-up plus this noise, so its KL to the warm-up is not 0
 EPS = 1e-4
 CLIP_EPS = 0.2
@@ -374,7 +375,7 @@ def loss_value(out) -> float:
 def matches(run: StepRun, variant: Variant) -> bool:
     """The learner's loss value and update agree with this variant's."""
     return (
-        math.isclose(loss_value(run.out), variant.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL)
+        math.isclose(loss_value(run.out), variant.loss, rel_tol=DEFAULT_RTOL, abs_tol=LOSS_ATOL)
         and relative_gap(run.delta, variant.delta) < UPDATE_RTOL
     )
 
@@ -444,38 +445,19 @@ def scoring_problem(got, responses: torch.Tensor, prompts: np.ndarray, group_siz
     return None
 
 
-def _columns(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
-    """GRPO advantages of groups taken as columns (`view(group_size, -1)`), a common reshape slip. [B] -> [B]."""
-    r = rewards.view(group_size, -1)  # [G, P]: column j mixes answers of G different prompts
-    return ((r - r.mean(0, keepdim=True)) / (r.std(0, keepdim=True, correction=0) + EPS)).reshape(-1)
+def advantage_mistake(got: torch.Tensor, rewards: torch.Tensor, group_size: int, mistakes: list = ()) -> str:
+    """The sentence and the fix of the first of `mistakes` (the GRPO advantages' library, owned by notebook 03's
+    Exercise 3, which hands it to its step exercise) whose output equals `got` on these rewards, or ''."""
+    for mistake in mistakes:
+        for way in mistake.ways:
+            with torch.no_grad():
+                theirs = way(rewards.clone(), group_size, eps=EPS)
+            if compare(got, theirs) is None:
+                return f"{mistake.sentence()} {mistake.advice()}"
+    return ""
 
 
-def _leave_one_out(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
-    """(r - mean of the others) / (population std + eps). [B] -> [B]."""
-    r = rewards.view(-1, group_size)  # [P, G]
-    others = (r.sum(1, keepdim=True) - r) / (group_size - 1)
-    return ((r - others) / (r.std(1, keepdim=True, correction=0) + EPS)).reshape(-1)
-
-
-ADVANTAGE_MISTAKES: dict[str, Callable[[torch.Tensor, int], torch.Tensor]] = {  # sentence: [B], G -> [B]
-    N_("It looks like the unbiased std (divides by G - 1); GRPO here uses the population std (over G)."): (
-        lambda rewards, g: objectives.grpo_advantages(rewards, g, EPS, "unbiased")
-    ),
-    N_("It looks like the mean and std of the whole batch instead of each group."): lambda rewards, g: (
-        (rewards - rewards.mean()) / (rewards.std(correction=0) + EPS)
-    ),
-    N_("It looks like no division by the std (that is Dr. GRPO)."): lambda rewards, g: objectives.dr_grpo_advantages(
-        rewards, g
-    ),
-    N_("It looks like groups taken as columns: a prompt's G answers are consecutive."): _columns,
-    N_("It looks like the leave-one-out mean (RLOO) as the baseline; GRPO subtracts the group mean."): _leave_one_out,
-    N_("It looks like advantages with the wrong sign (group mean minus reward)."): lambda rewards, g: (
-        -objectives.grpo_advantages(rewards, g, EPS, "population")
-    ),
-}
-
-
-def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | None:
+def advantages_problem(got, rewards: torch.Tensor, group_size: int, mistakes: list = ()) -> str | None:
     """First group whose advantages differ from GRPO's (population std + eps), as one sentence, or None."""
     want = objectives.grpo_advantages(rewards, group_size, EPS, "population")  # [B]
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want.shape):
@@ -489,27 +471,16 @@ def advantages_problem(got, rewards: torch.Tensor, group_size: int) -> str | Non
     got = got.detach().float()
     if not torch.isfinite(got).all():
         return _("advantages: NaN or inf. A group whose rewards are all equal has std 0: add eps to the std.")
-    close = torch.isclose(got, want, rtol=1e-4, atol=1e-5).view(-1, group_size).all(dim=1)  # [P]
+    close = torch.isclose(got, want, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL).view(-1, group_size).all(dim=1)  # [P]
     if bool(close.all()):
         return None
     k = int((~close).nonzero()[0])
     r = rewards.view(-1, group_size)  # [P, G]
-    mistake = next(
-        (
-            name
-            for name, fn in ADVANTAGE_MISTAKES.items()
-            if torch.allclose(got, fn(rewards, group_size), rtol=1e-4, atol=1e-5)
-        ),
-        None,
-    )
+    mistake = advantage_mistake(got, rewards, group_size, mistakes)
     yours = ", ".join(f"{x:.3f}" for x in got.view(-1, group_size)[k].tolist())
     right = ", ".join(f"{x:.3f}" for x in want.view(-1, group_size)[k].tolist())
     rewards_k = ", ".join(f"{x:g}" for x in r[k].tolist())
-    why = (
-        _(mistake)
-        if mistake
-        else _("GRPO's advantage is (r - mean of the group) / (population std of the group + eps).")
-    )
+    why = mistake or _("GRPO's advantage is (r - mean of the group) / (population std of the group + eps).")
     text = _("advantages: group {k} (rewards [{rewards}]): expected [{right}], got [{yours}]. {why}")
     return text.format(k=k, rewards=rewards_k, right=right, yours=yours, why=why)
 
@@ -546,7 +517,7 @@ def update_problem(run: StepRun, variants: tuple[Variant, ...], leftover: torch.
             )
         if run.backward_norm == 0:
             not_detached = variant_named(variants, "not_detached")
-            if math.isclose(loss, not_detached.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
+            if math.isclose(loss, not_detached.loss, rel_tol=DEFAULT_RTOL, abs_tol=LOSS_ATOL):
                 return _(not_detached.advice)
             return _("update: your loss has a gradient of 0 with respect to every parameter.")
         return _(
@@ -593,7 +564,7 @@ def _looks_like_fresh_adam(delta: torch.Tensor, right: torch.Tensor) -> bool:
 
 def generic_update_problem(run: StepRun, right: Variant, loss: float) -> str:
     """The sentence when no named mistake fits."""
-    if not math.isclose(loss, right.loss, rel_tol=1e-4, abs_tol=LOSS_ATOL):
+    if not math.isclose(loss, right.loss, rel_tol=DEFAULT_RTOL, abs_tol=LOSS_ATOL):
         return _(
             "loss: expected {want}, got {got}. The loss is minus the clipped ratio times the advantage, averaged "
             "over each answer's real tokens, then over answers (plus beta times k3 per token when beta > 0)."
@@ -650,7 +621,9 @@ def structure_problem(out) -> str | None:
     return None
 
 
-def diagnose(run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor | None = None) -> tuple[str, bool]:
+def diagnose(
+    run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor | None = None, mistakes: list = ()
+) -> tuple[str, bool]:
     """(the first stage where the learner's call differs from the package's, as a sentence, or '';
     True if the difference means 'not attempted' (a step that ignores beta))."""
     out = run.out
@@ -662,7 +635,7 @@ def diagnose(run: StepRun, case: StepCase, call: int = 0, leftover: torch.Tensor
     problem = (
         sampling_problem(out["responses"], want["responses"], prompts, case.group_size)
         or scoring_problem(out["rewards"], want["responses"], prompts, case.group_size)
-        or advantages_problem(out["advantages"], want["rewards"], case.group_size)
+        or advantages_problem(out["advantages"], want["rewards"], case.group_size, mistakes)
     )
     if problem:
         return problem, False
@@ -731,9 +704,11 @@ class StepExercise(Question):
     kl=True: the cases use beta > 0 and a step that ignores beta counts as not attempted (Exercise 7(b)).
     """
 
-    def __init__(self, name: str, cases: list[StepCase], hint="", solution: str = "", kl: bool = False):
+    def __init__(
+        self, name: str, cases: list[StepCase], hint="", solution: str = "", kl: bool = False, advantage_mistakes=()
+    ):
         super().__init__(name, hint, solution)
-        self.cases, self.kl = list(cases), kl
+        self.cases, self.kl, self.advantage_mistakes = list(cases), kl, list(advantage_mistakes)
 
     def check(self, fn: Callable = MISSING, *more) -> Result:
         """Check `fn` on every case; a Result (and AssertionError in strict mode unless correct)."""
@@ -783,7 +758,7 @@ class StepExercise(Question):
                     where=where, problem=failure_sentence(run.call, N_("your step"))
                 )
                 return Result(self.name, Outcome.UNCHECKABLE, message), None
-            problem, not_attempted = diagnose(run, case, call, leftover)
+            problem, not_attempted = diagnose(run, case, call, leftover, self.advantage_mistakes)
             if problem and not_attempted and self.kl:
                 return Result(self.name, Outcome.NOT_ATTEMPTED, problem), None
             if problem:

@@ -4,6 +4,8 @@ size G (B = P x G, rows i*G ... i*G+G-1 answer prompt i) and returns what the mi
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from rlvr.i18n import N_
@@ -75,3 +77,26 @@ def flat(x: torch.Tensor) -> torch.Tensor:
 def from_columns(x: torch.Tensor) -> torch.Tensor:
     """A [G, P] result flattened as the learner would (row after row)."""
     return x.reshape(-1)
+
+
+USUAL_EPS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3)  # the eps a learner is likely to pick when the exercise gives none
+
+
+def scaled_by_std(centre: Callable[[torch.Tensor], torch.Tensor]) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+    """The ways of also dividing `centre(r)` (rows [P, G] -> [P, G]) by each group's std, as a learner writes it: the
+    population or the unbiased std; no eps (NaN on an all-equal group, or patched to 0) or a usual eps, added to the
+    std or under the square root. The first way is the population std plus 1e-6."""
+    ways = [lambda r: centre(r) / (std(r) + 1e-6)]
+    for unbiased in (False, True):
+        ways.append(lambda r, u=unbiased: centre(r) / std(r, unbiased=u))
+        ways.append(lambda r, u=unbiased: torch.nan_to_num(centre(r) / std(r, unbiased=u), nan=0.0))
+        for eps in USUAL_EPS:
+            ways.append(lambda r, u=unbiased, e=eps: centre(r) / (std(r, unbiased=u) + e))
+            ways.append(lambda r, u=unbiased, e=eps: centre(r) / torch.sqrt(std(r, unbiased=u) ** 2 + e))
+    return ways
+
+
+def tiled(rewards: torch.Tensor, baselines: torch.Tensor, group_size: int) -> torch.Tensor:
+    """The slip of spreading P per-group baselines [P] back with `repeat` (tiled: b1, b2, b1, b2, ...) instead of
+    `repeat_interleave` (b1, b1, ..., b2, b2, ...): answer j gets the baseline of group j mod P. [B]."""
+    return rewards - baselines.repeat(group_size)

@@ -50,6 +50,14 @@ def smooth(values, window: int) -> np.ndarray:
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
+def first_step(condition, start: int = 0) -> int | None:
+    """The first step at or after `start` where `condition` (one bool per step, e.g. `smooth(curve, 5) >= 0.8`)
+    holds; None if none does. The one reading of "the first step where ...": steps count from 0, and whoever prints
+    one says what None means there ('not reached', '—'). [T] -> int | None"""
+    hits = np.flatnonzero(np.asarray(condition, dtype=bool)[start:])
+    return start + int(hits[0]) if hits.size else None
+
+
 @dataclass(kw_only=True)
 class Row:
     """One quantitative statement of the lecture next to our measurement."""

@@ -16,13 +16,14 @@ from typing import Callable
 import numpy as np
 import torch
 
-from rlvr.cache import Entry, load_or_create
+from rlvr.cache import Entry
 from rlvr.config import size
 from rlvr.model import ModelConfig, TinyTransformer
 from rlvr.i18n import N_, _
-from rlvr.signals import SIGNAL_NAMES, failures, nan_step
+from rlvr.signals import failures, nan_step
 from rlvr.task import STOP_ID
-from rlvr.train import Batch, RLConfig, StepHooks, history_curve, run_key, train_rl
+from rlvr.runs import RunResult, cached_run, timing_of
+from rlvr.train import Batch, RLConfig, StepHooks, run_key, train_rl
 
 STEPS = 60  # steps of a gallery run at full size (the loophole's: 250)
 STEPS_FULL = 200  # size("rl_steps") at full size: fast mode shrinks a gallery run in proportion
@@ -201,15 +202,15 @@ BREAKAGES: dict[str, Breakage] = {
         ),
         Breakage(
             "loophole_verifier",
-            N_("a verifier that pays for the right digit anywhere in the answer (lr 3e-4, 250 steps)"),
+            N_("a verifier that pays for the right digit anywhere in the answer (lr 1e-3, 250 steps)"),
             bug="loophole_verifier",
-            overrides={"lr": 3e-4},  # the optimisation pressure of a long run: at 1e-4 one seed in four had not
-            steps=250,  # found the loophole after 300 steps, learning the task instead
-            symptom=N_("the reward climbs to nearly 1 while the strict accuracy falls"),
+            overrides={"lr": 1e-3},  # optimisation pressure: at 3e-4 the run learns the task instead on some seeds
+            steps=250,  # and CPUs (an AVX2 run ended at 53% strict accuracy, 28% at its start), at 1e-3 none did
+            symptom=N_("the reward climbs towards 1 while the strict accuracy falls to about 0"),
             signal="accuracy",
             cause=N_(
-                "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on "
-                "(lecture §1: over-optimisation)"
+                "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on, "
+                "and ends up writing digit soup the strict verifier rejects (lecture §1: over-optimisation)"
             ),
             fix=N_("make the verifier check the format and the answer; log a strict metric beside the reward"),
         ),
@@ -245,7 +246,7 @@ def short_title(name: str) -> str:
 
 
 def crash_parts(crash: str) -> tuple[str, str]:
-    """('1', 'ZeroDivisionError: ...') from a GalleryRun's crash text 'step 1: ZeroDivisionError: ...'."""
+    """('1', 'ZeroDivisionError: ...') from a RunResult's crash text 'step 1: ZeroDivisionError: ...'."""
     where, _colon, error = crash.partition(": ")
     return where.split()[-1], error
 
@@ -254,32 +255,22 @@ MYSTERY_SEED = 7  # the mystery runs: gallery runs with an RL seed no other cell
 MYSTERIES = {"A": "forgotten_mask", "B": "greedy_sampling", "C": "lr_too_high"}  # the answers of notebook 06's exercise
 
 
-@dataclass
-class GalleryRun:
-    """A gallery run: its config, breakage, per-step history and, if it crashed, the error's one line."""
+def breakage(run: RunResult) -> Breakage:
+    """The breakage a gallery run trained (its name is the run's)."""
+    return BREAKAGES[run.name]
 
-    breakage: Breakage
-    config: RLConfig
-    history: list[dict]
-    crash: str | None = None
-    from_cache: bool = False
 
-    def curve(self, key: str) -> np.ndarray:
-        """One metric against step. [steps]"""
-        return history_curve(self.history, key)
-
-    @property
-    def timing(self) -> dict:
-        """Wall-clock seconds the run took when it was trained (total_s), from its history."""
-        return {"total_s": float(sum(h["sampling_s"] + h["training_s"] for h in self.history))}
+def gallery_steps(name: str, fast: bool | None = None) -> int:
+    """Steps of a gallery run: its breakage's at full size, fewer in proportion in fast mode (`size("rl_steps")`)."""
+    b = BREAKAGES[name]
+    return min(b.steps, size("rl_steps", fast) * b.steps // STEPS_FULL)
 
 
 def gallery_config(name: str, seed: int = 0, steps: int | None = None, sft_seed: int | None = None) -> RLConfig:
     """The RLConfig of one gallery run (the lecture's GRPO with the breakage's overrides; its own steps, fewer in fast
-    mode), from the warm-up of `seed` (or of `sft_seed`)."""
+    mode: `gallery_steps`), from the warm-up of `seed` (or of `sft_seed`)."""
     b = BREAKAGES[name]
-    steps = steps or min(b.steps, size("rl_steps") * b.steps // STEPS_FULL)
-    cfg = RLConfig.replicate(seed, steps=steps, **b.overrides)
+    cfg = RLConfig.replicate(seed, steps=steps or gallery_steps(name), **b.overrides)
     return cfg if sft_seed is None else replace(cfg, sft_seed=sft_seed)
 
 
@@ -295,8 +286,8 @@ def random_model(seed: int) -> TinyTransformer:
     return TinyTransformer(ModelConfig())
 
 
-def train_gallery_run(name: str, cfg: RLConfig, on_step=None) -> dict:
-    """Train one breakage; returns {history, crash} (a crash ends the run and keeps what came before)."""
+def train_gallery_run(name: str, cfg: RLConfig, on_step=None) -> RunResult:
+    """Train one breakage (no weights kept); a crash ends the run, keeps the history before it and its one line."""
     b = BREAKAGES[name]
     history: list[dict] = []
 
@@ -312,7 +303,7 @@ def train_gallery_run(name: str, cfg: RLConfig, on_step=None) -> dict:
         crash = None
     except (RuntimeError, ValueError) as err:
         crash = f"step {len(history)}: {type(err).__name__}: {str(err).splitlines()[0]}"
-    return {"history": history, "crash": crash}
+    return RunResult(cfg, history, None, timing_of(history), crash=crash, name=name)
 
 
 def gallery_run(
@@ -322,16 +313,14 @@ def gallery_run(
     on_step=None,
     progress: bool = False,
     sft_seed: int | None = None,
-) -> GalleryRun:
+) -> RunResult:
     """One gallery run through the checkpoint cache."""
     cfg = gallery_config(name, seed, steps, sft_seed)
-    loaded = load_or_create(cache_entry(name, cfg), lambda: train_gallery_run(name, cfg, on_step))
-    if loaded.from_cache and on_step is not None:
-        on_step(cfg.steps, cfg.steps, loaded.payload["history"])
-    return GalleryRun(BREAKAGES[name], cfg, loaded.payload["history"], loaded.payload["crash"], loaded.from_cache)
+    train = lambda on_step: train_gallery_run(name, cfg, on_step)  # noqa: E731
+    return cached_run(cache_entry(name, cfg), cfg, train, on_step, name=name)
 
 
-def signatures(run: GalleryRun) -> list[str]:
+def signatures(run: RunResult) -> list[str]:
     """The failure signatures (rlvr.signals) the run's history shows."""
     return [f.name for f in failures(run.history)]
 
@@ -343,14 +332,14 @@ def first_finite(values: np.ndarray) -> float:
 
 
 # ----------------------------------------------------------------------------------------------- reading the runs
-def tail(run: GalleryRun, key: str, last: int = 10) -> float:
+def tail(run: RunResult, key: str, last: int = 10) -> float:
     """Mean of the last `last` finite values of a metric (NaN if none)."""
     values = run.curve(key)
     finite = values[np.isfinite(values)]
     return float(finite[-last:].mean()) if finite.size else math.nan
 
 
-def last_common(run: GalleryRun, other: GalleryRun, key: str) -> tuple[float, float]:
+def last_common(run: RunResult, other: RunResult, key: str) -> tuple[float, float]:
     """A metric of two runs at the last step where both measured it (the KL to the warm-up is measured every 10 steps
     unless the loss uses it): (run's, other's), NaN if they share none."""
     a, b = run.curve(key), other.curve(key)
@@ -359,7 +348,7 @@ def last_common(run: GalleryRun, other: GalleryRun, key: str) -> tuple[float, fl
     return (float(a[both[-1]]), float(b[both[-1]])) if both.size else (math.nan, math.nan)
 
 
-def head(run: GalleryRun, key: str, first: int = 5) -> float:
+def head(run: RunResult, key: str, first: int = 5) -> float:
     """Mean of the first `first` steps of a metric (NaN-skipping)."""
     values = run.curve(key)[:first]
     finite = values[np.isfinite(values)]
@@ -374,7 +363,7 @@ class Bound:
     `margin`), so that a run computed with other float roundings (another CPU, seed or thread count) shows it too."""
 
     reading: str  # what is read, in words (for messages)
-    value: Callable[[GalleryRun, GalleryRun], float]
+    value: Callable[[RunResult, RunResult], float]
     above: bool  # True: the symptom is value > limit; False: value < limit
     limit: float
     margin: float  # 0: an exact fact (a NaN, a gradient of exactly 0), no margin to ask for
@@ -386,7 +375,7 @@ class Bound:
             return value > self.limit * margin if self.above else value < self.limit / margin
         return value > self.limit + margin if self.above else value < self.limit - margin
 
-    def clears(self, run: GalleryRun, healthy: GalleryRun) -> tuple[bool, bool, float]:
+    def clears(self, run: RunResult, healthy: RunResult) -> tuple[bool, bool, float]:
         """(shown, robust, value) of this bound on one run."""
         value = self.value(run, healthy)
         return self.beyond(value), self.beyond(value, self.margin), value
@@ -397,7 +386,7 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else (math.inf if a else 1.0)
 
 
-def _signature_free(run: GalleryRun, _healthy: GalleryRun) -> float:
+def _signature_free(run: RunResult, _healthy: RunResult) -> float:
     """1 if no failure signature shows in the run, else 0 (the detectors' own margins: tests/test_exp_gallery.py)."""
     return float(not signatures(run))
 
@@ -412,12 +401,12 @@ def below(reading: str, value: Callable, limit: float, margin: float, factor: bo
     return Bound(reading, value, False, limit, margin, factor)
 
 
-def _gain(key: str) -> Callable[[GalleryRun, GalleryRun], float]:
+def _gain(key: str) -> Callable[[RunResult, RunResult], float]:
     """A metric's change from the first 5 steps to the last 10."""
     return lambda r, h: tail(r, key) - head(r, key)
 
 
-def _lag(key: str) -> Callable[[GalleryRun, GalleryRun], float]:
+def _lag(key: str) -> Callable[[RunResult, RunResult], float]:
     """How far a metric ends below the healthy run's (last 10 steps)."""
     return lambda r, h: tail(h, key) - tail(r, key)
 
@@ -477,8 +466,9 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
     ),
     "loophole_verifier": (
         above("reward gain, first 5 -> last 10 steps", _gain("reward"), 0.3, SHARE),
-        above("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.9, SHARE),
+        above("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.8, SHARE),
         below("strict accuracy change, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
+        below("strict accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), 0.1, SHARE),
     ),
     "clipped_many_updates": (  # trains as well as the healthy run (it learns within its first steps)
         above("accuracy gain, step 0 -> last 10 steps", lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
@@ -489,12 +479,12 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
 # fmt: on
 
 
-def shows_symptom(name: str, run: GalleryRun, healthy: GalleryRun) -> bool:
+def shows_symptom(name: str, run: RunResult, healthy: RunResult) -> bool:
     """Whether a gallery run shows its breakage's symptom (every reading beyond its limit)."""
     return all(bound.clears(run, healthy)[0] for bound in SYMPTOMS[name])
 
 
-def symptom_margins(name: str, run: GalleryRun, healthy: GalleryRun) -> list[str]:
+def symptom_margins(name: str, run: RunResult, healthy: RunResult) -> list[str]:
     """The readings that do not clear their limit by the margin: 'approx KL ...: 0.021 (limit > 0.02, margin x2)'."""
     weak = []
     for bound in SYMPTOMS[name]:
@@ -505,42 +495,3 @@ def symptom_margins(name: str, run: GalleryRun, healthy: GalleryRun) -> list[str
                 f"{bound.reading}: {value:.3g} (limit {'>' if bound.above else '<'} {bound.limit:g}, margin {margin})"
             )
     return weak
-
-
-def nan_text(run: GalleryRun) -> str:
-    """Where a crashed run's signal went NaN, read off its history: 'step 0' (or 'no step' if none did)."""
-    step = nan_step(run.history)
-    return _("no step") if step is None else _("step {step}").format(step=step)
-
-
-def reading(run: GalleryRun, healthy: GalleryRun) -> str:
-    """The breakage's signal, this run against the healthy one: 'NaN at step 0; the run stopped at step 1: ...' or
-    'last 10 steps: 0.10 (healthy 0.81)'."""
-    key = run.breakage.signal
-    name = SIGNAL_NAMES[key]
-    if run.crash is not None:
-        step, error = crash_parts(run.crash)
-        return _("{signal}: NaN at {where}; the run stopped at step {step}: {error}").format(
-            signal=name, where=nan_text(run), step=step, error=error
-        )
-    if run.breakage.early:
-        text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
-        return text.format(signal=name, value=f"{head(run, key):.2f}", healthy=f"{head(healthy, key):.2f}")
-    text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
-    return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")
-
-
-def gallery_table(runs: dict[str, GalleryRun], healthy: GalleryRun) -> str:
-    """Markdown: for each broken run, what is broken, the symptom, the signal that names it (read from the runs),
-    the cause and the fix."""
-    lines = [
-        _("| run | what is broken | symptom | the signal that names it | cause | fix |"),
-        "|---|---|---|---|---|---|",
-    ]
-    for name, run in runs.items():
-        if name in NOT_BROKEN:
-            continue
-        b = run.breakage
-        cells = (_(b.title), _(b.symptom), reading(run, healthy), _(b.cause), _(b.fix))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)

@@ -14,33 +14,25 @@ Three pieces:
 * Kimi k1.5's length reward (`rlvr.objectives.kimi_length_reward`) in a group, in the toy model, and switched on
   early or late on the arithmetic task.
 
-Path index 0 is the correct path, 1 the wrong path.
+Path index 0 is the correct path, 1 the wrong path. What the learner reads of them, and the lecture's statements next
+to ours, is in `rlvr.narration.length_bias`.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
+from rlvr.algorithms import ALGORITHMS
 from rlvr.config import size
-from rlvr.experiments import common
 from rlvr.experiments.common import (
-    Row,
-    claim_row,
-    columns_text,
     finite_mean,
-    lecture_row,
-    pad,
-    shown,
-    signed,
-    text_width,
 )
 from rlvr.i18n import N_, _
-from rlvr.objectives import aggregate_loss, kimi_length_reward, policy_gradient_loss
+from rlvr.objectives import aggregate_loss, policy_gradient_loss
 
 L_CAP = 30  # most thinking tokens a toy answer may write (the answer token comes after them)
 INIT_LOGIT = math.log(9.0)  # starting "continue thinking" logit on both paths: P(continue) = 0.9, ~8.6 tokens
@@ -53,32 +45,36 @@ LEARNING_RATES = {"sgd": 3.0, "adam": 0.05}  # per optimizer (SGD steps scale wi
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # an optimizer's name as printed (subtitles, buttons)
 N_RUNS = 8  # runs per seed, trained side by side (vectorised)
 ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
-LOSSES = ("grpo", "dr_grpo")  # the lecture's two losses (the toy figure's panels)
-ALL_LOSSES = (*LOSSES, "token_mean")  # and DAPO's token mean (TRL's default loss_type), the third aggregation
+GRPO, DR_GRPO = ALGORITHMS["grpo"], ALGORITHMS["dr_grpo"]  # the lecture's two losses: their rows of the table
+# DAPO's token mean (TRL's default loss_type), the third aggregation: GRPO's z-score, every token of the batch alike
+TOKEN_MEAN = replace(GRPO, name="token_mean", label=N_("token mean, DAPO"), aggregation="token_mean")
+TOY_LOSSES = {row.name: row for row in (GRPO, DR_GRPO, TOKEN_MEAN)}  # a toy loss -> its advantage and aggregation
+LOSSES = (GRPO.name, DR_GRPO.name)  # the toy figure's panels
+ALL_LOSSES = tuple(TOY_LOSSES)
 LOSS_LABELS = {  # translated where shown
-    "grpo": N_("GRPO loss (1/|o_i|, z-score)"),
-    "dr_grpo": N_("Dr. GRPO loss (1/L_max, mean only)"),
-    "token_mean": N_("token-mean loss (DAPO, TRL's default; z-score)"),
+    GRPO.name: N_("GRPO loss (1/|o_i|, z-score)"),
+    DR_GRPO.name: N_("Dr. GRPO loss (1/L_max, mean only)"),
+    TOKEN_MEAN.name: N_("token-mean loss (DAPO, TRL's default; z-score)"),
 }
-ADVANTAGE_KIND = {"grpo": "grpo", "dr_grpo": "dr_grpo", "token_mean": "grpo"}  # DAPO keeps GRPO's z-score
-AGGREGATION = {"grpo": "seq_mean_token_mean", "dr_grpo": "seq_mean_token_sum_norm", "token_mean": "token_mean"}
-AGGREGATION_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr. GRPO", "token_mean": N_("token mean, DAPO")}  # shown with _()
 PATH_NAMES = (N_("correct path"), N_("wrong path"))  # shown with _(); English in the reproduce table
+SMOOTH = 5  # trailing moving average (steps) of the arithmetic runs' curves before reading them
 KIMI_WEIGHT = 1.0  # weight of Kimi's length reward next to the 0/1 reward (our choice: both span ~1)
 
 
 # ----------------------------------------------------------------------------------------------- per-token weights
 def per_token_weight(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> np.ndarray:
-    """Weight on each token's log-prob of answer i (before the 1/G mean over answers): A_i/|o_i| (GRPO),
-    A_i/L_max (Dr. GRPO) or A_i/mean_j |o_j| (the token mean: every token of the batch weighs the same)."""
+    """Weight on each token's log-prob of answer i (before the 1/G mean over answers), by the toy loss's aggregation:
+    A_i/|o_i| (GRPO), A_i/L_max (Dr. GRPO) or A_i/mean_j |o_j| (the token mean: every token of the batch weighs the
+    same)."""
+    if mode not in TOY_LOSSES:
+        raise ValueError(f"mode must be one of {ALL_LOSSES}, got {mode!r}")
     advantages, lengths = np.asarray(advantages, dtype=float), np.asarray(lengths, dtype=float)
-    if mode == "grpo":
+    aggregation = TOY_LOSSES[mode].aggregation
+    if aggregation == "seq_mean_token_mean":
         return advantages / lengths
-    if mode == "dr_grpo":
+    if aggregation == "seq_mean_token_sum_norm":
         return advantages / float(max_len)
-    if mode == "token_mean":
-        return advantages / lengths.mean()
-    raise ValueError(f"mode must be one of {ALL_LOSSES}, got {mode!r}")
+    return advantages / lengths.mean()  # token_mean
 
 
 def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: int | None = None) -> torch.Tensor:
@@ -88,7 +84,7 @@ def token_weights_by_autograd(advantages, lengths, mode: str = "grpo", max_len: 
     logps = torch.zeros(len(lengths), max_len, dtype=torch.float64, requires_grad=True)  # [G, T]
     response_mask = torch.arange(max_len)[None, :] < lengths[:, None]  # [G, T]
     adv = torch.as_tensor(advantages, dtype=torch.float64)  # [G]
-    loss = aggregate_loss(policy_gradient_loss(logps, adv), response_mask, AGGREGATION[mode], max_len)
+    loss = aggregate_loss(policy_gradient_loss(logps, adv), response_mask, TOY_LOSSES[mode].aggregation, max_len)
     (grad,) = torch.autograd.grad(loss, logps)  # [G, T]
     return -len(lengths) * grad[:, 0]
 
@@ -144,13 +140,14 @@ def sample_thinking_tokens(log_continue: np.ndarray, log_u: np.ndarray, cap: int
 
 
 def group_advantages(rewards: np.ndarray, kind: str, eps: float = ADV_EPS) -> np.ndarray:
-    """numpy twin of rlvr.objectives.compute_advantages over the last axis: 'grpo' z-score or 'dr_grpo' mean only."""
+    """numpy twin of rlvr.objectives.compute_advantages over the last axis, for the two losses' estimators: GRPO's
+    z-score and Dr. GRPO's mean only (`kind`: a row's `advantage`)."""
     centred = rewards - rewards.mean(axis=-1, keepdims=True)
-    if kind == "dr_grpo":
+    if kind == DR_GRPO.advantage:
         return centred
-    if kind == "grpo":
+    if kind == GRPO.advantage:
         return centred / (rewards.std(axis=-1, keepdims=True) + eps)  # population std, as the lecture
-    raise ValueError(f"kind must be 'grpo' or 'dr_grpo', got {kind!r}")
+    raise ValueError(f"kind must be {GRPO.advantage!r} or {DR_GRPO.advantage!r}, got {kind!r}")
 
 
 def kimi_reward_np(lengths: np.ndarray, correct: np.ndarray) -> np.ndarray:
@@ -230,8 +227,8 @@ def train_toys(
     rng = np.random.default_rng(seed)
     n_groups = max(1, answers_per_step // group_size)
     shape = (n_runs, n_groups, group_size)
-    z_score = np.array([ADVANTAGE_KIND[loss] == "grpo" for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
-    aggregation = np.array([AGGREGATION[loss] for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
+    z_score = np.array([TOY_LOSSES[loss].advantage == GRPO.advantage for loss in losses])[:, None, None, None]
+    aggregation = np.array([TOY_LOSSES[loss].aggregation for loss in losses])[:, None, None, None]  # [L, 1, 1, 1]
     logits = np.full((len(losses), n_runs, 2), float(init_logit))  # [L, N, 2]
     m, v = np.zeros_like(logits), np.zeros_like(logits)
     beta1, beta2, adam_eps = 0.9, 0.999, 1e-8
@@ -247,7 +244,8 @@ def train_toys(
         rewards = np.broadcast_to(correct.astype(float), k.shape)
         if length_reward_weight and step >= length_reward_start:
             rewards = rewards + length_reward_weight * kimi_reward_np(k + 1, correct)
-        adv = np.where(z_score, group_advantages(rewards, "grpo"), group_advantages(rewards, "dr_grpo"))  # [L, N, P, G]
+        z, centred = group_advantages(rewards, GRPO.advantage), group_advantages(rewards, DR_GRPO.advantage)
+        adv = np.where(z_score, z, centred)  # [L, N, P, G]
         weight = token_weights(aggregation, k + 1, cap + 1)  # [L, N, P, G]
         score = k * (1 - s) - (k < cap) * s  # d log q(k) / d logit
         per_answer = -adv * weight * score / (n_groups * group_size)  # [L, N, P, G]
@@ -268,7 +266,7 @@ def train_toys(
 
 
 def train_toy_pair(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE, seed: int = 0, **kwargs) -> dict:
-    """Both losses on the same random numbers. Returns {"grpo": ToyRun, "dr_grpo": ToyRun}."""
+    """Both losses on the same random numbers. Returns {loss: ToyRun} for each of LOSSES."""
     return train_toys(LOSSES, p_correct, group_size, seed=seed, **kwargs)
 
 
@@ -284,7 +282,7 @@ def advantage_by_path(p_correct: float, group_size: int, kind: str, eps: float =
         n_correct = others + own  # [G]
         mean = n_correct / group_size
         adv = own - mean
-        if kind == "grpo":
+        if kind == GRPO.advantage:  # the z-score; Dr. GRPO's estimator keeps the centred reward
             adv = adv / (np.sqrt(mean * (1 - mean)) + eps)
         out.append(p_own * float(prob @ adv))
     return np.array(out)
@@ -295,18 +293,23 @@ def expected_gradients(
 ) -> dict:
     """Exact expected gradients w.r.t. the two continue logits, by enumerating k = 0..cap and the group outcomes.
 
-    Returns {"true": d E[reward] / d logits, "grpo": E[d GRPO loss / d logits], "dr_grpo": E[d Dr. GRPO loss]},
-    each [2] (correct path, wrong path). The true gradient and Dr. GRPO's are 0; GRPO's is not.
+    Returns {"true": d E[reward] / d logits, and for each of LOSSES: E[d loss / d logits]}, each [2] (correct path,
+    wrong path). The true gradient and Dr. GRPO's are 0; GRPO's is not.
     """
     logits = np.asarray(logits, dtype=float)
     k = np.arange(cap + 1)
     pmf, score = length_pmf(logits, cap), length_score(k, logits[:, None], cap)  # [2, cap+1] each
     reward = np.array([1.0, 0.0])
     p_path = np.array([p_correct, 1 - p_correct])
-    true = p_path * reward * (pmf * score).sum(axis=1)
-    grpo = -advantage_by_path(p_correct, group_size, "grpo") * (pmf * score / (k + 1)).sum(axis=1)
-    dr = -advantage_by_path(p_correct, group_size, "dr_grpo") * (pmf * score).sum(axis=1) / (cap + 1)
-    return {"true": true, "grpo": grpo, "dr_grpo": dr}
+    grads = {"true": p_path * reward * (pmf * score).sum(axis=1)}
+    for loss in LOSSES:
+        row = TOY_LOSSES[loss]
+        advantage = advantage_by_path(p_correct, group_size, row.advantage)  # [2]
+        if row.aggregation == "seq_mean_token_mean":  # each answer's tokens weigh 1/|o_i|
+            grads[loss] = -advantage * (pmf * score / (k + 1)).sum(axis=1)
+        else:  # 1/L_max, the same for every answer
+            grads[loss] = -advantage * (pmf * score).sum(axis=1) / (cap + 1)
+    return grads
 
 
 # ----------------------------------------------------------------------------------------------- arithmetic task
@@ -346,11 +349,6 @@ def kimi_arithmetic_runs(
     return {label: run(cfg, progress=progress) for label, cfg in configs.items()}
 
 
-def smooth(x: np.ndarray, width: int = 5) -> np.ndarray:
-    """`common.smooth` with notebook 05's window (5 steps). [n] -> [n]"""
-    return common.smooth(x, width)
-
-
 SUMMARY_COLUMNS = {
     "cot_fraction": N_("think-first"),
     "accuracy": N_("accuracy"),
@@ -370,25 +368,7 @@ def run_summary(result, last: int = 20) -> dict:
     return {key: last_mean(result, key, last) for key in SUMMARY_COLUMNS}
 
 
-def summary_text(runs: dict, last: int = 20) -> str:
-    """One line per run of `run_summary` as a text table ('—' where a share has no answers behind it)."""
-
-    headers = {key: _(header) for key, header in SUMMARY_COLUMNS.items()}
-
-    def cell(key: str, x: float) -> str:
-        width = text_width(headers[key])
-        if not math.isfinite(x):
-            return pad("—", width, ">")
-        return pad(f"{x:.1f}" if key == "mean_length" else f"{x:.1%}", width, ">")
-
-    lines = [pad(_("last {n} steps").format(n=last), 28) + "  " + "  ".join(headers.values())]
-    for label, result in runs.items():
-        summary = run_summary(result, last)
-        lines.append(pad(label, 28) + "  " + "  ".join(cell(key, summary[key]) for key in SUMMARY_COLUMNS))
-    return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------------------------- the table
+# ----------------------------------------------------------------------------------------------- over seeds
 def toy_final_logits(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
     """Final continue logits {loss: [runs, 2]} over all seeds (N_RUNS runs per seed)."""
     finals = {loss: [] for loss in LOSSES}
@@ -401,501 +381,3 @@ def toy_final_logits(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
 def toy_final_lengths(p_correct: float, seeds=(0,), steps: int = STEPS) -> dict:
     """Final expected thinking tokens {loss: [runs, 2]} over all seeds (N_RUNS runs per seed)."""
     return {loss: mean_thinking_tokens(logits) for loss, logits in toy_final_logits(p_correct, seeds, steps).items()}
-
-
-def exercise4_rows() -> list[Row]:
-    """Exercise 4 by autograd through rlvr.objectives.aggregate_loss: one correct (100 tokens, A=+1), one wrong."""
-    rows = []
-    for mode, name, lecture in (("grpo", "GRPO", ("0.01", "-0.001")), ("dr_grpo", "Dr. GRPO", ("0.001", "-0.001"))):
-        weights = token_weights_by_autograd([1.0, -1.0], [100, 1000], mode, 1000)
-        for w, lec, which in zip(weights.tolist(), lecture, ("correct (100 tok, A=+1)", "wrong (1000 tok, A=-1)")):
-            rows.append(
-                lecture_row(
-                    section="Ex. 4",
-                    figure=f"{name} per-token weight, {which}",
-                    lecture=lec,
-                    values=[w],
-                    lecture_is_a_run=False,
-                    note="autograd of aggregate_loss",
-                )
-            )
-    return rows
-
-
-def exercise5_rows() -> list[Row]:
-    """Exercise 5 with rlvr.objectives.kimi_length_reward: lengths 200, 400, 600, 1000, the first two correct."""
-    rewards = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False]))
-    return [
-        lecture_row(
-            section="Ex. 5",
-            figure=f"Kimi length reward, {n} tokens, {'correct' if c else 'wrong'}",
-            lecture=lec,
-            values=[r],
-            lecture_is_a_run=False,
-        )
-        for n, c, lec, r in zip((200, 400, 600, 1000), (1, 1, 0, 0), ("0.5", "0.25", "0", "-0.5"), rewards.tolist())
-    ]
-
-
-FIGURE_TEXTS = (  # the exercise rows' figures (English in `python -m rlvr reproduce`), translated in `row_lines`
-    N_("GRPO per-token weight, correct (100 tok, A=+1)"),
-    N_("GRPO per-token weight, wrong (1000 tok, A=-1)"),
-    N_("Dr. GRPO per-token weight, correct (100 tok, A=+1)"),
-    N_("Dr. GRPO per-token weight, wrong (1000 tok, A=-1)"),
-    N_("Kimi length reward, 200 tokens, correct"),
-    N_("Kimi length reward, 400 tokens, correct"),
-    N_("Kimi length reward, 600 tokens, wrong"),
-    N_("Kimi length reward, 1000 tokens, wrong"),
-)
-
-
-def row_lines(rows: list[Row], decimals: int = 4) -> str:
-    """One line per row, our value next to the lecture's: what a cell prints where the notebook's one table (at its
-    end) will repeat the rows."""
-    width = max(text_width(shown(row.figure)) for row in rows)
-    return "\n".join(
-        f"{pad(shown(row.figure), width)}  {signed(row.measured, decimals):>8s}"
-        + ("   " + _("(lecture: {value})").format(value=f"{row.lecture:g}") if isinstance(row.lecture, float) else "")
-        for row in rows
-    )
-
-
-def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
-    """The exact expected gradients at the start, one line per objective (true, GRPO, Dr. GRPO), 0 where exact."""
-    grads = expected_gradients(p_correct=p_correct, group_size=group_size)
-    title = _("expected gradient w.r.t. the continue logits (p = {p}, G = {g})").format(p=p_correct, g=group_size)
-    lines = [f"{title}   {_(PATH_NAMES[0])}    {_(PATH_NAMES[1])}"]
-    for name, label in (
-        ("true", _("true objective  d E[r] / d theta")),
-        ("grpo", _("GRPO loss       E[d L / d theta]")),
-        ("dr_grpo", _("Dr. GRPO loss   E[d L / d theta]")),
-    ):
-        lines.append(f"  {pad(label, 62)} {signed(grads[name][0], 4):>12s}  {signed(grads[name][1], 4):>12s}")
-    lines.append("  " + _("(0: below 1e-12, the float round-off of an exact 0)"))
-    return "\n".join(lines)
-
-
-def first_step_at(curve: np.ndarray, level: float, above: bool = True) -> int | None:
-    """First step at which a curve is >= level (or <= level with above=False); None if never."""
-    hits = np.nonzero(curve >= level if above else curve <= level)[0]
-    return int(hits[0]) if len(hits) else None
-
-
-def toy_drift_text(runs: dict, cap: int = L_CAP) -> str:
-    """When the GRPO loss's lengths get to the cap (within 10%) and to 0 (under one token), from the mean over runs."""
-    lengths = runs["grpo"].mean_length().mean(axis=1)  # [S+1, 2]
-    wrong = first_step_at(lengths[:, 1], 0.9 * cap)
-    right = first_step_at(lengths[:, 0], 1.0, above=False)
-    return _(
-        "GRPO loss: the wrong path's mean length reaches {tokens} tokens (90% of the cap) at step {wrong}; the "
-        "correct path's falls below 1 token at step {right} (of {steps})"
-    ).format(
-        tokens=f"{0.9 * cap:g}",
-        wrong="—" if wrong is None else wrong,
-        right="—" if right is None else right,
-        steps=len(lengths) - 1,
-    )
-
-
-def length_split_text(pairs: dict) -> str:
-    """For {p: train_toy_pair(p)}: the GRPO loss's mean thinking tokens over all answers at the start and the end,
-    and per path at the end (means over runs)."""
-    lines = []
-    for p_correct, runs in pairs.items():
-        grpo = runs["grpo"]
-        overall = grpo.mean_length_all().mean(axis=1)  # [S+1]
-        paths = grpo.mean_length()[-1].mean(axis=0)  # [2]
-        lines.append(
-            _(
-                "p(correct) = {p}: all answers {start} thinking tokens at the start, {end} after {steps} steps "
-                "(correct path {correct}, wrong path {wrong})"
-            ).format(
-                p=p_correct,
-                start=f"{overall[0]:.1f}",
-                end=f"{overall[-1]:.1f}",
-                steps=len(overall) - 1,
-                correct=f"{paths[0]:.1f}",
-                wrong=f"{paths[1]:.1f}",
-            )
-        )
-    return "\n".join(lines)
-
-
-def gradient_rows() -> list[Row]:
-    """The enumerated expected gradients at the start of training (p = 0.3, G = 8)."""
-    grads = expected_gradients()
-    return [
-        claim_row(
-            section="4.2",
-            figure="true gradient of E[reward] w.r.t. both length logits (max |.|)",
-            lecture=0.0,
-            values=[np.abs(grads["true"]).max()],
-            band=(0.0, 1e-9),
-            note="exact enumeration; 0 up to float error",
-        ),
-        claim_row(
-            section="4.2",
-            figure="Dr. GRPO loss: expected gradient w.r.t. both length logits (max |.|)",
-            lecture=0.0,
-            values=[np.abs(grads["dr_grpo"]).max()],
-            band=(0.0, 1e-9),
-            note="exact enumeration; 0 up to float error",
-        ),
-        claim_row(
-            section="4.2",
-            figure="GRPO loss: expected descent step on the correct path's logit (< 0 = shorter)",
-            lecture=None,
-            values=[-grads["grpo"][0]],
-            band=None,
-            note="exact enumeration; not 0",
-        ),
-        claim_row(
-            section="4.2",
-            figure="GRPO loss: expected descent step on the wrong path's logit (> 0 = longer)",
-            lecture=None,
-            values=[-grads["grpo"][1]],
-            band=None,
-            note="exact enumeration; not 0",
-        ),
-    ]
-
-
-def toy_rows(seeds=(0,), steps: int = STEPS) -> list[Row]:
-    """Toy training at p = 0.3 (the lecture) and p = 0.7 (Exercise 7(d)): final thinking tokens per path and loss.
-
-    GRPO: the lengths themselves (to the cap, to 0). Dr. GRPO: the change of each continue logit, which has
-    expectation exactly 0 under SGD (the expected gradient is 0 everywhere); the band is 3 standard errors of the
-    mean over runs. (The mean LENGTH over runs drifts up a little even then: length is convex in the logit.)
-    """
-    rows = []
-    start = float(mean_thinking_tokens(INIT_LOGIT))
-    run_seeds = tuple(seeds)
-    for p in (P_CORRECT, 0.7):
-        lecture = p == P_CORRECT
-        logits = toy_final_logits(p, seeds, steps)
-        lengths = {loss: mean_thinking_tokens(value) for loss, value in logits.items()}
-        n = len(lengths["grpo"])
-        section = "4.2" if lecture else "Ex. 7(d)"
-        g_c, g_w = lengths["grpo"][:, 0], lengths["grpo"][:, 1]
-        rows.append(
-            Row(
-                section=section,
-                figure=f"toy p={p}, GRPO loss: wrong path's thinking tokens",
-                lecture="the cap" if lecture else None,
-                measured=float(g_w.mean()),
-                band=(0.9 * L_CAP, L_CAP) if lecture else None,
-                unit="tokens",
-                spread=float(g_w.std()),
-                seeds=run_seeds,
-                note=f"cap {L_CAP}, start {start:.1f}, {n} runs; band: 'to the cap' read as within 10% of it",
-            )
-        )
-        rows.append(
-            Row(
-                section=section,
-                figure=f"toy p={p}, GRPO loss: correct path's thinking tokens",
-                lecture=0.0 if lecture else None,
-                measured=float(g_c.mean()),
-                band=(0.0, 1.0) if lecture else None,
-                unit="tokens",
-                spread=float(g_c.std()),
-                seeds=run_seeds,
-                note=f"start {start:.1f}; band: 'to 0' read as under one token",
-            )
-        )
-        for path in (0, 1):
-            change = logits["dr_grpo"][:, path] - INIT_LOGIT
-            se = float(change.std() / math.sqrt(n))
-            tokens = float(mean_thinking_tokens(INIT_LOGIT + change.mean())) - start
-            rows.append(
-                Row(
-                    section=section,
-                    figure=f"toy p={p}, Dr. GRPO loss: change of the {PATH_NAMES[path]}'s continue logit",
-                    lecture=0.0 if lecture else None,
-                    measured=float(change.mean()),
-                    band=(-3 * se, 3 * se) if lecture else None,
-                    spread=float(change.std()),
-                    seeds=run_seeds,
-                    note=f"{tokens:+.2f} tokens at the mean logit; ± is the std over {n} runs; band: the "
-                    f"lecture's exact 0 ± 3u, u = std / √{n} (the rule with r = 0, an exact claim)",
-                )
-            )
-    return rows
-
-
-def kimi_arithmetic_rows(fast: bool | None = None, progress: bool = False, last: int = 20) -> list[Row]:
-    """Kimi's length reward on the arithmetic task: think-first share and accuracy over each run's last steps,
-    and the accuracy change against the run without it (band: 3 binomial standard errors of the difference)."""
-    runs = kimi_arithmetic_runs(fast=fast, progress=progress, translate=False)
-    summaries = {label: run_summary(result, last) for label, result in runs.items()}
-    labels = list(runs)
-    base = summaries[labels[0]]
-    rows = []
-    for label in labels:
-        s = summaries[label]
-        rows.append(
-            Row(
-                section="6.2",
-                figure=f"arithmetic, {label}: think-first share, last {last} steps",
-                measured=s["cot_fraction"],
-                unit="%",
-            )
-        )
-        rows.append(
-            Row(
-                section="6.2",
-                figure=f"arithmetic, {label}: accuracy, last {last} steps",
-                measured=s["accuracy"],
-                unit="%",
-            )
-        )
-    for label, lecture in ((labels[1], "< 0 (early hurts)"), (labels[2], "~0 (implied)")):
-        result = runs[label]
-        n = min(last, len(result.history)) * result.config.prompts_per_step * result.config.group_size
-        a, b = summaries[label]["accuracy"], base["accuracy"]
-        se = math.sqrt((a * (1 - a) + b * (1 - b)) / n)
-        band = (-1.0, -3 * se) if lecture.startswith("<") else (-3 * se, 3 * se)
-        rows.append(
-            Row(
-                section="6.2",
-                figure=f"arithmetic, accuracy change: {label} vs none",
-                lecture=lecture,
-                measured=a - b,
-                band=band,
-                unit="%",
-                note=f"one seed; band from 3 binomial standard errors ({n} answers per run)",
-            )
-        )
-    return rows
-
-
-def figures(seeds=(0,), fast: bool | None = None) -> list[Row]:
-    """Every quantitative statement of notebook 05 next to our measurement (the toy is cheap: full size always)."""
-    return exercise4_rows() + exercise5_rows() + gradient_rows() + toy_rows(seeds) + kimi_arithmetic_rows(fast=fast)
-
-
-# ----------------------------------------------------------------------------------------------- for the learner
-def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
-    """The setup cell's line on the toy model: its settings, and how long one training of both losses takes here."""
-    start = time.perf_counter()
-    train_toy_pair(p_correct, group_size)
-    seconds = time.perf_counter() - start
-    return _(
-        "toy model (§2 below): p(correct) = {p}, G = {g}, at most {cap} thinking tokens, {runs} runs of {steps} steps "
-        "of {answers} answers, {optimizer}; both losses trained in {seconds} s just now"
-    ).format(
-        p=p_correct,
-        g=group_size,
-        cap=L_CAP,
-        runs=N_RUNS,
-        steps=STEPS,
-        answers=ANSWERS_PER_STEP,
-        optimizer=OPTIMIZER_NAMES[OPTIMIZER],
-        seconds=f"{seconds:.2f}",
-    )
-
-
-def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len: int = 1000) -> str:
-    """Exercise 4's per-token weights under the three aggregations, by autograd through
-    rlvr.objectives.aggregate_loss, next to the lecture's (it states GRPO's and Dr. GRPO's)."""
-    lecture = {"grpo": "+0.01, -0.001", "dr_grpo": "+0.001, -0.001", "token_mean": _("(not in the lecture)")}
-    rows = [
-        (
-            _("aggregation (aggregate_loss mode)"),
-            _("correct ({n} tokens, A = +1)").format(n=correct_length),
-            _("wrong ({n} tokens, A = -1)").format(n=wrong_length),
-            _("lecture"),
-        )
-    ]
-    for loss in ALL_LOSSES:
-        weights = token_weights_by_autograd([1.0, -1.0], [correct_length, wrong_length], loss, max_len).tolist()
-        name = f"{_(AGGREGATION_NAMES[loss])} ({AGGREGATION[loss]})"
-        rows.append((name, *(signed(w, 4) for w in weights), lecture[loss]))
-    return columns_text(rows)
-
-
-def token_mean_text(p_correct: float = P_CORRECT, batches=(ANSWERS_PER_STEP, 16 * ANSWERS_PER_STEP)) -> str:
-    """The token mean in the toy: final thinking tokens per path for a small and a large batch, next to GRPO's."""
-    start = float(mean_thinking_tokens(INIT_LOGIT))
-    rows = [(_("loss, answers per step"), _(PATH_NAMES[0]), _(PATH_NAMES[1]))]
-    grpo = train_toy("grpo", p_correct=p_correct).mean_length()[-1].mean(axis=0)  # [2]
-    rows.append((f"{_(AGGREGATION_NAMES['grpo'])}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
-    for batch in batches:
-        final = train_toy("token_mean", p_correct=p_correct, answers_per_step=batch).mean_length()[-1].mean(axis=0)
-        rows.append((f"{_(AGGREGATION_NAMES['token_mean'])}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
-    head = _("thinking tokens after {steps} steps (mean of {runs} runs, p = {p}, start {start} on both paths)").format(
-        steps=STEPS, runs=N_RUNS, p=p_correct, start=f"{start:.1f}"
-    )
-    return head + "\n" + columns_text(rows)
-
-
-OUTCOME_ROWS = {
-    "mean_length_correct": N_("mean length of the correct answers (tokens)"),
-    "mean_length_wrong": N_("mean length of the wrong answers (tokens)"),
-    "mean_length": N_("mean length of all answers (tokens)"),
-    "cot_fraction": N_("think-first share"),
-    "cot_accuracy": N_("accuracy of the think-first answers"),
-}  # history key -> what the learner reads (translated where shown)
-
-
-def outcome_lengths_text(result) -> str:
-    """A run's lengths by outcome, its think-first share and its think-first accuracy at its first and last step."""
-    first, last = result.history[0], result.history[-1]
-
-    def cell(key: str, value: float) -> str:
-        return f"{value:.1%}" if key in ("cot_fraction", "cot_accuracy") else f"{value:.1f}"
-
-    rows = [("", _("step {step}").format(step=0), _("step {step}").format(step=len(result.history) - 1))]
-    rows += [(_(label), cell(key, first[key]), cell(key, last[key])) for key, label in OUTCOME_ROWS.items()]
-    return columns_text(rows)
-
-
-def first_step_within(curve: np.ndarray, reference: np.ndarray, within: float, start: int = 0) -> int | None:
-    """First step at or after `start` where `curve` is at most `within` below `reference`; None if never."""
-    gap = np.asarray(reference, dtype=float) - np.asarray(curve, dtype=float)
-    hits = np.nonzero(gap[start:] <= within)[0]
-    return start + int(hits[0]) if len(hits) else None
-
-
-def kimi_story_text(runs: dict, switch_on: int, within: float = 0.05, pays: float = 0.65) -> str:
-    """What §4 reads off the three Kimi runs (trailing 5-step averages): how far the early reward pulls the think-first
-    share down and when; when its think-first answers first reach `pays` accuracy (where thinking pays despite the
-    reward); when it gets back within `within` of the run without the reward; where that run stands at the late
-    switch, and whether the late run matches it until then."""
-    (base_label, base), (early_label, early), (late_label, late) = runs.items()
-    share_b, share_e = smooth(base.curve("cot_fraction")), smooth(early.curve("cot_fraction"))
-    low = int(np.nanargmin(share_e))
-    pays_at = first_step_at(smooth(early.curve("cot_accuracy")), pays)
-    share_back = first_step_within(share_e, share_b, within, low)
-    accuracy_back = first_step_within(smooth(early.curve("accuracy")), smooth(base.curve("accuracy")), within, low)
-    think_b = smooth(base.curve("cot_accuracy"))
-    same = all(a == b for a, b in zip(base.curve("accuracy")[:switch_on], late.curve("accuracy")[:switch_on]))
-
-    def step(at: int | None) -> str:
-        return (
-            _("step {step}").format(step=at) if at is not None else _("no step of the {n}").format(n=len(share_e) - 1)
-        )
-
-    return "\n".join(
-        [
-            _(
-                "{run}: think-first share {start} at step 0, lowest {lowest} at step {step} (the run with {base}: "
-                "{there} there)"
-            ).format(
-                run=early_label,
-                start=f"{share_e[0]:.0%}",
-                lowest=f"{share_e[low]:.0%}",
-                step=low,
-                base=base_label,
-                there=f"{share_b[low]:.0%}",
-            ),
-            "  "
-            + _("its think-first answers are first right {share} of the time or more at {when}").format(
-                share=f"{pays:.0%}", when=step(pays_at)
-            ),
-            "  "
-            + _(
-                "back within {points} points of the run with {base}: think-first share at {share}, accuracy at "
-                "{accuracy}"
-            ).format(
-                points=f"{100 * within:.0f}", base=base_label, share=step(share_back), accuracy=step(accuracy_back)
-            ),
-            (
-                _(
-                    "{run}: identical to the run with {base} up to step {step}; that run thinks first in "
-                    "{share} of its answers at step {step}, and its think-first answers are right {right} of the time"
-                )
-                if same
-                else _(
-                    "{run}: not identical to the run with {base} up to step {step}; that run thinks first in "
-                    "{share} of its answers at step {step}, and its think-first answers are right {right} of the time"
-                )
-            ).format(
-                run=late_label,
-                base=base_label,
-                step=switch_on,
-                share=f"{share_b[switch_on]:.0%}",
-                right=f"{think_b[switch_on]:.0%}",
-            ),
-        ]
-    )
-
-
-def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
-    """Every figure and claim of the lecture for notebook 05 next to this run's, for the learner: no bands and no
-    verdicts (`python -m rlvr reproduce` judges the same figures)."""
-    grpo_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], "grpo", 1000).tolist()
-    dr_w = token_weights_by_autograd([1.0, -1.0], [100, 1000], "dr_grpo", 1000).tolist()
-    grads = expected_gradients()
-    start = float(mean_thinking_tokens(INIT_LOGIT))
-    toy = {p: {loss: v.mean(axis=0) for loss, v in toy_final_lengths(p).items()} for p in (P_CORRECT, 0.7)}
-    kimi = kimi_length_reward(torch.tensor([200, 400, 600, 1000]), torch.tensor([True, True, False, False])).tolist()
-    (base_label, base), (early_label, early), (late_label, late) = kimi_runs.items()
-    accuracy = {label: last_mean(result, "accuracy", last) for label, result in kimi_runs.items()}
-    lowest = float(np.nanmin(smooth(early.curve("cot_fraction"))))
-
-    def lengths(p: float, loss: str) -> str:
-        correct, wrong = toy[p][loss]
-        return _("wrong {wrong}, correct {correct} tokens (cap {cap}, start {start})").format(
-            wrong=f"{wrong:.1f}", correct=f"{correct:.1f}", cap=L_CAP, start=f"{start:.1f}"
-        )
-
-    def exercise(number: str) -> str:
-        return _("Ex. {number}").format(number=number)
-
-    def loss_steps(loss: str, p: float) -> str:
-        return _("{loss} loss, p = {p}, {steps} steps").format(loss=loss, p=p, steps=STEPS)
-
-    zero = max(np.abs(grads["true"]).max(), np.abs(grads["dr_grpo"]).max())
-    first_share = base.history[0]["cot_fraction"]
-    return columns_text(
-        [
-            ("", _("what"), _("lecture"), _("this run")),
-            (
-                exercise("4"),
-                _("GRPO, per token: correct, wrong"),
-                "+0.01, -0.001",
-                f"{signed(grpo_w[0], 4)}, {signed(grpo_w[1], 4)}",
-            ),
-            (
-                exercise("4"),
-                _("Dr. GRPO, per token: correct, wrong"),
-                "+0.001, -0.001",
-                f"{signed(dr_w[0], 4)}, {signed(dr_w[1], 4)}",
-            ),
-            (
-                "§4.2",
-                _("true gradient; Dr. GRPO's expected one"),
-                "0",
-                _("{value} (up to float round-off)").format(value=signed(zero, 4)),
-            ),
-            (
-                "§4.2",
-                loss_steps("GRPO", P_CORRECT),
-                _("wrong to the cap, correct to 0"),
-                lengths(P_CORRECT, "grpo"),
-            ),
-            ("§4.2", loss_steps("Dr. GRPO", P_CORRECT), _("no length bias"), lengths(P_CORRECT, "dr_grpo")),
-            (exercise("7(d)"), loss_steps("GRPO", 0.7), _("(asked)"), lengths(0.7, "grpo")),
-            (
-                exercise("5"),
-                _("length reward of the four answers"),
-                "0.5, 0.25, 0, -0.5",
-                ", ".join(signed(r, 2) for r in kimi),
-            ),
-            (
-                "§6.2",
-                _("{run}: lowest think-first share").format(run=early_label),
-                _("hurts if on too early"),
-                _("{lowest} (from {first})").format(lowest=f"{lowest:.0%}", first=f"{first_share:.0%}"),
-            ),
-            (
-                "§6.2",
-                _("mean accuracy, last {n} steps: {run}").format(n=last, run=base_label),
-                "",
-                f"{accuracy[base_label]:.1%}",
-            ),
-            ("§6.2", f"   {early_label}", "", f"{accuracy[early_label]:.1%}"),
-            ("§6.2", f"   {late_label}", "", f"{accuracy[late_label]:.1%}"),
-        ]
-    )

@@ -3,15 +3,17 @@ healthy run); live while it trains (`live_dashboard`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from rlvr.experiments.gallery import NOT_BROKEN, crash_parts, gallery_run, nan_text, short_title
+from rlvr.experiments.gallery import NOT_BROKEN, breakage, crash_parts, gallery_run, short_title
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
+from rlvr.narration.gallery import nan_text
 from rlvr.i18n import N_, _
 from rlvr.signals import SIGNAL_NAMES
-from rlvr.train import history_curve
+from rlvr.runs import history_curve
 from rlvr.widgets import AnalyticPanel, LivePlot, dropdown, fresh_axes, train_runs
 
 RUN_COLOR = COLORS["broken"]  # the run under study: drawn over the reference (black), the one the eye should follow
@@ -107,13 +109,13 @@ def live_dashboard(reference: dict | None = None, label: str = N_("this run"), e
 
 
 def crash_marks(run) -> dict:
-    """{label: step} for draw_dashboard's crash marks of a GalleryRun (empty if it did not crash)."""
+    """{label: step} for draw_dashboard's crash marks of a gallery run (empty if it did not crash)."""
     return {} if run.crash is None else {_("crash"): len(run.history)}
 
 
 def draw_gallery_run(fig, run, healthy) -> None:
     """The dashboard of one gallery run (magenta) over the healthy run of its seed (black)."""
-    draw_dashboard(fig, {_(run.breakage.title): run.history}, {_("healthy run"): healthy.history}, crash_marks(run))
+    draw_dashboard(fig, {_(breakage(run).title): run.history}, {_("healthy run"): healthy.history}, crash_marks(run))
 
 
 def draw_gallery(fig, runs: dict, healthy) -> None:
@@ -123,7 +125,7 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
     axes = fresh_axes(fig, math.ceil(len(names) / ncols), ncols).ravel()
     for ax, name in zip(axes, names):
         run = runs[name]
-        key = run.breakage.signal
+        key = breakage(run).signal
         ax.set_title(_("{run}: {signal}").format(run=short_title(name), signal=SIGNAL_NAMES[key]), fontsize=9)
         if run.crash is not None:  # nothing to draw: a NaN, then the crash
             step = crash_parts(run.crash)[0]
@@ -166,11 +168,9 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
 
 
 def train_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None) -> dict:
-    """Gallery runs (label -> breakage name) of one seed, trained the first time and loaded afterwards, one progress
-    line per run. Returns label -> GalleryRun."""
-    return train_runs(
-        names, lambda name, on_step=None, progress=False: gallery_run(name, seed, on_step=on_step, sft_seed=sft_seed)
-    )
+    """Gallery runs (label -> breakage name) of one seed, trained the first time (side by side, in worker processes)
+    and loaded afterwards, one progress line per run. Returns label -> RunResult."""
+    return train_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed))
 
 
 def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPanel:

@@ -7,20 +7,23 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from rlvr.experiments.common import plain_math_labels
+from rlvr.experiments.common import plain_math_labels, smooth
 from rlvr.experiments.length_bias import (
     ANSWERS_PER_STEP,
     GROUP_SIZE,
+    GRPO,
     KIMI_WEIGHT,
     LOSS_LABELS,
+    LOSSES,
     N_RUNS,
     OPTIMIZER,
     OPTIMIZER_NAMES,
     P_CORRECT,
     PATH_NAMES,
+    SMOOTH,
     STEPS,
+    TOY_LOSSES,
     per_token_weight,
-    smooth,
     train_toy_pair,
 )
 from rlvr.figures.palette import ALGO_COLORS, COLORS, RIGHT, WRONG, knob_color
@@ -29,7 +32,7 @@ from rlvr.objectives import kimi_length_reward
 
 # Colour says which loss (the module's algorithm colours); line style says right or wrong (palette.RIGHT solid,
 # palette.WRONG dashed), never colour. A curve over all answers, right and wrong together, is dotted.
-LOSS_COLORS = {"grpo": ALGO_COLORS["grpo"], "dr_grpo": ALGO_COLORS["dr_grpo"]}
+LOSS_COLORS = {loss: ALGO_COLORS[loss] for loss in LOSSES}
 PATH_STYLES = (RIGHT, WRONG)  # correct path / answer, wrong path / answer
 ALL_ANSWERS = {"ls": ":", "lw": 2.2}  # every answer, right and wrong together
 REFERENCE = COLORS["exact"]  # the cap, the start, the switch-on step: exact values
@@ -67,24 +70,21 @@ def draw_token_weights(
     for (adv, length, name), path_style, width in zip(answers, PATH_STYLES, (UNDER, OVER)):
         shown = _("correct") if name == "correct" else _("wrong")
         weights = {
-            "grpo": per_token_weight(adv, lengths, "grpo"),  # [n]
-            "dr_grpo": per_token_weight(adv, lengths, "dr_grpo", max_len) * np.ones_like(lengths),  # [n]
-        }
+            loss: per_token_weight(adv, lengths, loss, max_len) * np.ones_like(lengths) for loss in LOSSES
+        }  # [n]
         for loss, weight in weights.items():
             style = {**path_style, **width, "color": LOSS_COLORS[loss]}
-            label = _("{loss}, {answer} (A = {a})").format(
-                loss="GRPO" if loss == "grpo" else "Dr. GRPO", answer=shown, a=f"{adv:+.2g}"
-            )
+            label = _("{loss}, {answer} (A = {a})").format(loss=TOY_LOSSES[loss].label, answer=shown, a=f"{adv:+.2g}")
             ax_w.plot(lengths, np.abs(weight), label=label, **style)
             ax_total.plot(lengths, weight * lengths, **style)
         capped = length > max_len  # no answer is longer than L_max: the generation cap
         length = min(length, max_len)
         w_grpo, w_dr = adv / length, adv / max_len
         face = "white" if name == "wrong" else None  # a hollow dot for the wrong answer, a filled one for the correct
-        for loss, w in (("grpo", w_grpo), ("dr_grpo", w_dr)):
+        for loss, w in zip(LOSSES, (w_grpo, w_dr)):
             dot = {"color": LOSS_COLORS[loss], "ms": 6, "mfc": face or LOSS_COLORS[loss], "zorder": 3}
             ax_w.plot([length], [abs(w)], "o", **dot)
-            ax_total.plot([length], [w * length if loss == "dr_grpo" else adv], "o", **dot)
+            ax_total.plot([length], [w * length], "o", **dot)
         lines.append(
             _("{answer}, {length} tokens{star}: GRPO {grpo}, Dr. GRPO {dr}").format(
                 answer=shown, length=length, star="*" if capped else "", grpo=f"{w_grpo:+.2g}", dr=f"{w_dr:+.2g}"
@@ -344,13 +344,13 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
     prepare_figures()
     title = _("GRPO on the arithmetic task") if title is None else title
     ax_len, ax_share = fresh_axes(fig, 1, 2)
-    color = LOSS_COLORS["grpo"]
+    color = LOSS_COLORS[GRPO.name]
     for key, style, label in (
         ("mean_length_correct", {**RIGHT, "lw": 1.6}, _("correct answers")),
         ("mean_length_wrong", {**WRONG, "lw": 1.6}, _("wrong answers")),
         ("mean_length", ALL_ANSWERS, _("all answers")),
     ):
-        ax_len.plot(smooth(result.curve(key)), color=color, label=label, **style)
+        ax_len.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
     ax_len.set(xlabel=_("step"), ylabel=_("mean answer length (tokens)"), title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
     for key, style, label in (
@@ -358,7 +358,7 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
         ("cot_accuracy", {"ls": "-.", "lw": 1.6}, _("accuracy of think-first answers")),
         ("cot_fraction", {"ls": ":", "lw": 2.2}, _("think-first share")),
     ):
-        ax_share.plot(smooth(result.curve(key)), color=color, label=label, **style)
+        ax_share.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
     ax_share.set(xlabel=_("step"), ylabel=_("share of answers"), ylim=(0, 1.02), title=_("why: format and accuracy"))
     ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
@@ -376,7 +376,7 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
     for index, ((label, result), style) in enumerate(zip(runs.items(), KIMI_STYLES)):
         start = switch_on if index == 2 and switch_on is not None else 0
         for ax, key in zip(axes, ("cot_fraction", "accuracy", "mean_length")):
-            curve = smooth(result.curve(key))
+            curve = smooth(result.curve(key), SMOOTH)
             ax.plot(np.arange(start, len(curve)), curve[start:], label=label, **style)
     for ax, title in zip(axes, (_("think-first share"), _("accuracy (sampled)"), _("mean answer length"))):
         ax.set(xlabel=_("step"), title=title)
@@ -398,9 +398,9 @@ def plot_length_split(fig, pairs: dict) -> None:
 
     prepare_figures()
     axes = np.atleast_1d(fresh_axes(fig, 1, len(pairs), sharey=True))
-    color = LOSS_COLORS["grpo"]
+    color = LOSS_COLORS[GRPO.name]
     for ax, (p_correct, runs) in zip(axes, pairs.items()):
-        grpo = runs["grpo"]
+        grpo = runs[GRPO.name]
         ax.plot(grpo.mean_length_all().mean(axis=1), color=color, label=_("all answers"), **ALL_ANSWERS)
         for path, path_style, width in zip((0, 1), PATH_STYLES, (UNDER, OVER)):
             mean = grpo.mean_length()[:, :, path].mean(axis=1)

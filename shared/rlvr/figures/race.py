@@ -8,19 +8,19 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, PercentFormatter
 
-from rlvr.experiments.common import plain_math_labels
+from rlvr.experiments.common import plain_math_labels, smooth
 from rlvr.experiments.race import (
+    SMOOTH,
     THINK_TARGET,
-    RaceRun,
-    cached_run,
+    clock,
     mean_clip_per_update,
     panel_config,
     race_run,
-    smooth,
+    stored,
 )
 from rlvr.figures.palette import ALGO_COLORS, COLORS, knob_color
 from rlvr.i18n import N_, _, prepare_figures
-from rlvr.train import history_curve
+from rlvr.runs import RunResult, history_curve
 from rlvr import widgets
 from rlvr.widgets import TrainingPanel, choice_slider, float_slider, fresh_axes, int_slider, toggle_buttons
 
@@ -71,7 +71,7 @@ def plain_ticks(axis, subs=(1.0, 2.0, 5.0)) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def plot_race(fig, runs: dict[str, RaceRun]) -> None:
+def plot_race(fig, runs: dict[str, RunResult]) -> None:
     """2 x 2: accuracy and think-first share (rows) against RL step and against CPU seconds on a log axis (columns:
     GRPO-1's whole run costs a small fraction of PPO-8's, so a linear axis would squeeze it into its first tenth)."""
     prepare_figures()
@@ -79,10 +79,10 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
     for row, (key, title) in enumerate((("accuracy", _("accuracy")), ("cot_fraction", _("think-first share")))):
         for name, run in runs.items():
             color = run_color(name)
-            for col, x in enumerate((np.arange(len(run.history)), run.clock("cpu"))):
+            for col, x in enumerate((np.arange(len(run.history)), clock(run, "cpu"))):
                 ax = axes[row, col]
                 ax.plot(x, run.curve(key), color=color, alpha=0.2, lw=0.8)
-                ax.plot(x, smooth(run.curve(key)), color=color, ls=run_style(name)[0], lw=1.8, label=name)
+                ax.plot(x, smooth(run.curve(key), SMOOTH), color=color, ls=run_style(name)[0], lw=1.8, label=name)
         for col, xlabel in enumerate((_("RL step"), _("CPU seconds (sampling + training)"))):
             axes[row, col].set_ylabel(title)
             axes[row, col].set_xlabel(xlabel)
@@ -100,7 +100,7 @@ def plot_race(fig, runs: dict[str, RaceRun]) -> None:
     axes[0, 1].set_title(_("per CPU second (log scale)"))
 
 
-def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
+def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
     """2 x 2: PPO's value prediction vs the mean reward (first steps); its loss next to p(1 - p); the squared
     advantage with three baselines (none, leave-one-out group mean, value model; log axis); and the value model's
     squared advantage divided by the leave-one-out one (below 1: the value model is the better baseline), with the
@@ -129,10 +129,10 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
 
     reward = run.curve("reward")
     ax2.plot(steps, run.curve("value_loss"), color=ppo, lw=0.8, alpha=0.3)
-    ax2.plot(steps, smooth(run.curve("value_loss")), color=ppo, lw=1.6, label=_("value loss"))
+    ax2.plot(steps, smooth(run.curve("value_loss"), SMOOTH), color=ppo, lw=1.6, label=_("value loss"))
     ax2.plot(
         steps,
-        smooth(reward * (1 - reward)),
+        smooth(reward * (1 - reward), SMOOTH),
         color=EXACT,
         ls=":",
         lw=1.4,
@@ -140,7 +140,7 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     )
     ax2.set_yscale("log")
     plain_ticks(ax2.yaxis)
-    smoothed = smooth(run.curve("value_loss"))
+    smoothed = smooth(run.curve("value_loss"), SMOOTH)
     if np.isfinite(smoothed).any() and np.nanmin(smoothed) > 0:  # the smoothed curve decides the range, not one dip
         ax2.set_ylim(np.nanmin(smoothed) / 2, np.nanmax(smoothed) * 1.5)
     ax2.set_title(_("value loss (mean over the updates), log scale"))
@@ -155,14 +155,14 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
         ("adv_sq_value", _("value model (PPO)")),
     ):
         color, ls = BASELINE_STYLES[key]
-        ax3.plot(steps, smooth(run.curve(key)), color=color, ls=ls, lw=1.8, label=label)
+        ax3.plot(steps, smooth(run.curve(key), SMOOTH), color=color, ls=ls, lw=1.8, label=label)
     ax3.set_yscale("log")
     plain_ticks(ax3.yaxis)
     ax3.set_title(_("mean squared advantage, log scale"))
     ax3.set_ylabel(_("advantage$^2$ per answer token"))
     ax3.legend(fontsize=7, loc="center right")
 
-    value, loo = smooth(run.curve("adv_sq_value")), smooth(run.curve("adv_sq_loo"))  # [steps] each
+    value, loo = smooth(run.curve("adv_sq_value"), SMOOTH), smooth(run.curve("adv_sq_loo"), SMOOTH)  # [steps] each
     ratio = np.divide(value, loo, out=np.full_like(value, np.nan), where=loo > 0)  # [steps]; undefined where loo = 0
     shrink = ((g - 1) / g) ** 2
     ax4.plot(steps, ratio, color=ppo, lw=1.6, label=_("value model (PPO)"))
@@ -185,7 +185,7 @@ def plot_value(fig, run: RaceRun, first_steps: int = 30) -> None:
     plain_math_labels(fig)  # Chinese labels with mathtext as plain text (math fonts have no Chinese glyphs)
 
 
-def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
+def plot_clipping(fig, runs: dict[str, RunResult]) -> None:
     """1 x 2: clipped share (%) by update index (mean over steps) and against step, for multi-update runs."""
     prepare_figures()
     ax1, ax2 = fresh_axes(fig, 1, 2)
@@ -214,7 +214,7 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
         )
         ax2.plot(run.curve("clip_fraction"), color=color, lw=0.8, alpha=0.25)
         ax2.plot(
-            smooth(run.curve("clip_fraction")),
+            smooth(run.curve("clip_fraction"), SMOOTH),
             color=color,
             ls=ls,
             lw=1.6,
@@ -234,15 +234,15 @@ def plot_clipping(fig, runs: dict[str, RaceRun]) -> None:
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
 
 
-def plot_no_clip(fig, runs: dict[str, RaceRun]) -> None:
+def plot_no_clip(fig, runs: dict[str, RunResult]) -> None:
     """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not (the
     first run in GRPO-8's colour, solid; the second dotted on top, so both show where they overlap)."""
     prepare_figures()
     ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
     styles = ((COLORS_BY_RUN["GRPO-8"], "-", 2.4), (NO_CLIP_COLOR, ":", 2.0))
     for (name, run), (color, ls, lw) in zip(runs.items(), styles):
-        ax1.plot(smooth(run.curve("cot_fraction")), color=color, ls=ls, lw=lw, label=name)
-        ax2.plot(smooth(run.curve("accuracy")), color=color, ls=ls, lw=lw, label=name)
+        ax1.plot(smooth(run.curve("cot_fraction"), SMOOTH), color=color, ls=ls, lw=lw, label=name)
+        ax2.plot(smooth(run.curve("accuracy"), SMOOTH), color=color, ls=ls, lw=lw, label=name)
         updates = np.arange(1, run.config.epochs + 1)
         ax3.plot(
             updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o", color=color, ls=ls, lw=lw, label=name
@@ -305,7 +305,7 @@ def plot_panel(fig, results: dict, live=None) -> None:
     for label, history, style, color in curves:
         for ax, (key, _title) in zip(axes, keys):
             y = history_curve(history, key)
-            ax.plot(smooth(y), color=color, ls=style, lw=1.6, label=label)
+            ax.plot(smooth(y, SMOOTH), color=color, ls=style, lw=1.6, label=label)
     for ax, (_key, title), ylabel in zip(
         axes, keys, (_("share of answers"), _("share of answers right"), _("share of answer tokens"))
     ):
@@ -331,7 +331,7 @@ def panel_label(values: dict) -> str:
     )
 
 
-def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:
+def epsilon_panel(default_result: RunResult | None = None, steps: int | None = None, seed: int = 0) -> TrainingPanel:
     """Run-button panel: algorithm (toggle buttons), learning rate, clip_eps (0.05-0.5) and updates per batch (1-8),
     each run overlaid on the default (GRPO-8, lr 1e-4, clip_eps 0.2); results cached per configuration on disk."""
 
@@ -339,7 +339,7 @@ def epsilon_panel(default_result: RaceRun | None = None, steps: int | None = Non
         return race_run(panel_config(algo, lr, clip_eps, updates, steps, seed), on_step=on_step, progress=False)
 
     def load(key):
-        return cached_run(panel_config(**values_from_key(key), steps=steps, seed=seed))
+        return stored(panel_config(**values_from_key(key), steps=steps, seed=seed))
 
     controls = {
         "algo": toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "grpo", description=_("algorithm")),

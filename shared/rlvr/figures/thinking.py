@@ -14,31 +14,30 @@ import math
 import numpy as np
 
 from rlvr.config import size
+from rlvr.experiments.common import smooth
 from rlvr.experiments.thinking import (
     KNOBS,
     TRAINING_PANELS,
-    PanelRun,
     SFTProgress,
     answers_per_step,
     histories_of,
     knob_label,
     knob_of,
-    metric_curve,
     panel_run,
     panel_run_on_disk,
     rl_config,
-    smooth,
     smoothed_curve,
-    summary_headers,
     summary_row,
     teacher_answer_accuracy,
     warmup_metrics,
     warmup_on_disk,
 )
 from rlvr.i18n import N_, _, prepare_figures
+from rlvr.narration.thinking import summary_headers
 from rlvr.figures.palette import ALGO_COLORS, ANSWER_COLORS, COLORS, algo_color, knob_color
 from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
-from rlvr.train import RLConfig, RunResult
+from rlvr.runs import RunResult, history_curve
+from rlvr.train import RLConfig
 from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, fresh_axes, is_due, live_plot
 
 THINK_COLOR, DIRECT_COLOR = ANSWER_COLORS["think"], ANSWER_COLORS["direct"]  # the two answer formats (palette)
@@ -87,7 +86,7 @@ def teacher_line(ax, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, ls: str = "
 
 def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-") -> None:
     """Raw per-step values (faint) and their trailing moving average (bold)."""
-    y = metric_curve(history, key)
+    y = history_curve(history, key)
     x = np.arange(1, len(y) + 1)
     smoothed = smoothed_curve(history, key)
     if key == "direct_accuracy":  # late in training a step has only a handful of direct answers: hide the noise
@@ -376,7 +375,7 @@ def knob_control(knob: str, description: str | None = None):
 def _draw_kl(ax, history: list[dict], result, color, ls: str, label: str) -> None:
     """KL to the warm-up as training measured it (every step with a KL term, every 10th without) and, for a
     finished run, the same quantity on held-out prompts after training (a star)."""
-    y = metric_curve(history, "kl_to_ref")
+    y = history_curve(history, "kl_to_ref")
     steps = np.flatnonzero(np.isfinite(y))
     if steps.size:
         ax.plot(steps + 1, smooth(y[steps], 3 if steps.size < len(y) else 9), color=color, lw=1.6, ls=ls, label=label)
@@ -410,7 +409,7 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
                 _draw_kl(ax, history, result, color, ls, label)
             elif key == "answers":
                 _draw_against_answers(ax, history, getattr(result, "config", None), color, ls, label)
-            elif np.isfinite(metric_curve(history, key)).any():
+            elif np.isfinite(history_curve(history, key)).any():
                 y = smoothed_curve(history, key)
                 ax.plot(np.arange(1, len(y) + 1), y, color=color, lw=1.6, ls=ls, label=label)
     longest = max((len(history) for _label, history, _result in curves), default=1)
@@ -448,7 +447,7 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
 
 def knob_panel(
     knob: str,
-    default_result: PanelRun | None = None,
+    default_result: RunResult | None = None,
     steps: int | None = None,
     n_prompts: int | None = None,
     sft_steps: int | None = None,
@@ -456,7 +455,7 @@ def knob_panel(
     runs: dict | None = None,
 ) -> TrainingPanel:
     """Run-button panel for one GRPO knob: every run it holds overlaid on the default one (32 x 8, beta 0, teacher
-    0.1). `runs` (label -> PanelRun, e.g. Exercise 7's) are stored in it first; those of other knobs are skipped."""
+    0.1). `runs` (label -> RunResult, e.g. Exercise 7's) are stored in it first; those of other knobs are skipped."""
 
     def train(on_step=None, **values):
         return panel_run(knob, values[knob], steps, n_prompts, sft_steps, on_step, seed)
@@ -494,8 +493,8 @@ def knob_panel(
     return panel
 
 
-def summary_table(runs: dict[str, PanelRun]) -> _Markdown:
-    """One line per run (label -> PanelRun): held-out metrics, all-equal groups early and late, and when thinking
+def summary_table(runs: dict[str, RunResult]) -> _Markdown:
+    """One line per run (label -> RunResult): held-out metrics, all-equal groups early and late, and when thinking
     passed 90% in steps and in answers sampled."""
     rows = [summary_row(label, run) for label, run in runs.items()]
     head = summary_headers()
@@ -523,7 +522,7 @@ def panels_summary(*panels: TrainingPanel) -> _Markdown:
     default = _("default (G = 8, beta = 0, teacher error 0.1)")
     for panel in panels:
         for label, result in panel.results.items():
-            if not isinstance(result, PanelRun) or result.config in seen:
+            if not isinstance(result, RunResult) or not result.final or result.config in seen:
                 continue
             seen.add(result.config)
             runs[default if is_default(label) else label] = result

@@ -1,0 +1,310 @@
+"""Independent runs side by side, one worker process per core: what a cell that trains several runs calls.
+
+`train_all(jobs)` first reads every run the checkpoint cache holds, in this process (`rlvr.config.loading_only`: a
+job that would train stops before its first step); the others train in worker processes started with the `spawn`
+method (a fresh interpreter: nothing of the kernel's state is copied), as many as the machine has cores. A single run
+to train (or a single core) trains here: a worker would add its start-up and nothing else, since the cell waits for
+it either way. If every worker stops before taking a run (a script without `if __name__ == "__main__":`, whose top
+level a spawned process runs again), the runs train here, one line saying so. A run trains
+with the same thread count wherever it runs (`rlvr.config.training_threads`), so its numbers do not depend on which
+cell trained it or on how many ran beside it; the cache keys say so (`rlvr.cache.numerics`).
+
+What the kernel sees while workers train: each worker streams its runs' history rows back through a queue and this
+process calls the run's on_step(step, total, history) as if it trained here (progress lines, live plots).
+
+Stopping: interrupting the call (KeyboardInterrupt) stops every worker (SIGTERM, then SIGKILL for one that does not
+stop), waits for them and removes any checkpoint a worker was writing (`rlvr.cache.temporary_files`); the cache
+writes atomically, so no entry is ever half written. Workers ignore SIGINT: only this process decides. A run that
+fails is reported in one line naming it (`on_fail`), and the others finish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import signal
+import time
+from typing import Any, Callable
+
+from . import config
+from .cache import temporary_files
+
+Job = Callable[..., Any]  # job(on_step=...) -> RunResult, picklable (a module-level function or functools.partial)
+POLL_SECONDS = 0.1  # how often the kernel looks at the queue and at the workers
+STOP_SECONDS = 5.0  # how long a stopped worker gets before it is killed
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def one_line(error: BaseException) -> str:
+    """'ValueError: the first line of its message'."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def train_all(
+    jobs: dict[str, Job],
+    on_step: Callable[[str], Callable | None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    on_done: Callable[[str, Any, float], None] | None = None,
+    on_fail: Callable[[str, str], None] | None = None,
+    workers: int | None = None,
+) -> dict[str, Any]:
+    """Every job's run: from the cache in this process, else trained in a worker process, side by side.
+
+    Args:
+        jobs: label -> job, called as job(on_step=...) and returning the run (picklable: a module-level function or
+            functools.partial of one; a job that cannot be pickled trains here, after the others).
+        on_step: label -> that run's on_step(step, total, history), or None.
+        on_start: called with a label when its run starts training (in a worker or here).
+        on_done: called with (label, run, seconds) when a run is obtained (seconds: since it started).
+        on_fail: called with (label, one line naming the error) when a run fails; the others go on.
+        workers: at most this many worker processes (default: one per core).
+    Returns:
+        label -> run, in the order of `jobs`, without the runs that failed.
+    """
+    on_step = on_step or (lambda label: None)
+    done: dict[str, Any] = {}
+    to_train, here = [], []
+    for label, job in jobs.items():
+        start = time.perf_counter()
+        try:
+            with config.loading_only():
+                done[label] = job(on_step=on_step(label))
+        except config.TrainingRefused:
+            (to_train if picklable(job) else here).append(label)
+            continue
+        except Exception as error:  # a job broken before training: the others go on
+            _report(on_fail, label, one_line(error))
+            continue
+        if on_done is not None:
+            on_done(label, done[label], time.perf_counter() - start)
+    n_workers = min(len(to_train), workers or cores())
+    if n_workers < 2:  # one run (or one core): a worker would only add its start-up, the numbers are the same here
+        here, to_train = to_train + here, []
+    if to_train:
+        results, untaken = _train_in_workers(
+            {label: jobs[label] for label in to_train}, on_step, on_start, on_done, on_fail, n_workers
+        )
+        done.update(results)
+        if untaken:
+            print(f"rlvr: the worker processes stopped before training {', '.join(untaken)}; training here", flush=True)
+            here = untaken + here
+    for label in here:
+        _train_here(label, jobs[label], on_step, on_start, on_done, on_fail, done)
+    return {label: done[label] for label in jobs if label in done}
+
+
+def picklable(job: Job) -> bool:
+    """Whether a job can be sent to a worker process."""
+    try:
+        pickle.dumps(job)
+    except Exception:
+        return False
+    return True
+
+
+def _report(on_fail, label: str, message: str) -> None:
+    """Say in one line that a run failed (on_fail, else print)."""
+    if on_fail is not None:
+        on_fail(label, message)
+    else:
+        print(f"{label}: failed: {message}", flush=True)
+
+
+def _train_here(label, job, on_step, on_start, on_done, on_fail, done: dict) -> None:
+    """Train one job in this process (one that cannot be sent to a worker)."""
+    if on_start is not None:
+        on_start(label)
+    start = time.perf_counter()
+    try:
+        done[label] = job(on_step=on_step(label))
+    except Exception as error:
+        _report(on_fail, label, one_line(error))
+        return
+    if on_done is not None:
+        on_done(label, done[label], time.perf_counter() - start)
+
+
+# ----------------------------------------------------------------------------------------------- the kernel's side
+def _train_in_workers(
+    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int
+) -> tuple[dict[str, Any], list[str]]:
+    """Train `jobs` on `n_workers` spawned processes (see `train_all`): label -> run, and the labels no worker took
+    because every worker stopped first (e.g. a script whose top level a spawned process cannot run again)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    tasks, events = context.Queue(), context.Queue()
+    for item in jobs.items():
+        tasks.put(item)
+    for _ in range(n_workers):
+        tasks.put(None)  # one "no more jobs" per worker
+    processes = []
+    results: dict[str, Any] = {}
+    untaken: list[str] = []
+    try:
+        with _workers_start_quietly():
+            for _ in range(n_workers):
+                process = context.Process(target=_worker, args=(tasks, events, config.TRAIN_THREADS), daemon=True)
+                process.start()
+                processes.append(process)
+        _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results, untaken)
+        for process in processes:
+            process.join(STOP_SECONDS)
+    finally:
+        _stop(processes)
+        for q in (tasks, events):
+            q.cancel_join_thread()
+            q.close()
+    return results, untaken
+
+
+@contextlib.contextmanager
+def _workers_start_quietly():
+    """Start workers with SIGINT ignored from their first instruction (the disposition survives exec; Python keeps an
+    ignored SIGINT) and with OMP_WAIT_POLICY=PASSIVE (idle OpenMP threads sleep instead of spinning; numbers are the
+    same): an interrupt is this process's to handle, and it stops them."""
+    before = os.environ.get("OMP_WAIT_POLICY")
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the workers then set it themselves, a moment later
+        handler = None
+    try:
+        yield
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        if before is None:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+        else:
+            os.environ["OMP_WAIT_POLICY"] = before
+
+
+def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results: dict, untaken: list) -> None:
+    """Read the workers' events until every job has finished, failed, or is left untaken (a worker that dies fails
+    its run)."""
+    histories: dict[str, Any] = {}
+    running: dict[int, tuple[str, float]] = {}  # worker pid -> (label, start)
+    finished: set[str] = set()
+    quiet = 0  # polls in a row that found the queue empty
+    callbacks = {label: on_step(label) for label in jobs}
+    while len(finished) < len(jobs):
+        try:
+            kind, label, *rest = events.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            quiet += 1
+            if quiet >= 2:  # what a worker sent before it stopped has arrived by now
+                _notice_dead_workers(jobs, processes, running, finished, on_fail, untaken)
+            continue
+        quiet = 0
+        if kind == "start":
+            running[rest[0]] = (label, time.perf_counter())
+            if on_start is not None:
+                on_start(label)
+        elif kind == "step":
+            step, total, begin, rows = rest
+            history = None
+            if rows is not None:
+                if begin == 0:
+                    histories[label] = []
+                histories[label][begin:] = rows
+                history = histories[label]
+            if callbacks[label] is not None:
+                callbacks[label](step, total, history)
+        elif kind in ("done", "failed"):
+            pid, payload = rest
+            _label, start = running.pop(pid, (label, time.perf_counter()))
+            finished.add(label)
+            if kind == "failed":
+                _report(on_fail, label, payload)
+                continue
+            results[label] = pickle.loads(payload)
+            if on_done is not None:
+                on_done(label, results[label], time.perf_counter() - start)
+
+
+def _notice_dead_workers(jobs, processes, running, finished, on_fail, untaken: list) -> None:
+    """A worker that died (killed, out of memory) fails the run it was training; when every worker is gone, the runs
+    no worker took are `untaken` (this process trains them)."""
+    for process in processes:
+        if process.exitcode is not None and process.pid in running:
+            label, _start = running.pop(process.pid)
+            finished.add(label)
+            _report(on_fail, label, f"its worker process stopped (exit code {process.exitcode})")
+    if all(process.exitcode is not None for process in processes):
+        for label in jobs:
+            if label not in finished:
+                finished.add(label)
+                untaken.append(label)
+
+
+def _stop(processes) -> None:
+    """Stop every worker still alive (SIGTERM: a worker writing a checkpoint removes its temporary file; SIGKILL after
+    STOP_SECONDS), wait for them, and remove any temporary file a killed worker left in the cache."""
+    alive = [p for p in processes if p.is_alive()]
+    for process in alive:
+        process.terminate()
+    deadline = time.monotonic() + STOP_SECONDS
+    for process in alive:
+        process.join(max(0.1, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()
+    for process in processes:
+        if process.pid is not None:
+            for path in temporary_files(process.pid):
+                path.unlink(missing_ok=True)
+
+
+# ----------------------------------------------------------------------------------------------- the worker's side
+def _worker(tasks, events, threads: int) -> None:
+    """A worker process: take jobs until told to stop, stream each run's history rows, send back the run (pickled) or
+    the one line of its error."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the kernel decides to stop
+    signal.signal(signal.SIGTERM, _exit_on_term)  # ... and then `finally` blocks run (a half-written file is removed)
+    config.TRAIN_THREADS = threads  # the kernel's, even if it was changed there after import
+    pid = os.getpid()
+    while True:
+        item = tasks.get()
+        if item is None:
+            return
+        label, job = item
+        events.put(("start", label, pid))
+        try:
+            run = job(on_step=_Stream(events, label))
+            events.put(("done", label, pid, pickle.dumps(run)))
+        except Exception as error:
+            events.put(("failed", label, pid, one_line(error)))
+
+
+def _exit_on_term(signum, frame) -> None:
+    """SIGTERM in a worker: leave through SystemExit, so `finally` and `except BaseException` blocks run."""
+    raise SystemExit(128 + signum)
+
+
+class _Stream:
+    """A worker's on_step: sends the rows of the history the kernel has not seen yet (all of them when the history
+    is another list than before: a warm-up's losses, then the RL run's steps)."""
+
+    def __init__(self, events, label: str):
+        self.events, self.label = events, label
+        self.history_id, self.sent = None, 0
+
+    def __call__(self, step: int, total: int, history=None) -> None:
+        """Send (step, total, where the new rows start, the new rows), or no rows when there is no history."""
+        if history is None:
+            self.events.put(("step", self.label, step, total, 0, None))
+            return
+        begin = self.sent if id(history) == self.history_id and len(history) >= self.sent else 0
+        self.events.put(("step", self.label, step, total, begin, list(history[begin:])))
+        self.history_id, self.sent = id(history), len(history)

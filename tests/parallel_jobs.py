@@ -1,0 +1,41 @@
+"""Jobs for tests/test_parallel.py, in a module of their own so that a spawned worker process can import them."""
+
+import os
+import signal
+import time
+
+from rlvr.cache import TMP_SUFFIX
+from rlvr.config import cache_dir
+from rlvr.train import RLConfig, run, train_rl
+
+TINY = dict(prompts_per_step=8, group_size=4)
+
+
+def tiny_config(seed: int = 0, steps: int = 3) -> RLConfig:
+    """A small GRPO run (8 prompts x 4 answers) from the shipped warm-up."""
+    return RLConfig(steps=steps, seed=seed, **TINY)
+
+
+def tiny_run(seed: int = 0, steps: int = 3, on_step=None):
+    """A small GRPO run through the cache (so it trains in a worker when the cache does not hold it)."""
+    return run(tiny_config(seed, steps), on_step=on_step, progress=False)
+
+
+def fails_after_training(on_step=None):
+    """Trains two steps, then fails as a bug in a job would."""
+    train_rl(tiny_config(steps=2), on_step=on_step, progress=False)
+    raise ValueError("the run's own bug\nwith a second line nobody should see")
+
+
+def stubborn(on_step=None):
+    """Trains one step (so it runs in a worker), then holds a half-written checkpoint, deaf to SIGTERM, until killed."""
+    train_rl(tiny_config(steps=1), progress=False)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    (cache_dir() / f"rl-v0-x.pt.{os.getpid()}.half{TMP_SUFFIX}").write_bytes(b"half a checkpoint")
+    on_step(1, 10, [{"accuracy": 0.0}])
+    time.sleep(120)
+
+
+def dies_at_once(*args):
+    """A worker that stops before taking any job (as one does that cannot run its script's top level again)."""
+    os._exit(3)

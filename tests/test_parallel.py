@@ -1,0 +1,96 @@
+"""rlvr.parallel: runs trained side by side in worker processes give the numbers they give alone, bit for bit; an
+interrupt stops every worker and leaves no process, no temporary file and no broken cache entry; a failing run is
+named in one line and the others finish; cached runs load in this process without starting a worker."""
+
+import functools
+import multiprocessing
+import os
+import signal
+
+import pytest
+import torch
+
+from rlvr import cache, parallel
+from rlvr.config import torch_threads
+from rlvr.train import train_rl
+
+from parallel_jobs import dies_at_once, fails_after_training, stubborn, tiny_config, tiny_run
+
+pytestmark = pytest.mark.slow  # each test starts worker processes (a few seconds each to import torch)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(monkeypatch, tmp_path):
+    """A fresh checkpoint cache for each test (the workers inherit the variable)."""
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def same_numbers(a, b) -> bool:
+    """Two runs with the same history (timings aside) and the same weights, bit for bit."""
+    if len(a.history) != len(b.history):
+        return False
+    keys = [key for key in a.history[0] if not key.endswith("_s")]
+    pairs = [(x[key], y[key]) for x, y in zip(a.history, b.history) for key in keys]
+    same_history = all(u == v or (u != u and v != v) for u, v in pairs)  # NaN where both have NaN
+    return same_history and all(torch.equal(p, q) for p, q in zip(a.policy.parameters(), b.policy.parameters()))
+
+
+def test_a_run_trained_beside_another_gives_the_numbers_it_gives_alone():
+    with torch_threads(2):  # whatever this process uses, training uses rlvr.config.TRAIN_THREADS
+        alone = train_rl(tiny_config(seed=3), progress=False)
+    steps = []
+    runs = parallel.train_all(
+        {"this one": functools.partial(tiny_run, 3), "beside it": functools.partial(tiny_run, 4)},
+        on_step=lambda label: lambda step, total, history: steps.append((label, step, len(history))),
+        workers=2,
+    )
+    assert not runs["this one"].from_cache and same_numbers(runs["this one"], alone)
+    assert not same_numbers(runs["beside it"], alone)  # another seed: the comparison can fail
+    assert [(step, n) for label, step, n in steps if label == "this one"] == [(1, 1), (2, 2), (3, 3)]  # streamed
+    assert multiprocessing.active_children() == []
+    again = parallel.train_all({"this one": functools.partial(tiny_run, 3)}, on_start=lambda label: pytest.fail(label))
+    assert again["this one"].from_cache and same_numbers(again["this one"], alone)  # loaded here, no worker
+
+
+def test_an_interrupt_stops_every_worker_and_leaves_no_temporary_file_or_broken_entry(own_cache, monkeypatch):
+    monkeypatch.setattr(parallel, "STOP_SECONDS", 2.0)  # the stubborn worker ignores SIGTERM: SIGKILL after 2 s
+    started = []
+
+    def interrupt(label):
+        def on_step(step, total, history):
+            started.append(label)
+            if set(started) == {"long", "stubborn"}:
+                os.kill(os.getpid(), signal.SIGINT)  # what Jupyter's interrupt button sends the kernel
+
+        return on_step
+
+    jobs = {"long": functools.partial(tiny_run, 0, 500), "stubborn": stubborn}
+    with pytest.raises(KeyboardInterrupt):
+        parallel.train_all(jobs, on_step=interrupt, workers=2)
+    assert multiprocessing.active_children() == []
+    assert sorted(own_cache.glob("*" + cache.TMP_SUFFIX)) == []  # the killed worker's half-written file is removed
+    assert sorted(own_cache.iterdir()) == []  # the interrupted run wrote no entry, whole or broken
+
+
+def test_a_failing_run_is_named_in_one_line_and_the_others_finish(capsys):
+    runs = parallel.train_all({"good": functools.partial(tiny_run, 1), "broken": fails_after_training}, workers=2)
+    assert list(runs) == ["good"] and len(runs["good"].history) == 3
+    lines = [line for line in capsys.readouterr().out.splitlines() if "broken" in line]
+    assert lines == ["broken: failed: ValueError: the run's own bug"]
+    assert multiprocessing.active_children() == []
+
+
+def test_runs_no_worker_could_take_train_here(monkeypatch, capsys):
+    monkeypatch.setattr(parallel, "_worker", dies_at_once)
+    runs = parallel.train_all({"a": functools.partial(tiny_run, 5), "b": functools.partial(tiny_run, 6)}, workers=2)
+    assert list(runs) == ["a", "b"] and not runs["a"].from_cache and len(runs["b"].history) == 3
+    assert "rlvr: the worker processes stopped before training a, b; training here" in capsys.readouterr().out
+    assert multiprocessing.active_children() == []
+
+
+def test_a_single_run_to_train_trains_here_without_a_worker(monkeypatch):
+    monkeypatch.setattr(parallel, "_train_in_workers", lambda *args: pytest.fail("started workers for one run"))
+    started = []
+    runs = parallel.train_all({"only": functools.partial(tiny_run, 7)}, on_start=started.append)
+    assert started == ["only"] and len(runs["only"].history) == 3
