@@ -16,20 +16,18 @@ import argparse
 import numpy as np
 
 from rlvr.evaluate import evaluate
-from rlvr.train import RLConfig, history_curve, run
+from rlvr.experiments.common import first_step, smooth
+from rlvr.runs import history_curve
+from rlvr.train import RLConfig, run
 
 CLIP = {"grpo": 0.2, "gspo": 3e-4, "cispo": 0.2}
 LEVEL = 0.9  # the think-first share whose first crossing is compared
 WINDOW = 10
 
 
-def first_step(history: list[dict], key: str = "cot_fraction", level: float = LEVEL) -> int | None:
+def reach(history: list[dict], key: str = "cot_fraction", level: float = LEVEL) -> int | None:
     """First step whose rolling mean (WINDOW steps) of `key` is at least `level`."""
-    values = history_curve(history, key)
-    for step in range(len(values)):
-        if np.nanmean(values[max(0, step - WINDOW + 1) : step + 1]) >= level:
-            return step
-    return None
+    return first_step(smooth(history_curve(history, key), WINDOW) >= level)
 
 
 def measure(algo: str, seed: int, steps: int, updates: int) -> dict:
@@ -39,7 +37,7 @@ def measure(algo: str, seed: int, steps: int, updates: int) -> dict:
     result = run(cfg, progress=False)
     clip_fraction = np.nanmean(history_curve(result.history, "clip_fraction"))
     held_out = evaluate(result.policy, 2000, temperature=1.0, seed=0)
-    return {"clip": clip_fraction, "reach": first_step(result.history), "accuracy": held_out["accuracy"]}
+    return {"clip": clip_fraction, "reach": reach(result.history), "accuracy": held_out["accuracy"]}
 
 
 def main() -> None:

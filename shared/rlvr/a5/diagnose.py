@@ -9,7 +9,9 @@ import numpy as np
 
 from ..i18n import _
 from ..signals import SIGNAL_NAMES, failures, nan_step
-from ..train import RLConfig, history_curve
+from ..experiments.common import smooth as smooth_window
+from ..runs import RunResult, history_curve
+from ..train import RLConfig
 
 WINDOW = 10  # steps of the rolling mean the comparison reads
 BEHIND = 0.15  # the student's smoothed curve this far below the reference's, for WINDOW steps in a row
@@ -18,14 +20,8 @@ COMPARED = ("cot_fraction", "accuracy", "reward")
 
 
 def smooth(values: np.ndarray, window: int = WINDOW) -> np.ndarray:
-    """Trailing rolling mean of a curve (NaN-skipping)."""
-    values = np.asarray(values, dtype=float)
-    out = np.full_like(values, np.nan)
-    for i in range(len(values)):
-        chunk = values[max(0, i - window + 1) : i + 1]
-        chunk = chunk[np.isfinite(chunk)]
-        out[i] = chunk.mean() if chunk.size else np.nan
-    return out
+    """The package's trailing rolling mean (`experiments.common.smooth`, NaN-skipping) over WINDOW steps. [T] -> [T]"""
+    return smooth_window(values, window)
 
 
 def behind_step(history: list[dict], reference: list[dict], key: str) -> int | None:
@@ -55,8 +51,8 @@ def resembles(history: list[dict], reference: list[dict], crash: str | None, cfg
     """The gallery runs (broken ones) whose symptom the student's run shows, judged against the reference run."""
     from ..experiments import gallery
 
-    mine = gallery.GalleryRun(gallery.BREAKAGES["healthy"], cfg, history, crash)
-    healthy = gallery.GalleryRun(gallery.HEALTHY, cfg, reference, None)
+    mine = RunResult(cfg, history, crash=crash, name="healthy")
+    healthy = RunResult(cfg, reference, name=gallery.HEALTHY.name)
     found = []
     for name in gallery.SYMPTOMS:
         if name in gallery.NOT_BROKEN or not history:

@@ -9,7 +9,7 @@ import numpy as np
 from rlvr.a5.diagnose import smooth
 from rlvr.figures.palette import COLORS
 from rlvr.i18n import N_, _, prepare_figures
-from rlvr.train import history_curve
+from rlvr.runs import history_curve
 
 STUDENT_COLOR = COLORS["broken"]  # the run under study, over the reference's black (as notebook 06's gallery)
 REFERENCE_COLOR = COLORS["exact"]
