@@ -54,7 +54,8 @@ def test_the_table_decides_defaults_and_limits():
 
 def test_a_term_that_survives_a_zero_advantage_makes_every_algorithm_train_every_answer(monkeypatch):
     assert not trains_every_answer("grpo")  # today: GRPO without a KL term leaves all-0 groups out
-    monkeypatch.setitem(algorithms.SILENT_AT_ZERO_ADVANTAGE, "clip", False)  # e.g. an entropy bonus folded in
+    for objective in algorithms.RATIO_LOSSES:  # e.g. an entropy bonus folded into every ratio loss
+        monkeypatch.setitem(algorithms.SILENT_AT_ZERO_ADVANTAGE, objective, False)
     assert all(trains_every_answer(name) for name in ALGORITHMS)
 
 
@@ -179,3 +180,30 @@ def test_dapo_token_mean_is_a_loss_option_of_every_clipped_algorithm(policy):
         RLConfig(algo="rft", loss_agg_mode="token_mean")
     with pytest.raises(ConfigError, match="loss_agg_mode"):
         RLConfig(loss_agg_mode="token_median")
+
+
+@pytest.mark.parametrize("algo, ratio_loss", [("gspo", "gspo_loss"), ("cispo", "cispo_loss")])
+def test_gspo_and_cispo_update_with_their_own_ratio_loss(algo, ratio_loss, policy):
+    """GSPO and CISPO, rows of the table: an update's loss is their objective (rlvr.objectives) aggregated the row's
+    way, on a batch whose ratios are far from 1 (here the clip binds, unlike GRPO's); and the run trains."""
+    from rlvr import objectives
+    from rlvr.train import train_rl
+
+    cfg = RLConfig(algo=algo, seed=4, clip_eps=0.05, **{**TINY, "prompts_per_step": 12})
+    trainer = Trainer(cfg, policy)
+    batch = trainer.rollout(0)
+    trainer.advantages(batch)
+    assert bool((batch.advantages != 0).any()), "the test needs a group with mixed rewards"
+    mask = batch.rollout.response_mask
+    old = batch.rollout.logps  # [B, T]
+    gen = torch.Generator().manual_seed(0)
+    moved = 0.3 * torch.randn(len(old), 1, generator=gen) + 0.2 * torch.randn(old.shape, generator=gen)  # [B, T]
+    logps = (old + moved).requires_grad_(True)  # [B, T] a policy that moved away from the sampler
+    loss, clip_fraction = trainer.policy_loss(batch, logps, old)
+    per_token, clipped = getattr(objectives, ratio_loss)(logps, old, batch.advantages, 0.05, mask)
+    assert torch.allclose(loss, objectives.aggregate_loss(per_token, mask, ALGORITHMS[algo].aggregation))
+    assert clip_fraction == pytest.approx(float(objectives.masked_mean(clipped.float(), mask))) and clip_fraction > 0
+    grpo_loss, _ = Trainer(RLConfig(seed=4, clip_eps=0.05, **TINY), policy).policy_loss(batch, logps, old)  # same batch
+    assert not torch.allclose(loss, grpo_loss)  # the batch tells the objectives apart
+    result = train_rl(RLConfig(algo=algo, epochs_per_batch=2, **{**TINY, "steps": 2}), policy=policy, progress=False)
+    assert len(result.history) == 2 and all(torch.isfinite(torch.tensor(h["loss"])) for h in result.history)

@@ -393,3 +393,222 @@ def test_sft_step_rejects_shape_mismatches(logps_shape, mask_shape):
     with pytest.raises(ValueError, match="batch, seq"):
         sft_microbatch_train_step(leaf, torch.ones(mask_shape, dtype=torch.bool), 1)
     assert leaf.grad is None  # rejected before any backward
+
+
+# ======================================================================================= tokens, log-probs (2025, 2026)
+@pytest.fixture(scope="module")
+def char_tokenizer():
+    """The task's character tokenizer as a Hugging Face PreTrainedTokenizerFast, padding on the right."""
+    from rlvr.scale.tiny_gpt2 import build_tokenizer
+
+    tokenizer = build_tokenizer()
+    tokenizer.padding_side = "right"
+    return tokenizer
+
+
+def test_tokenize_prompt_and_output_joins_shifts_and_masks_the_output(char_tokenizer):
+    from rlvr.task import PAD_ID, encode
+
+    out = cs336.tokenize_prompt_and_output(["12=", "9="], ["#3$", "[99]#8$"], char_tokenizer)
+    full = [encode("12=#3$") + [PAD_ID] * 3, encode("9=[99]#8$")]  # right-padded to the longest (9 tokens)
+    assert out["input_ids"].tolist() == [row[:-1] for row in full]
+    assert out["labels"].tolist() == [row[1:] for row in full]
+    # the mask is aligned with the labels: True where the label is an output token
+    assert out["response_mask"].tolist() == [
+        [False, False, True, True, True, False, False, False],
+        [False, True, True, True, True, True, True, True],
+    ]
+
+
+def test_get_response_log_probs_reads_the_label_after_each_position_and_the_entropy():
+    class Logits(torch.nn.Module):
+        """A 'model' whose logits at position t depend on the token there: model(ids).logits = table[ids]."""
+
+        def __init__(self):
+            super().__init__()
+            self.table = torch.nn.Parameter(torch.randn(6, 5, generator=torch.Generator().manual_seed(0)))
+
+        def forward(self, ids):
+            return type("Out", (), {"logits": self.table[ids]})()
+
+    model = Logits()
+    ids, labels = torch.tensor([[0, 3, 2], [5, 1, 1]]), torch.tensor([[3, 2, 4], [1, 1, 0]])
+    out = cs336.get_response_log_probs(model, ids, labels, return_token_entropy=True)
+    log_p = torch.log_softmax(model.table.detach(), dim=-1)  # [6, 5]
+    for b in range(2):
+        for t in range(3):
+            assert out["log_probs"][b, t].item() == pytest.approx(log_p[ids[b, t], labels[b, t]].item(), abs=1e-6)
+            entropy = -(log_p[ids[b, t]].exp() * log_p[ids[b, t]]).sum()
+            assert out["token_entropy"][b, t].item() == pytest.approx(entropy.item(), abs=1e-6)
+    assert out["log_probs"].requires_grad and "token_entropy" not in cs336.get_response_log_probs(model, ids, labels)
+
+
+# ======================================================================================= spring 2026
+def _reward_table(response, ground_truth):
+    """A reward function: the response's length mod 3 over 2, and whether it ends in the ground truth."""
+    return {
+        "reward": (len(response) % 3) / 2,
+        "format_reward": 1.0,
+        "answer_reward": float(response[-1:] == ground_truth),
+    }
+
+
+def test_rollout_rewards_are_reward_fn_in_order_with_component_means():
+    raw, meta = cs336.compute_rollout_rewards(_reward_table, ["a", "bb", "ccc2"], ["1", "2", "2"])
+    assert raw.tolist() == [0.5, 1.0, 0.5] and raw.dtype == torch.float32
+    assert meta["answer_reward_mean"] == pytest.approx(1 / 3) and meta["format_reward_mean"] == 1.0
+
+
+@pytest.mark.parametrize("baseline", ["mean", "none"])
+@pytest.mark.parametrize("normalizer", ["std", "none", "mean"])
+def test_2026_group_normalization_against_numpy(baseline, normalizer):
+    rewards = np.array([1.0, 0.0, 0.5, 0.25, 0.0, 0.0, 1.0, 1.0, 0.3, 2.0, -1.0, 0.7, 1.0, 1.0, 1.0, 1.0])
+    got, _ = cs336.compute_group_normalized_rewards_2026(torch.tensor(rewards), 4, baseline, 1e-3, normalizer)
+    g = rewards.reshape(-1, 4)
+    centred = g - g.mean(axis=1, keepdims=True) if baseline == "mean" else g
+    scale = {"std": g.std(axis=1, ddof=1, keepdims=True) + 1e-3, "mean": g.mean(axis=1, keepdims=True) + 1e-3}
+    expected = centred / scale.get(normalizer, 1.0)
+    assert_close(got, torch.tensor(expected.reshape(-1)), rtol=1e-5, atol=1e-6)
+    if baseline == "mean":  # the all-equal last group gets exactly 0 (its float mean need not be exact)
+        assert torch.equal(got[12:], torch.zeros(4))
+
+
+def test_2026_group_normalization_refuses_an_unknown_choice():
+    with pytest.raises(ValueError, match="advantage_normalizer"):
+        cs336.compute_group_normalized_rewards_2026(torch.ones(4), 2, "mean", 1e-6, "max")
+
+
+def _pg_inputs(seed=0):
+    """Advantages [B, 1], log-probs with graph, old log-probs, response mask [B, T] (B=3, T=5), float64."""
+    gen = torch.Generator().manual_seed(seed)
+    adv = torch.tensor([[1.5], [-0.7], [0.4]], dtype=torch.float64)
+    old = -torch.rand(3, 5, generator=gen, dtype=torch.float64) * 2
+    logps = (old + torch.randn(3, 5, generator=gen, dtype=torch.float64) * 0.5).requires_grad_(True)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]]).bool()
+    return adv, logps, old, mask
+
+
+def test_2026_policy_gradient_losses_are_the_handouts_formulas():
+    adv, logps, old, mask = _pg_inputs()
+    ratio = (logps - old).exp()
+    expected = {
+        "none": -adv * logps,
+        "noclip": -adv * ratio,
+        "grpo": -torch.minimum(adv * ratio, adv * ratio.clamp(0.9, 1.1)),
+        "cispo": -adv * ratio.clamp(max=1.1).detach() * logps,
+    }
+    for method, want in expected.items():
+        got, meta = cs336.compute_policy_gradient_loss_2026(adv, logps, method, old, 0.1, mask)
+        assert_close(got, want, rtol=1e-12)
+        (g1,) = torch.autograd.grad(got.sum(), logps)
+        (g2,) = torch.autograd.grad(want.sum(), logps, retain_graph=True)  # the expected losses share `ratio`
+        assert_close(g1, g2, rtol=1e-12)
+    got, meta = cs336.compute_policy_gradient_loss_2026(adv[:, 0], logps, "gspo", old, 0.1, mask)
+    for i in range(3):
+        n = int(mask[i].sum())
+        s = float((logps[i, :n].detach() - old[i, :n]).mean().exp())
+        a = float(adv[i])
+        want = -min(s * a, min(max(s, 0.9), 1.1) * a)
+        assert torch.allclose(got[i].detach(), torch.full((5,), want, dtype=torch.float64))
+
+
+def test_2026_aggregation_sequence_and_constant():
+    per_token = torch.tensor([[1.0, 2.0, 3.0, 9.0], [4.0, 9.0, 9.0, 9.0]])
+    mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0]]).bool()
+    assert cs336.aggregate_loss_across_microbatch(per_token, mask).item() == pytest.approx((2.0 + 4.0) / 2)
+    assert cs336.aggregate_loss_across_microbatch(per_token, mask, "constant", 5).item() == pytest.approx(10.0 / 5)
+    with pytest.raises(ValueError, match="normalization_constant"):
+        cs336.aggregate_loss_across_microbatch(per_token, mask, "constant")
+
+
+class _Table(torch.nn.Module):
+    """A tiny causal 'LM' for the train step: logits at position t = a learned table row of the token there."""
+
+    def __init__(self, vocab: int):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(vocab, vocab, generator=torch.Generator().manual_seed(3)))
+
+    def forward(self, ids):
+        return type("Out", (), {"logits": self.table[ids]})()
+
+
+def _train_step(char_tokenizer, steps, **kwargs):
+    """(loss, the table's change) of one grpo_train_step with SGD(lr=1) on 4 groups of 2 answers."""
+    from rlvr.task import VOCAB_SIZE
+
+    model = _Table(VOCAB_SIZE)
+    before = model.table.detach().clone()
+    prompts = ["12=", "12=", "3=", "3=", "45=", "45=", "7=", "7="]
+    responses = ["#3$", "[13]#3$", "#4$", "#3$", "[49]#9$", "#0$", "#7$", "#7$"]
+    loss, meta = cs336.grpo_train_step(
+        model,
+        char_tokenizer,
+        torch.optim.SGD(model.parameters(), lr=1.0),
+        steps,
+        None,
+        lambda r, gt: {"reward": float(r[-2] == gt)},
+        prompts,
+        responses,
+        ["3", "3", "3", "3", "9", "9", "7", "7"],
+        2,
+        **kwargs,
+    )
+    assert model.table.grad is None  # the step clears its gradients
+    return loss, model.table.detach() - before
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"loss_normalization": "constant", "normalization_constant": 64, "advantage_normalizer": "none"},
+        {
+            "baseline": "none",
+            "advantage_normalizer": "none",
+            "loss_normalization": "constant",
+            "normalization_constant": 9,
+        },
+    ],
+)
+def test_grpo_train_step_accumulates_microbatches_into_the_whole_batchs_update(char_tokenizer, kwargs):
+    """The loss and the update do not depend on how many microbatches the batch is cut into (the handout's point)."""
+    whole_loss, whole = _train_step(char_tokenizer, 1, **kwargs)
+    for steps in (2, 4, 3):
+        loss, delta = _train_step(char_tokenizer, steps, **kwargs)
+        assert loss.item() == pytest.approx(whole_loss.item(), rel=1e-5, abs=1e-7)
+        assert torch.allclose(delta, whole, rtol=1e-5, atol=1e-7)
+    assert whole.abs().max() > 0
+
+
+def test_grpo_train_step_is_the_explicit_gradient_of_the_sequence_mean(char_tokenizer):
+    """Standard GRPO: -1/B sum_i A_i / |o_i| sum_t grad log pi(o_t), with torch.std advantages, one SGD step."""
+    loss, delta = _train_step(char_tokenizer, 2)
+    model = _Table(char_tokenizer.vocab_size)
+    prompts = ["12=", "12=", "3=", "3=", "45=", "45=", "7=", "7="]
+    responses = ["#3$", "[13]#3$", "#4$", "#3$", "[49]#9$", "#0$", "#7$", "#7$"]
+    rewards = torch.tensor([1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]).view(4, 2)
+    adv = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-6)).view(-1)
+    objective = 0.0
+    for i, (p, r) in enumerate(zip(prompts, responses)):
+        ids = char_tokenizer(p + r, add_special_tokens=False)["input_ids"]
+        logp = torch.log_softmax(model.table[ids[:-1]], -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
+        objective = objective + adv[i] * logp[len(p) - 1 :].mean() / len(prompts)
+    (-objective).backward()
+    assert loss.item() == pytest.approx(-objective.item(), rel=1e-5)
+    assert torch.allclose(delta, -model.table.grad, rtol=1e-5, atol=1e-7)
+
+
+def test_every_edition_lists_the_assignments_functions():
+    assert set(cs336.EDITIONS["2025"]) >= set(SIGNATURES)
+    assert list(inspect.signature(cs336.EDITIONS["2026"]["grpo_train_step"]).parameters)[:10] == [
+        "model",
+        "tokenizer",
+        "optimizer",
+        "gradient_accumulation_steps",
+        "max_grad_norm",
+        "reward_fn",
+        "repeated_prompts",
+        "rollout_responses",
+        "repeated_ground_truths",
+        "group_size",
+    ]

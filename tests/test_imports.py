@@ -31,8 +31,10 @@ FLOORS = {
     "rlvr.figures": 2,
     "rlvr.widgets": 2,
     "rlvr.checks": 2,
+    "rlvr.a5": 2,  # a student's assignment-5 code checked and trained, its report and curves (rlvr a5)
     # floor 3, entry points: the command lines (`python -m rlvr`, `reproduce`, `python -m rlvr.scale`): anything below
     "rlvr.cli": 3,
+    "rlvr.a5.cli": 3,
     "rlvr.__main__": 3,
     "rlvr.reproduce": 3,
     "rlvr.scale": 3,  # the package's __init__ offers the command line's main

@@ -12,15 +12,19 @@ from hypothesis import strategies as st
 
 from rlvr.objectives import (
     ADVANTAGE_KINDS,
+    RATIO_LOSSES,
     aggregate_loss,
+    cispo_loss,
     compute_advantages,
     dr_grpo_advantages,
     gae,
     grpo_advantages,
+    gspo_loss,
     kimi_length_reward,
     kl_k1,
     kl_k2,
     kl_k3,
+    maxrl_advantages,
     mean_baseline_advantages,
     pass_at_k,
     policy_gradient_loss,
@@ -80,6 +84,7 @@ REWARDS = [1.0, 0.0, 0.5, 0.25, 0.0, 0.0, 1.0, 1.0, 0.3, 2.0, -1.0, 0.7]
         ("dr_grpo", _mean_incl_self),
         ("none", lambda g: g),
         ("grpo", _z_score(0, 1e-4)),
+        ("maxrl", lambda g: [(r - sum(g) / len(g)) / (sum(g) / len(g) + 1e-4) for r in g]),
     ],
 )
 @pytest.mark.parametrize("group_size", [2, 3, 4])
@@ -275,6 +280,89 @@ def test_first_update_gradient_is_the_plain_policy_gradient():
     (pg_grad,) = torch.autograd.grad((-(adv[:, None] * logps())).sum(), logits)
     assert_close(ppo_grad, pg_grad)
     assert not clipped.any()
+
+
+def test_maxrl_divides_by_the_group_mean_so_a_hard_prompt_weighs_more():
+    """The assignment's "mean" normaliser: a lone right answer among 8 gets (1 - 1/8) / (1/8) = 7, among 2 of 2 right
+    and 2 wrong (mean 1/2) it gets 1; eps sits in the denominator."""
+    got = maxrl_advantages(torch.tensor([1.0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0]), 8, eps=0.0)
+    assert_close(got[:2], torch.tensor([7.0, -1.0]))
+    assert_close(got[8:10], torch.tensor([3.0, 3.0]))  # (1 - 1/4) / (1/4)
+    assert_close(maxrl_advantages(torch.tensor([1.0, 0.0]), 2, eps=0.5), torch.tensor([0.5, -0.5]))
+
+
+def _logps_pair(b=4, t=6, seed=0, spread=1.0):
+    """(logps with graph, old_logps), float64, [b, t]: log-ratios spread over [-spread, spread]."""
+    gen = torch.Generator().manual_seed(seed)
+    old = -torch.rand(b, t, generator=gen, dtype=torch.float64) * 3 - 0.1
+    log_r = (torch.rand(b, t, generator=gen, dtype=torch.float64) * 2 - 1) * spread
+    return (old + log_r).requires_grad_(True), old
+
+
+def test_gspo_uses_one_length_normalised_ratio_per_answer_clipped_per_answer():
+    logps, old = _logps_pair(spread=0.6)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0]]).bool()
+    adv = torch.tensor([1.0, -2.0, 0.5, -0.3], dtype=torch.float64)
+    loss, clipped = gspo_loss(logps, old, adv, 0.05, mask)
+    assert bool(clipped[:, 0].any()) and not bool(clipped[:, 0].all()), "the case needs both kinds of answer"
+    for i in range(4):
+        n = int(mask[i].sum())
+        s = math.exp(float((logps[i, :n].detach() - old[i, :n]).mean()))  # the geometric mean of the answer's ratios
+        a = float(adv[i])
+        expected = -_clip_objective(s, a, 0.05)
+        assert torch.allclose(loss[i], torch.full((6,), expected, dtype=torch.float64))  # on every token
+        assert clipped[i].tolist() == [bool((a > 0 and s > 1.05) or (a < 0 and s < 0.95))] * 6
+    # the gradient of answer i's loss: -A s / |o_i| on each real token (0 on padding), or 0 once clipped
+    (grad,) = torch.autograd.grad(aggregate_loss(loss, mask, "seq_mean_token_mean"), logps)
+    for i in range(4):
+        n, a = int(mask[i].sum()), float(adv[i])
+        s = math.exp(float((logps[i, :n].detach() - old[i, :n]).mean()))
+        want = 0.0 if bool(clipped[i, 0]) else -a * s / n / 4
+        assert torch.allclose(grad[i, :n], torch.full((n,), want, dtype=torch.float64))
+        assert torch.equal(grad[i, n:], torch.zeros(6 - n, dtype=torch.float64))
+
+
+def test_gspo_at_the_first_update_has_grpos_gradient():
+    """Ratio 1 (the policy has not moved): GSPO's per-answer loss and GRPO's per-answer token mean differ in value only
+    by the sign convention and have the same gradient."""
+    logps, _ = _logps_pair(seed=2)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0]]).bool()
+    adv = torch.tensor([1.0, -2.0, 0.5, -0.3], dtype=torch.float64)
+    grads = []
+    for name in ("clip", "gspo"):
+        loss, clipped = RATIO_LOSSES[name](logps, logps.detach(), adv, 0.2, mask)
+        (grad,) = torch.autograd.grad(aggregate_loss(loss, mask, "seq_mean_token_mean"), logps)
+        grads.append(grad)
+        assert not clipped.any()
+    assert_close(grads[0], grads[1], rtol=1e-12, atol=1e-14)
+
+
+def test_cispo_caps_the_weight_from_above_detaches_it_and_keeps_every_tokens_gradient():
+    logps, old = _logps_pair(spread=1.0, seed=1)
+    adv = torch.tensor([1.0, -2.0, 0.5, -0.3], dtype=torch.float64)
+    loss, clipped = cispo_loss(logps, old, adv, 0.2)
+    (grad,) = torch.autograd.grad(loss.sum(), logps)
+    ratio = (logps - old).exp().detach()
+    weight = ratio.clamp(max=1.2)
+    assert_close(loss, -weight * adv[:, None] * logps.detach(), rtol=1e-12)
+    assert_close(grad, -weight * adv[:, None].expand_as(ratio), rtol=1e-12)  # d/dlogp of sg(w) A logp: w A
+    assert torch.equal(clipped, ratio > 1.2)
+    assert bool(clipped.any()) and bool((ratio < 0.8).any()), "the case needs ratios beyond both ends"
+    # PPO's clip zeroes the gradient of a positive-advantage token past 1 + eps; CISPO caps it at (1 + eps) A
+    ppo, _ = ppo_clip_loss(logps, old, adv, 0.2)
+    (ppo_grad,) = torch.autograd.grad(ppo.sum(), logps)
+    past = (ratio > 1.2) & (adv[:, None] > 0)
+    assert bool(past.any()) and bool((ppo_grad[past] == 0).all()) and bool((grad[past] != 0).all())
+
+
+@pytest.mark.parametrize("name", sorted(RATIO_LOSSES))
+def test_ratio_losses_are_silent_at_a_zero_advantage(name):
+    """Value and gradient 0 for an answer whose advantage is 0 (what lets an update leave all-0 groups out)."""
+    logps, old = _logps_pair(spread=1.0, seed=3)
+    mask = torch.ones(4, 6, dtype=torch.bool)
+    loss, _ = RATIO_LOSSES[name](logps, old, torch.zeros(4, dtype=torch.float64), 0.2, mask)
+    (grad,) = torch.autograd.grad(loss.sum(), logps)
+    assert torch.equal(loss.detach(), torch.zeros_like(loss)) and torch.equal(grad, torch.zeros_like(grad))
 
 
 def test_policy_gradient_loss_is_minus_advantage_times_logp():

@@ -50,7 +50,8 @@ def test_missing_extra_names_the_install_command(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_trl)
     with pytest.raises(ImportError, match=r"pip install -e '\.\[scale\]'"):
-        scale.build_tokenizer()
+        scale.build_model()
+    assert scale.build_tokenizer()("12=", add_special_tokens=False)["input_ids"] == encode("12=")  # [a5] is enough
 
 
 def test_tokenizer_is_one_token_per_character_with_our_ids():

@@ -1,4 +1,5 @@
-"""The table of RL algorithms: one row per algorithm (REINFORCE, GRPO, Dr. GRPO, RLOO, RFT, PPO), read by the trainer,
+"""The table of RL algorithms: one row per algorithm (REINFORCE, GRPO, Dr. GRPO, RLOO, RFT, PPO, GSPO, CISPO), read by
+the trainer,
 the config's checks, the CLI, the figures' labels and the TRL / verl mapping. Adding an algorithm is adding a row
 (docs/authoring.md, "Adding an algorithm"): `rlvr.train.Trainer` never branches on an algorithm's name."""
 
@@ -6,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .objectives import ADVANTAGE_KINDS, AGGREGATIONS
+from .objectives import ADVANTAGE_KINDS, AGGREGATIONS, RATIO_LOSSES
 
 VALUE_MODEL = "gae"  # the advantage of a value model: GAE over per-token shaped rewards (PPO)
 KL_PLACES = ("loss", "reward", "none")  # where beta * KL goes
-OBJECTIVES = ("clip", "rft")  # PPO's clipped ratio x advantage; SFT on the correct answers (advantages unused)
+# objectives.RATIO_LOSSES (PPO's clipped ratio x advantage, GSPO's per-answer ratio, CISPO's capped weight); "rft": SFT
+# on the correct answers (advantages unused)
+OBJECTIVES = (*RATIO_LOSSES, "rft")
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class Algorithm:
     name: str  # RLConfig.algo
     label: str  # how figures and tables name it
     advantage: str  # an objectives.ADVANTAGE_KINDS estimator on the group's rewards, or VALUE_MODEL
-    objective: str  # one of OBJECTIVES
+    objective: str  # one of OBJECTIVES (a ratio loss of objectives.RATIO_LOSSES, or "rft")
     aggregation: str  # how the per-token loss becomes one number (objectives.AGGREGATIONS; RLConfig.loss_agg_mode)
     updates_per_batch: int  # the default of RLConfig.epochs_per_batch
     kl: str  # where beta * KL goes (KL_PLACES): the per-token loss (k3), the per-token reward (AlpacaFarm), nowhere
@@ -53,6 +56,10 @@ ALGORITHMS: dict[str, Algorithm] = {row.name: row for row in (
               paper="Yuan et al. 2023 (rejection-sampling fine-tuning)"),
     Algorithm("ppo",       "PPO",       VALUE_MODEL,  "clip", "token_mean",              8, "reward", 1,
               paper="Schulman et al. 2017; AlpacaFarm (Dubois et al. 2023)"),
+    Algorithm("gspo",      "GSPO",      "grpo",       "gspo", "seq_mean_token_mean",     1, "loss",   2,
+              paper="Zheng et al. 2025 (Group Sequence Policy Optimization, arXiv:2507.18071)"),
+    Algorithm("cispo",     "CISPO",     "grpo",       "cispo", "token_mean",             1, "loss",   2,
+              paper="MiniMax et al. 2025 (MiniMax-M1, arXiv:2506.13585)"),
 )}
 # fmt: on
 
@@ -65,7 +72,7 @@ ENGINE_AGGREGATION = {
 
 # A loss term -> whether it adds exactly 0, value and gradient, for an answer whose advantage is 0. A new term (an
 # entropy bonus, say) goes here; the skip rule below then stays right by itself.
-SILENT_AT_ZERO_ADVANTAGE = {"clip": True, "rft": False, "kl": False}
+SILENT_AT_ZERO_ADVANTAGE = {"clip": True, "gspo": True, "cispo": True, "rft": False, "kl": False}
 
 
 def algorithm(name: str) -> Algorithm:

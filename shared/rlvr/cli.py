@@ -79,8 +79,16 @@ def cmd_reproduce(args) -> int:
     return reproduce_main(args.rest)
 
 
+def cmd_a5(args) -> int:
+    """Delegate to rlvr.a5.cli (check a CS336 assignment-5 checkout)."""
+    from .a5.cli import main as a5_main
+
+    return a5_main(args.rest)
+
+
 DELEGATED = {  # sub-commands that parse their own options: name -> (handler, help); one line each
     "reproduce": (cmd_reproduce, N_("regenerate every figure of the lecture")),
+    "a5": (cmd_a5, N_("check your CS336 assignment-5 code and train the course's model with it (needs [a5])")),
 }
 SFT_HELP = {  # SFTConfig fields without a comment of their own on their line
     "seed": N_("seed of the warm-up (data and initial weights)"),

@@ -1,5 +1,6 @@
-"""The lecture's objectives as pure tensor functions: advantages, PPO clip, KL estimators, reward shaping, GAE,
-loss aggregations, RFT, Kimi k1.5's length reward and the unbiased pass@k.
+"""The lecture's objectives as pure tensor functions: advantages, PPO clip and its sequence-level (GSPO) and
+clipped-weight (CISPO) variants, KL estimators, reward shaping, GAE, loss aggregations, RFT, Kimi k1.5's length reward
+and the unbiased pass@k.
 
 Shapes: B answers (= prompts x group_size), T response tokens, G = group_size.
 """
@@ -10,7 +11,7 @@ import math
 
 import torch
 
-ADVANTAGE_KINDS = ("none", "mean", "rloo", "grpo", "dr_grpo")
+ADVANTAGE_KINDS = ("none", "mean", "rloo", "grpo", "dr_grpo", "maxrl")
 AGGREGATIONS = ("seq_mean_token_mean", "seq_mean_token_sum_norm", "token_mean")
 
 
@@ -67,6 +68,14 @@ def dr_grpo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
     return mean_baseline_advantages(rewards, group_size)
 
 
+def maxrl_advantages(rewards: torch.Tensor, group_size: int, eps: float = 1e-4) -> torch.Tensor:
+    """MaxRL (Tajwar et al. 2026, arXiv:2602.02710), CS336 assignment 5's "mean" normaliser: (r_i - mean) / (mean +
+    eps), which weighs a prompt the policy rarely gets right more than an easy one. All-equal rewards give 0.
+    [B] -> [B]."""
+    r = _groups(rewards, group_size)  # [B/G, G]
+    return (_centred(r) / (r.mean(dim=1, keepdim=True) + eps)).reshape(-1)
+
+
 def compute_advantages(
     rewards: torch.Tensor, group_size: int, kind: str = "grpo", eps: float = 1e-4, std: str = "population"
 ) -> torch.Tensor:
@@ -81,6 +90,8 @@ def compute_advantages(
         return grpo_advantages(rewards, group_size, eps, std)
     if kind == "dr_grpo":
         return dr_grpo_advantages(rewards, group_size)
+    if kind == "maxrl":
+        return maxrl_advantages(rewards, group_size, eps)
     raise ValueError(f"unknown advantage kind {kind!r}; choose from {ADVANTAGE_KINDS}")
 
 
@@ -114,6 +125,78 @@ def ppo_clip_loss(
     unclipped = ratio * adv  # [B, T]
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv  # [B, T]
     return -torch.minimum(unclipped, clipped), clipped < unclipped
+
+
+def _per_answer(advantages: torch.Tensor) -> torch.Tensor:
+    """One advantage per answer as a column: [B] or [B, 1] -> [B, 1]."""
+    return advantages.reshape(-1, 1)
+
+
+def gspo_loss(
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float,
+    response_mask: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GSPO's clipped objective (Zheng et al. 2025, arXiv:2507.18071), as a loss to minimise, on every token.
+
+    One ratio per answer, the geometric mean of its tokens' ratios: s_i = exp(mean over its real tokens of
+    logps - old_logps) (length-normalised, so long answers are not exponentially far from 1); the answer's loss
+    -min(s_i A_i, clip(s_i, 1 - eps, 1 + eps) A_i) is clipped per answer and written on each of its tokens, so the
+    per-answer token mean ("seq_mean_token_mean") gives the paper's per-answer average.
+    Args:
+        logps, old_logps, response_mask: [B, T]; advantages: [B] or [B, 1].
+    Returns:
+        loss [B, T] and clipped [B, T] (bool, the same for every token of an answer).
+    """
+    mask = response_mask.to(logps.dtype)  # [B, T]
+    log_s = ((logps - old_logps) * mask).sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True).clamp(min=1)  # [B, 1]
+    s = torch.exp(log_s)  # [B, 1]
+    adv = _per_answer(advantages)  # [B, 1]
+    unclipped = s * adv  # [B, 1]
+    clipped = torch.clamp(s, 1 - clip_eps, 1 + clip_eps) * adv  # [B, 1]
+    return (-torch.minimum(unclipped, clipped)).expand_as(logps), (clipped < unclipped).expand_as(logps)
+
+
+def cispo_loss(
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float,
+    response_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """CISPO (MiniMax et al. 2025, MiniMax-M1, arXiv:2506.13585), as a loss to minimise, per token.
+
+    loss_t = -sg(min(ratio_t, 1 + eps)) A log pi(o_t): the importance weight is clipped from above and detached, so a
+    token whose ratio passed 1 + eps still gets a gradient (capped), where PPO's clip would give it none. The paper
+    leaves the lower bound open (CS336 assignment 5's eq. 61 has none either); so does this.
+    Args:
+        logps, old_logps: [B, T]; advantages: [B], [B, 1] or [B, T]; response_mask unused (one signature for all).
+    Returns:
+        loss [B, T] and clipped [B, T] (bool: the weight was capped).
+    """
+    ratio = torch.exp(logps - old_logps)  # [B, T]
+    weight = torch.clamp(ratio, max=1 + clip_eps).detach()  # [B, T]
+    return -weight * _per_token(advantages, logps) * logps, ratio > 1 + clip_eps
+
+
+def clip_loss(
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eps: float,
+    response_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`ppo_clip_loss` in the signature every ratio objective of RATIO_LOSSES shares."""
+    return ppo_clip_loss(logps, old_logps, advantages, clip_eps)
+
+
+RATIO_LOSSES = {  # an objective's name (rlvr.algorithms' column) -> its per-token loss and clip indicator
+    "clip": clip_loss,  # PPO / GRPO: the token's ratio, clipped
+    "gspo": gspo_loss,  # the answer's length-normalised ratio, clipped per answer
+    "cispo": cispo_loss,  # the token's ratio as a detached weight, capped
+}
 
 
 # ----------------------------------------------------------------------------------------------- KL estimators

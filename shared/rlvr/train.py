@@ -1,4 +1,5 @@
-"""One RL loop for every algorithm of the table `rlvr.algorithms.ALGORITHMS` (REINFORCE, GRPO, Dr. GRPO, RFT, PPO).
+"""One RL loop for every algorithm of the table `rlvr.algorithms.ALGORITHMS` (REINFORCE, GRPO, Dr. GRPO, RFT, PPO,
+GSPO, CISPO).
 
 Each step: sample G answers for each of P prompts from the current policy, score them with the verifier, compute
 advantages, then `epochs_per_batch` updates on that batch (the clipped ratio only matters when it is > 1). The loop
@@ -24,6 +25,7 @@ from .evaluate import answer_metrics, evaluate, pass_at_k_curve
 from .model import Rollout, TinyTransformer, ValueModel, response_logps, sample, update_logps
 from .objectives import (
     AGGREGATIONS,
+    RATIO_LOSSES,
     aggregate_loss,
     all_same_fraction,
     compute_advantages,
@@ -31,7 +33,6 @@ from .objectives import (
     kimi_length_reward,
     kl_k3,
     masked_mean,
-    ppo_clip_loss,
     rft_loss,
     shaped_rewards,
 )
@@ -79,7 +80,7 @@ class RLConfig:
             raise ConfigError("group_size", self.group_size, f">= 2 for {self.algo} (a group of one has no baseline)")
         if row.kl == "none" and self.beta > 0:
             raise ConfigError("beta", self.beta, f"0 for {self.algo} (its loss has no KL term)")
-        if row.objective != "clip" and self.loss_agg_mode is not None:
+        if row.objective == "rft" and self.loss_agg_mode is not None:
             raise ConfigError("loss_agg_mode", self.loss_agg_mode, f"None for {self.algo} (its loss is fixed)")
 
     @classmethod
@@ -284,7 +285,8 @@ class Trainer:
         if self.algorithm.objective == "rft":
             loss, clip_frac = rft_loss(logps, mask, batch.scores["correct"]), 0.0  # right answers, whatever the bonus
         else:
-            per_token, clipped = ppo_clip_loss(logps, old_logps, batch.advantages, cfg.clip_eps)  # [B, T]
+            ratio_loss = RATIO_LOSSES[self.algorithm.objective]  # PPO's clip, GSPO's or CISPO's
+            per_token, clipped = ratio_loss(logps, old_logps, batch.advantages, cfg.clip_eps, mask)  # [B, T]
             clip_frac = float(masked_mean(clipped.float(), mask))
             if "kl" in loss_terms(cfg.algo, cfg.beta):  # TRL / DeepSeekMath: k3 penalty in the loss
                 per_token = per_token + cfg.beta * kl_k3(logps, batch.ref_logps)
@@ -388,6 +390,7 @@ def train_rl(
     progress: bool = True,
     hooks: StepHooks | None = None,
     record_signals: bool = True,
+    trainer: Callable[..., Trainer] = Trainer,
 ) -> RunResult:
     """Run `cfg.steps` RL steps from the warm-up model (or `policy`); deterministic given the seeds.
 
@@ -396,10 +399,12 @@ def train_rl(
         progress: show a tqdm progress bar.
         hooks: StepHooks that record more per step (same seeds, same numbers).
         record_signals: record `rlvr.signals` (False only to measure their cost; same numbers either way).
+        trainer: the Trainer (sub)class, called as trainer(cfg, policy, hooks, record_signals=...): `rlvr.a5` passes
+            one whose updates run a student's assignment code.
     """
     with training_threads():  # one thread count wherever it trains: see rlvr.config.training_threads
         torch.manual_seed(cfg.seed)
-        trainer = Trainer(cfg, policy, hooks, record_signals=record_signals)
+        trainer = trainer(cfg, policy, hooks, record_signals=record_signals)
         history: list[dict] = []
         bar = _progress_bar(cfg, progress)
         try:

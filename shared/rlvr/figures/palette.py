@@ -28,6 +28,8 @@ ALGO_COLORS = {
     "dr_grpo": "#ff7f0e",
     "rft": "#9467bd",
     "ppo": "#d62728",
+    "gspo": "#3344ff",  # GSPO: a violet blue, GRPO's family
+    "cispo": "#664400",  # CISPO: dark brown
 }
 REFERENCE_COLORS = {
     "exact": "#000000",  # an exact value, and the default run other runs are drawn against

@@ -8,13 +8,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from code or a local
 INSTALL_HINT = "the TRL bridge needs the optional extra: pip install -e '.[scale]'"
 
 
-def require_scale() -> None:
-    """Import trl, transformers, datasets, accelerate and tokenizers; a clear ImportError if one is missing."""
-    for name in ("trl", "transformers", "datasets", "accelerate", "tokenizers"):
+def require(names: tuple[str, ...], hint: str = INSTALL_HINT) -> None:
+    """Import each module of `names`; a clear ImportError naming the first one missing and `hint`."""
+    for name in names:
         try:
             __import__(name)
         except ImportError as err:
-            raise ImportError(f"{name} is not installed: {INSTALL_HINT}") from err
+            raise ImportError(f"{name} is not installed: {hint}") from err
+
+
+def require_scale() -> None:
+    """Import trl, transformers, datasets, accelerate and tokenizers; a clear ImportError if one is missing."""
+    require(("trl", "transformers", "datasets", "accelerate", "tokenizers"))
+
+
+def require_hf(hint: str = INSTALL_HINT) -> None:
+    """Import transformers and tokenizers (a Hugging Face tokenizer and model output need no more)."""
+    require(("transformers", "tokenizers"), hint)
 
 
 def verdict_stats(verdicts) -> dict:

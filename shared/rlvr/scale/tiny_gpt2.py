@@ -26,7 +26,7 @@ from ..task import (
     prompt_tokens,
     score_batch,
 )
-from .common import require_scale
+from .common import require_hf, require_scale
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -37,9 +37,9 @@ def build_tokenizer():
     """A `PreTrainedTokenizerFast` with one token per character of VOCAB (same ids as `rlvr.task`), eos `$`, pad `.`.
 
     WordLevel over single characters; the pre-tokenizer isolates every character and the `Fuse` decoder joins tokens
-    without the spaces WordLevel would insert.
+    without the spaces WordLevel would insert. Needs transformers and tokenizers only (`rlvr.a5` uses it too).
     """
-    require_scale()
+    require_hf()
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
