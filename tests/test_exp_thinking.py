@@ -508,3 +508,46 @@ def test_knob_panel_holds_the_exercise_runs_it_is_given():
     fthink.plot_knob_panel(fig, beta.results, knob="beta")
     kl_axis = fig.axes[2]
     assert any(len(line.get_xdata()) == 4 for line in kl_axis.get_lines())  # a curve, not only a star
+
+
+# ----------------------------------------------------------------------------- GSPO and CISPO beside GRPO
+def _run(rewards, cot=None) -> RunResult:
+    """A run record whose history holds these per-step rewards (and think-first shares)."""
+    cot = rewards if cot is None else cot
+    return RunResult(RLConfig(), [{"reward": r, "cot_fraction": c} for r, c in zip(rewards, cot)])
+
+
+def test_same_steps_counts_the_leading_steps_with_identical_rewards():
+    a = _run([0.1, 0.2, 0.3, 0.4])
+    assert thinking.same_steps(a, _run([0.1, 0.2, 0.3, 0.4])) == 4
+    assert thinking.same_steps(a, _run([0.1, 0.2, 0.35, 0.4])) == 2
+    assert thinking.same_steps(a, _run([0.0, 0.2, 0.3, 0.4])) == 0
+    assert thinking.same_steps(a, _run([0.1, 0.2])) == 2  # the shorter run's length
+
+
+def test_ratio_algo_lines_say_how_long_each_run_retraced_grpo():
+    grpo = _run([0.1] * 30, cot=[0.5] * 5 + [1.0] * 25)
+    same = _run([0.1] * 30, cot=[0.5] * 5 + [1.0] * 25)
+    other = _run([0.1, 0.1, 0.1] + [0.2] * 27, cot=[0.5] * 30)
+    metrics = {"accuracy": 0.9, "cot_fraction": 0.95, "cot_accuracy": 0.92}
+    lines = story.ratio_algo_lines(
+        {"grpo": grpo, "gspo": same, "cispo": other}, dict.fromkeys(("grpo", "gspo", "cispo"), metrics), 100
+    )
+    first = thinking.thinking_step(grpo)
+    assert first is not None and f"from step {first}" in lines[0] and f"from step {first}" in lines[1]
+    assert "never reached" in lines[2]
+    assert lines[3] == "GSPO drew and scored exactly GRPO's answers at all 30 steps."
+    assert lines[4] == "CISPO drew and scored exactly GRPO's answers up to step 3, and answers of its own from step 4 on."
+
+
+@pytest.mark.claims
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_with_one_update_per_batch_gspo_retraces_grpo_and_cispo_does_not(seed):
+    """Notebook 03's GSPO/CISPO paragraph: with every ratio 1, GSPO's gradient is GRPO's, so it draws GRPO's answers
+    (float rounding may part them late: at least the first 50 of 200 steps are asked for, and the same final
+    think-first share within 0.05); CISPO averages over the batch's tokens, so it parts from GRPO within 5 steps."""
+    runs = {algo: thinking.rl_run(algo, 200, seed) for algo in ("grpo", "gspo", "cispo")}
+    assert thinking.same_steps(runs["gspo"], runs["grpo"]) >= 50
+    assert thinking.same_steps(runs["cispo"], runs["grpo"]) <= 5
+    tail = {algo: float(np.mean(r.curve("cot_fraction")[-20:])) for algo, r in runs.items()}
+    assert abs(tail["gspo"] - tail["grpo"]) <= 0.05, tail

@@ -90,6 +90,7 @@ KNOBS = {  # RLConfig field -> its panel's range (lecture Exercise 7)
 
 # ----------------------------------------------------------------------------------------------- the runs compared
 COMPARED_ALGOS = ("grpo", "dr_grpo", "rft")  # lecture §5.2's comparison, same 200 steps
+RATIO_ALGOS = ("gspo", "cispo")  # notebook 03's two other ways to weight an update, run beside GRPO
 ALGO_LABELS = {algo: ALGORITHMS[algo].label for algo in COMPARED_ALGOS}
 TRAINING_PANELS = {  # history key -> axis title (translated where drawn; English in the reproduce table)
     "accuracy": N_("accuracy (all answers)"),
@@ -562,12 +563,26 @@ def answers_per_step(cfg: RLConfig) -> int:
     return cfg.prompts_per_step * cfg.group_size
 
 
+def thinking_step(result: RunResult, level: float = 0.9) -> int | None:
+    """The RL step (counted from 1, as notebook 03's figures draw them) at which the run's smoothed think-first share
+    first reached `level`; None if it never did."""
+    first = first_step(smooth(result.curve("cot_fraction"), SMOOTH) >= level)
+    return None if first is None else first + 1
+
+
+def same_steps(result: RunResult, other: RunResult, key: str = "reward") -> int:
+    """How many steps, from the first, two runs logged exactly the same `key` (the same answers drawn and scored)."""
+    a, b = result.curve(key), other.curve(key)  # [T], [T']
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if differ.size else n
+
+
 def summary_row(label: str, result: RunResult, level: float = 0.9) -> dict:
     """One run's line of the Exercise 7 table: held-out metrics, all-equal groups early and late, and when (in
     steps and in answers sampled) its smoothed think-first share first reached `level` (English keys: the
     headers a learner reads are `summary_headers`)."""
-    first = first_step(smooth(result.curve("cot_fraction"), SMOOTH) >= level)
-    step = None if first is None else first + 1  # notebook 03 numbers RL steps from 1, as its figures draw them
+    step = thinking_step(result, level)
     f = result.final
     return {
         "run": label,

@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from rlvr import budget
+from rlvr.algorithms import ALGORITHMS
 from rlvr.config import size
 from rlvr.experiments.common import (
     Row,
@@ -38,10 +39,12 @@ from rlvr.experiments.thinking import (
     late_mean,
     measure,
     rl_config,
+    same_steps,
     summary_row,
     teacher_answer_accuracy,
     teacher_chain_accuracy,
     teacher_error_steps,
+    thinking_step,
     warmup_on_disk,
     warmup_steps,
 )
@@ -246,6 +249,39 @@ def eval_line(label: str, m: dict, n_prompts: int) -> str:
         think_n=think,
         think_accuracy=share_of(m["cot_accuracy"], think),
     )
+
+
+def ratio_algo_lines(
+    runs: dict[str, RunResult], evals: dict[str, dict], n_prompts: int, level: float = 0.9
+) -> list[str]:
+    """GRPO, GSPO and CISPO (keys: algorithm names, "grpo" first): each one's held-out line and the step its
+    think-first share reached `level`, then, for each of the other two, how many steps it drew and scored exactly
+    GRPO's answers."""
+    lines = []
+    for algo, result in runs.items():
+        step = thinking_step(result, level)
+        reach = _("never reached") if step is None else _("from step {step}").format(step=step)
+        lines.append(
+            _("{line}; think-first share {level}: {reach}").format(
+                line=eval_line(ALGORITHMS[algo].label, evals[algo], n_prompts), level=f"{level:.0%}", reach=reach
+            )
+        )
+    grpo = runs["grpo"]
+    total = len(grpo.history)
+    for algo, result in runs.items():
+        if algo == "grpo":
+            continue
+        same = same_steps(result, grpo)
+        label = ALGORITHMS[algo].label
+        if same >= total:
+            line = _("{label} drew and scored exactly GRPO's answers at all {n} steps.").format(label=label, n=total)
+        else:
+            line = _(
+                "{label} drew and scored exactly GRPO's answers up to step {same}, and answers of its own from step "
+                "{next} on."
+            ).format(label=label, same=same, next=same + 1)
+        lines.append(line)
+    return lines
 
 
 def points(difference: float) -> str:
