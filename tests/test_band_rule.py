@@ -92,3 +92,13 @@ def test_a_value_just_outside_its_band_never_prints_as_its_edge():
     assert on_edge.agrees and measured_text(on_edge) == "23.5%" and band_text(on_edge) == "[14.5%, 23.5%]"
     plain = Row(section="2.3", figure="KL", lecture="1.36", measured=1.4501, band=(1.27, 1.45), spread=0.02)
     assert measured_text(plain) == "1.4501 ± 0.02" and band_text(plain) == "[1.27, 1.45]"
+
+
+def test_markdown_output_reads_as_text_where_no_markdown_renderer_is():
+    """Notebook tables (06's gallery, 04's race, 02's and 04's lecture tables) render in Jupyter and read as their
+    source in a plain-text view, not as '<... Markdown object>'."""
+    from rlvr.experiments.common import Markdown
+
+    table = Markdown("**Runs**\n\n| run | reward |\n|---|---|\n| healthy | 0.9 |")
+    assert table._repr_markdown_().startswith("**Runs**")
+    assert repr(table) == "Runs\n\n| run | reward |\n|---|---|\n| healthy | 0.9 |"

@@ -565,7 +565,7 @@ class TrainingPanel(Panel):
         self.cache_values: dict[str, dict] = {}
         self.running = False
         self.run_count = 0
-        self.button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.button = widgets.Button(description=_("Run"), button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, layout=widgets.Layout(width="240px"))
         self.progress_label = widgets.Label("")
         run_row = widgets.HBox([self.button, self.progress, self.progress_label])

@@ -370,6 +370,21 @@ class Table:
         return f"{self.title}\n{text_table(self.rows)}"
 
 
+class Markdown:
+    """Markdown text (a table, a summary) that Jupyter renders and every other view (a terminal, a plain-text
+    export, a reader without a Markdown renderer) shows as its source without the bold marks, never as
+    `<... Markdown object>`."""
+
+    def __init__(self, markdown: str):
+        self.markdown = markdown
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+    def __repr__(self) -> str:
+        return self.markdown.replace("**", "")
+
+
 def show(rows: list[Row], title: str = "The lecture's figures next to ours") -> Table:
     """Table of rows for the last line of a notebook cell."""
     return Table(rows, title)
