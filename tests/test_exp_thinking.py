@@ -537,7 +537,9 @@ def test_ratio_algo_lines_say_how_long_each_run_retraced_grpo():
     assert first is not None and f"from step {first}" in lines[0] and f"from step {first}" in lines[1]
     assert "never reached" in lines[2]
     assert lines[3] == "GSPO drew and scored exactly GRPO's answers at all 30 steps."
-    assert lines[4] == "CISPO drew and scored exactly GRPO's answers up to step 3, and answers of its own from step 4 on."
+    assert (
+        lines[4] == "CISPO drew and scored exactly GRPO's answers up to step 3, and answers of its own from step 4 on."
+    )
 
 
 @pytest.mark.claims

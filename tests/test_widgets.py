@@ -695,3 +695,16 @@ def test_a_float_slider_value_is_read_on_its_grid_and_the_first_draw_is_not_call
     assert "slow redraw" not in panel.status.value  # the draw made at construction builds the layout
     panel.controls["shift"].value = 1.0
     assert "slow redraw" in panel.status.value
+
+
+def test_run_progress_names_a_run_by_its_title_where_one_is_given(capsys):
+    """A gallery run's line reads its short title ('lr too high'), not its label ('lr_too_high'); a run without a
+    title keeps its label."""
+    from rlvr.widgets import RunProgress
+
+    progress = RunProgress(["lr_too_high", "GRPO"], titles={"lr_too_high": "lr too high"})
+    assert progress.text() == "lr too high: waiting\nGRPO: waiting"
+    progress.start("lr_too_high")
+    progress.fail("GRPO", "boom")
+    assert "lr too high: training" in capsys.readouterr().out
+    assert progress.text().splitlines() == ["lr too high: training", "GRPO: failed: boom"]

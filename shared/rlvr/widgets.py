@@ -875,12 +875,17 @@ class RunProgress:
     output updated in place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere a run
     prints its line when it starts training, when it fails and when it is done."""
 
-    def __init__(self, labels, every_seconds: float = 0.5):
-        self.lines = {label: _("{label}: waiting").format(label=label) for label in labels}
+    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None):
+        self.titles = dict(titles or {})  # label -> what the line calls the run (default: the label)
+        self.lines = {label: _("{label}: waiting").format(label=self.title(label)) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
         self.handle = None
         self.started: dict = {}
+
+    def title(self, label: str) -> str:
+        """What a run's line calls it."""
+        return self.titles.get(label, label)
 
     def text(self) -> str:
         """The current lines."""
@@ -910,7 +915,7 @@ class RunProgress:
     def start(self, label: str) -> None:
         """A run starts training (in a worker process, or here)."""
         self.started[label] = time.perf_counter()
-        self.say(label, _("{label}: training").format(label=label))
+        self.say(label, _("{label}: training").format(label=self.title(label)))
 
     def callback(self, label: str):
         """The on_step(step, total, history) of one run."""
@@ -918,7 +923,7 @@ class RunProgress:
         def on_step(step: int, total: int, history=None) -> None:
             took = seconds_text(time.perf_counter() - self.started.get(label, time.perf_counter()))
             self.lines[label] = _("{label}: step {step}/{total}, {time}").format(
-                label=label, step=step, total=total, time=took
+                label=self.title(label), step=step, total=total, time=took
             )
             self.show(force=step == 1)
 
@@ -930,28 +935,28 @@ class RunProgress:
         if result.from_cache:
             took = result.timing.get("total_s", float("nan"))
             line = _("{label}: {steps} steps, loaded from disk (training took {time} when it ran)")
-            self.say(label, line.format(label=label, steps=steps, time=seconds_text(took)))
+            self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(took)))
         else:
             line = _("{label}: {steps} steps, trained now in {time}")
-            self.say(label, line.format(label=label, steps=steps, time=seconds_text(seconds)))
+            self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
 
     def fail(self, label: str, message: str) -> None:
         """Say in one line that a run failed, and why."""
-        self.say(label, _("{label}: failed: {error}").format(label=label, error=message))
+        self.say(label, _("{label}: failed: {error}").format(label=self.title(label), error=message))
 
 
-def train_runs(configs: dict, runner=None) -> dict:
+def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
     """Obtain every run of `configs` (label -> what `runner` takes, an RLConfig by default) with
     `runner(item, on_step=..., progress=False)` (default: `rlvr.train.run`; the race passes `race.race_run`, the
     gallery its runs' names): the runs the cache holds load here, the others train side by side in worker processes,
     one per core (`rlvr.parallel.train_all`), one progress line each (RunProgress). Interrupting the cell stops them
     all; a run that fails says so on its line and the others finish. Returns label -> result (the runs that did not
-    fail)."""
+    fail). `titles` (label -> text) names the runs on their lines where a label is not what the learner reads."""
     from rlvr.parallel import train_all
 
     if runner is None:
         from rlvr.train import run as runner
-    progress = RunProgress(configs)
+    progress = RunProgress(configs, titles=titles)
     progress.show(force=True)
     jobs = {label: functools.partial(runner, cfg, progress=False) for label, cfg in configs.items()}
     return train_all(

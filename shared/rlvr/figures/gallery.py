@@ -169,8 +169,10 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
 
 def train_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None) -> dict:
     """Gallery runs (label -> breakage name) of one seed, trained the first time (side by side, in worker processes)
-    and loaded afterwards, one progress line per run. Returns label -> RunResult."""
-    return train_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed))
+    and loaded afterwards, one progress line per run, which names a run by its short title (translated) where its
+    label is its breakage's name. Returns label -> RunResult."""
+    titles = {label: short_title(name) for label, name in names.items() if label == name}
+    return train_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed), titles=titles)
 
 
 def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPanel:
