@@ -1,0 +1,111 @@
+"""What a learner waits for: the six solution notebooks executed cold (an empty checkpoint cache, full size) in the
+learner's order, sharing one cache as a learner's machine does.
+
+Prints every cell over `--over` seconds with its first line, each notebook's total, the module's total, the longest
+cell, and the peak memory of the largest process (a kernel or one of its training workers). `--keep DIR` writes each
+executed notebook and its plain-text view there (what a reader of the rendered module reads).
+
+Usage: python benchmarks/bench_notebooks.py [--lang en|zh_CN] [--notebooks 01 03] [--cache DIR] [--keep DIR]
+Needs the [author] extra (nbclient). Run it on a quiet machine: other processes inflate every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_CELL_S = 90  # issue 46: no learner cell over a minute and a half on a cold 2-core laptop
+
+
+def cell_seconds(cell) -> float | None:
+    """A code cell's execution time from nbclient's timing metadata, or None if it did not run."""
+    timing = cell.get("metadata", {}).get("execution", {})
+    start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+    if not start or not end:
+        return None
+    parse = lambda stamp: datetime.fromisoformat(stamp.replace("Z", "+00:00"))  # noqa: E731
+    return (parse(end) - parse(start)).total_seconds()
+
+
+def first_line(source: str) -> str:
+    """A cell's first line that is not blank, shortened."""
+    line = next((s for s in source.splitlines() if s.strip()), "")
+    return line if len(line) <= 90 else line[:87] + "..."
+
+
+def notebook_paths(lang: str, wanted: list[str] | None) -> list[Path]:
+    """The solution notebooks of one edition, in the learner's order (optionally only those whose name starts so)."""
+    folder = ROOT / "solutions" if lang == "en" else ROOT / "solutions" / lang
+    paths = sorted(folder.glob("0*.ipynb"))
+    if wanted:
+        paths = [p for p in paths if any(p.name.startswith(w) for w in wanted)]
+    if not paths:
+        sys.exit(f"error: no solution notebooks found in {folder}")
+    return paths
+
+
+def main() -> None:
+    """Execute, time, print."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", default="en", help="en (default) or zh_CN")
+    parser.add_argument("--notebooks", nargs="*", help="name prefixes, e.g. 03 04 (default: all six)")
+    parser.add_argument("--cache", help="checkpoint cache to use (default: a new empty folder)")
+    parser.add_argument("--keep", help="write the executed notebooks and their text views to this folder")
+    parser.add_argument("--over", type=float, default=5.0, help="list cells that took longer than this (seconds)")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds allowed per notebook")
+    args = parser.parse_args()
+    if args.over < 0 or args.timeout <= 0:
+        parser.error("--over must be >= 0 and --timeout > 0")
+    paths = notebook_paths(args.lang, args.notebooks)
+    cache = Path(args.cache) if args.cache else Path(tempfile.mkdtemp(prefix="rlvr-bench-nb-"))
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ["RLVR_CACHE_DIR"] = str(cache)  # the kernels inherit it
+    os.environ.pop("RLVR_FAST", None)
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+
+    import nbformat
+
+    from coursetools.execute import execute_notebook, to_text
+
+    print(f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}; cache {cache}")
+    totals, longest = {}, (0.0, "")
+    for path in paths:
+        start = time.perf_counter()
+        nb = execute_notebook(path, fast=False, strict=False, timeout=args.timeout)
+        wall = time.perf_counter() - start
+        cells = [(cell_seconds(c), c) for c in nb.cells if c.cell_type == "code"]
+        computing = sum(s for s, _ in cells if s is not None)
+        totals[path.stem] = (computing, wall)
+        print(f"\n{path.stem}: {computing:.0f} s in cells ({wall:.0f} s with the kernel's start and stop)")
+        for index, cell in enumerate(nb.cells):
+            seconds = cell_seconds(cell) if cell.cell_type == "code" else None
+            if seconds is not None and seconds > args.over:
+                print(f"  cell {index:3d}: {seconds:6.1f} s  {first_line(cell.source)}")
+            if seconds is not None and seconds > longest[0]:
+                longest = (seconds, f"{path.stem} cell {index}")
+        if keep:
+            nbformat.write(nb, keep / path.name)
+            (keep / f"{path.stem}.txt").write_text(to_text(nb), encoding="utf-8")
+    computing = sum(c for c, _ in totals.values())
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(
+        f"\nmodule ({args.lang}): {computing:.0f} s in cells, "
+        + ", ".join(f"{k[:2]} {c:.0f}" for k, (c, _) in totals.items())
+    )
+    verdict = "within" if longest[0] <= GOAL_CELL_S else "over"
+    print(f"longest cell: {longest[0]:.0f} s ({longest[1]}), {verdict} the {GOAL_CELL_S} s goal")
+    print(f"peak memory of the largest process: {peak_mb:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
