@@ -24,6 +24,9 @@ VERIFICATION = {  # words that belong to `python -m rlvr reproduce`, the README 
     "machine": r"\bx86_64\b|\bAVX\d*\b|\bthreads?\b.*\bcores?\b",
     "seed list": r"\bseeds\s+\d+\s*[-–,]\s*\d+",
     "version pin": r"\btorch\s*==\s*\d|\brequire\(",
+    "chosen to match": r"\bchosen\b[^.]*\bto (?:match|put)\b|\bmatch\w* by construction\b",
+    "timing method": r"\bprocess_time\b|\bperf_counter\b|\bCPU seconds\b",
+    "speed-up": r"\bspeed[- ]?ups?\b|\bspeed trick\b",
 }
 SETUP_ONLY = r"\bsize\(|\bfast_mode\(|\brlvr\.check_install\("  # CI machinery a setup cell may hold, no other code cell
 PROGRESS = re.compile(r"(\d+)%\|[^|\n]*\|\s*(\d+)/(\d+)")
