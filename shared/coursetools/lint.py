@@ -24,7 +24,7 @@ VERIFICATION = {  # words that belong to `python -m rlvr reproduce`, the README 
     "machine": r"\bx86_64\b|\bAVX\d*\b|\bthreads?\b.*\bcores?\b",
     "seed list": r"\bseeds\s+\d+\s*[-–,]\s*\d+",
     "version pin": r"\btorch\s*==\s*\d|\brequire\(",
-    "chosen to match": r"\bchosen\b[^.]*\bto (?:match|put)\b|\bmatch\w* by construction\b",
+    "chosen to match": r"\bchos(?:e|en)\b[^.]*\bto (?:match|put)\b|\bmatch\w* by construction\b",
     "timing method": r"\bprocess_time\b|\bperf_counter\b|\bCPU seconds\b",
     "speed-up": r"\bspeed[- ]?ups?\b|\bspeed trick\b",
 }
