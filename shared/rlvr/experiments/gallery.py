@@ -206,7 +206,7 @@ BREAKAGES: dict[str, Breakage] = {
             bug="loophole_verifier",
             overrides={"lr": 1e-3},  # optimisation pressure: at 3e-4 the run learns the task instead on some seeds
             steps=250,  # and CPUs (an AVX2 run ended at 53% strict accuracy, 28% at its start), at 1e-3 none did
-            symptom=N_("the reward climbs towards 1 while the strict accuracy falls to about 0"),
+            symptom=N_("the reward climbs while the strict accuracy falls to about 0"),
             signal="accuracy",
             cause=N_(
                 "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on, "
@@ -406,6 +406,11 @@ def _gain(key: str) -> Callable[[RunResult, RunResult], float]:
     return lambda r, h: tail(r, key) - head(r, key)
 
 
+def _lead_growth(run: RunResult, _healthy: RunResult) -> float:
+    """How much the reward's lead over the strict accuracy grew from the first 5 steps to the last 10."""
+    return (tail(run, "reward") - tail(run, "accuracy")) - (head(run, "reward") - head(run, "accuracy"))
+
+
 def _lag(key: str) -> Callable[[RunResult, RunResult], float]:
     """How far a metric ends below the healthy run's (last 10 steps)."""
     return lambda r, h: tail(h, key) - tail(r, key)
@@ -465,8 +470,11 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
         above("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE),
     ),
     "loophole_verifier": (
-        above("reward gain, first 5 -> last 10 steps", _gain("reward"), 0.3, SHARE),
-        above("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.8, SHARE),
+        # the loophole already pays about 60% of the warm-up's answers, so the reward has little room to climb (one
+        # thread: +0.27 to +0.38 on seeds 0-2, ending at 0.87-0.99); its lead over the strict accuracy is what grows
+        above("reward gain, first 5 -> last 10 steps", _gain("reward"), 0.1, SHARE),
+        above("growth of the reward's lead over the strict accuracy, first 5 -> last 10 steps", _lead_growth, 0.3,
+              SHARE),
         below("strict accuracy change, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
         below("strict accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), 0.1, SHARE),
     ),
