@@ -161,3 +161,10 @@ def test_the_gallery_table_reads_each_signal_off_the_runs():
     table = story.gallery_table(runs, runs["healthy"])
     assert table.count("\n") == 1 + len(gallery.BREAKAGES) - len(gallery.NOT_BROKEN)
     assert "gradient norm, last 10 steps: 0.16 (healthy run: 0.16)" in table  # mean of 0.1 + 0.01 i over i = 2-11
+
+
+def test_a_reading_never_prints_negative_zero():
+    """A tiny negative reading (portable kernels gave one in notebook 06's table) prints as 0.00."""
+    from rlvr.narration.gallery import two_decimals
+
+    assert two_decimals(-0.001) == "0.00" and two_decimals(-0.006) == "-0.01" and two_decimals(0.5) == "0.50"

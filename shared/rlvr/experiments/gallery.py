@@ -120,8 +120,8 @@ BREAKAGES: dict[str, Breakage] = {
         HEALTHY,
         Breakage(
             "lr_too_high",
-            N_("learning rate 1e-2 (100x the lecture's)"),
-            overrides={"lr": 1e-2},
+            N_("learning rate 3e-2 (300x the lecture's)"),
+            overrides={"lr": 3e-2},  # at 1e-2 a run on two threads (portable kernels, seed 1) kept 27% well formed
             symptom=N_(
                 "the answers turn to garbage: nearly every one malformed, the reward near 0, and it never comes back"
             ),
@@ -448,8 +448,10 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
     ),
     "forgotten_mask": (
         above("accuracy lag behind the healthy run, last 10 steps", _lag("accuracy"), 0.3, SHARE),
+        # "the padding dominates the gradient": 3.8x the healthy run's on seed 2 under the portable kernels (the
+        # lowest of 3 seeds x 2 backends), so the limit is 1.5 (a reading of at least 3 with the factor-2 margin)
         above("gradient norm / the healthy run's, first 5 steps",
-              lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")), 2.0, SCALE, factor=True),
+              lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")), 1.5, SCALE, factor=True),
         # notebook 06: its 'KL' is far from 0 at step 0, where the policy still is the warm-up, and goes negative
         above("|KL to the warm-up| at step 0 (nats)", lambda r, h: abs(r.curve("kl_to_ref")[0]), 1.0, SCALE,
               factor=True),

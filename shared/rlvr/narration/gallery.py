@@ -15,6 +15,7 @@ from rlvr.experiments.gallery import (
     gallery_run,
     gallery_steps,
     head,
+    short_title,
     tail,
 )
 from rlvr.i18n import _
@@ -37,6 +38,12 @@ def nan_text(run: RunResult) -> str:
     return _("no step") if step is None else _("step {step}").format(step=step)
 
 
+def two_decimals(value: float) -> str:
+    """A reading with two decimals, never '-0.00' (a tiny negative value reads as 0.00)."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 def reading(run: RunResult, healthy: RunResult) -> str:
     """The breakage's signal, this run against the healthy one: 'NaN at step 0; the run stopped at step 1: ...' or
     'last 10 steps: 0.10 (healthy 0.81)'."""
@@ -49,9 +56,9 @@ def reading(run: RunResult, healthy: RunResult) -> str:
         )
     if breakage(run).early:
         text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
-        return text.format(signal=name, value=f"{head(run, key):.2f}", healthy=f"{head(healthy, key):.2f}")
+        return text.format(signal=name, value=two_decimals(head(run, key)), healthy=two_decimals(head(healthy, key)))
     text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
-    return text.format(signal=name, value=f"{tail(run, key):.2f}", healthy=f"{tail(healthy, key):.2f}")
+    return text.format(signal=name, value=two_decimals(tail(run, key)), healthy=two_decimals(tail(healthy, key)))
 
 
 def gallery_table(runs: dict[str, RunResult], healthy: RunResult) -> str:
@@ -66,7 +73,7 @@ def gallery_table(runs: dict[str, RunResult], healthy: RunResult) -> str:
             continue
         b = breakage(run)
         cells = (_(b.title), _(b.symptom), reading(run, healthy), _(b.cause), _(b.fix))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {short_title(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
