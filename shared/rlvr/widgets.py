@@ -65,7 +65,7 @@ from matplotlib.figure import Figure
 
 from rlvr.config import pick
 from rlvr.experiments.common import seconds_text
-from rlvr.i18n import _, prepare_figures, text_width
+from rlvr.i18n import _, ngettext, prepare_figures, text_width
 
 prepare_figures()  # a CJK font for figures when the language (RLVR_LANG, the locale) is Chinese
 
@@ -934,10 +934,16 @@ class RunProgress:
         steps = len(result.history)
         if result.from_cache:
             took = result.timing.get("total_s", float("nan"))
-            line = _("{label}: {steps} steps, loaded from disk (training took {time} when it ran)")
+            line = ngettext(
+                "{label}: {steps} step, loaded from disk (training took {time} when it ran)",
+                "{label}: {steps} steps, loaded from disk (training took {time} when it ran)",
+                steps,
+            )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(took)))
         else:
-            line = _("{label}: {steps} steps, trained now in {time}")
+            line = ngettext(
+                "{label}: {steps} step, trained now in {time}", "{label}: {steps} steps, trained now in {time}", steps
+            )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
 
     def fail(self, label: str, message: str) -> None:
