@@ -553,3 +553,15 @@ def test_with_one_update_per_batch_gspo_retraces_grpo_and_cispo_does_not(seed):
     assert thinking.same_steps(runs["cispo"], runs["grpo"]) <= 5
     tail = {algo: float(np.mean(r.curve("cot_fraction")[-20:])) for algo, r in runs.items()}
     assert abs(tail["gspo"] - tail["grpo"]) <= 0.05, tail
+
+
+def test_print_all_equal_gives_the_first_step_then_early_and_late(capsys):
+    """The prediction of notebook 03 §4 is graded at the first step: its line comes first, with the formula at that
+    step's accuracy."""
+    history = [{"accuracy": 0.25, "all_same_group_fraction": 0.125}] + [
+        {"accuracy": 0.5, "all_same_group_fraction": 0.0}
+    ] * 30
+    story.print_all_equal(history, group_size=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and "step 1" in lines[0] and "first 10 steps" in lines[1] and "last 20 steps" in lines[2]
+    assert "p = 25.0%" in lines[0] and "measured 12.5%" in lines[0] and "= 62.5%" in lines[0]  # 0.25^2 + 0.75^2

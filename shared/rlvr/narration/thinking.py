@@ -291,8 +291,10 @@ def points(difference: float) -> str:
 
 
 def print_all_equal(history: list[dict], group_size: int = RLConfig.group_size) -> None:
-    """The share of all-equal groups early and late in a run, next to p^G + (1-p)^G at that stretch's accuracy."""
+    """The share of all-equal groups at the first step (what a prediction from the warm-up's accuracy is graded
+    against), early and late in a run, next to p^G + (1-p)^G at that stretch's accuracy."""
     for name, part in (
+        (_("step {step}").format(step=1), history[:1]),
         (_("first {n} steps").format(n=EARLY_STEPS), history[:EARLY_STEPS]),
         (_("last {n} steps").format(n=LATE_STEPS), history[-LATE_STEPS:]),
     ):
