@@ -170,16 +170,18 @@ def test_a_reading_never_prints_negative_zero():
     assert two_decimals(-0.001) == "0.00" and two_decimals(-0.006) == "-0.01" and two_decimals(0.5) == "0.50"
 
 
-def test_a_reading_of_a_metric_logged_every_few_steps_uses_the_last_step_measured():
-    """The KL to the warm-up is logged every 10 steps: "last 10 steps" would average every logged point (06's table
-    once printed 0.62 for a healthy run whose dashboard ends at 1.19); the reading takes the last step both runs
-    measured."""
+def test_a_reading_of_a_metric_logged_every_few_steps_reads_its_points_in_the_last_10_steps():
+    """The KL to the warm-up is logged every 10 steps: "last 10 steps" once averaged the last 10 *logged points*, every
+    point of a 60-step run (06's table printed 0.62 for a healthy run whose dashboard ends at 1.19)."""
     from rlvr.narration.gallery import reading
     from rlvr.runs import RunResult
     from rlvr.train import RLConfig
 
-    nan = float("nan")
-    healthy = RunResult(RLConfig(), [{"kl_to_ref": v} for v in (0.0, nan, 0.5, nan, 1.2, nan)], name="healthy")
-    beta = RunResult(RLConfig(), [{"kl_to_ref": v} for v in (0.0, nan, 0.1, nan, 0.2, nan)], name="beta_too_large")
+    def logged_every_10(values):
+        return [{"kl_to_ref": values[i // 10] if i % 10 == 0 else float("nan")} for i in range(10 * len(values))]
+
+    healthy = RunResult(RLConfig(), logged_every_10([0.0, 0.5, 0.8, 1.0, 1.1, 1.2]), name="healthy")
+    beta = RunResult(RLConfig(), logged_every_10([0.0, 0.1, 0.1, 0.2, 0.2, 0.2]), name="beta_too_large")
+    assert gallery.tail(healthy, "kl_to_ref") == pytest.approx(1.2)
     text = reading(beta, healthy)
-    assert "at the last step measured: 0.20 (healthy run: 1.20)" in text, text
+    assert "last 10 steps: 0.20 (healthy run: 1.20)" in text, text

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..i18n import _
 from ..signals import SIGNAL_NAMES, failures, nan_step
-from ..experiments.common import smooth as smooth_window
+from ..experiments.common import smooth
 from ..runs import RunResult, history_curve
 from ..train import RLConfig
 
@@ -19,17 +19,12 @@ LEARNED = 0.10  # a run learned if its smoothed think-first share or accuracy ro
 COMPARED = ("cot_fraction", "accuracy", "reward")
 
 
-def smooth(values: np.ndarray, window: int = WINDOW) -> np.ndarray:
-    """The package's trailing rolling mean (`experiments.common.smooth`, NaN-skipping) over WINDOW steps. [T] -> [T]"""
-    return smooth_window(values, window)
-
-
 def behind_step(history: list[dict], reference: list[dict], key: str) -> int | None:
     """First step from which the student's smoothed `key` stays BEHIND below the reference's for WINDOW steps."""
     n = min(len(history), len(reference))
     if n < WINDOW:
         return None
-    gap = smooth(history_curve(reference[:n], key)) - smooth(history_curve(history[:n], key))
+    gap = smooth(history_curve(reference[:n], key), WINDOW) - smooth(history_curve(history[:n], key), WINDOW)
     run = 0
     for step, value in enumerate(gap):
         run = run + 1 if value > BEHIND else 0
@@ -40,7 +35,7 @@ def behind_step(history: list[dict], reference: list[dict], key: str) -> int | N
 
 def learned(history: list[dict], key: str) -> bool:
     """Whether the smoothed curve ended LEARNED above where it started."""
-    values = smooth(history_curve(history, key))
+    values = smooth(history_curve(history, key), WINDOW)
     finite = values[np.isfinite(values)]
     start = history_curve(history[:WINDOW], key)
     start = start[np.isfinite(start)]

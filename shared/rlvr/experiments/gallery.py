@@ -333,10 +333,11 @@ def first_finite(values: np.ndarray) -> float:
 
 # ----------------------------------------------------------------------------------------------- reading the runs
 def tail(run: RunResult, key: str, last: int = 10) -> float:
-    """Mean of the last `last` finite values of a metric (NaN if none)."""
-    values = run.curve(key)
+    """Mean of a metric over the run's last `last` steps, skipping the steps that did not measure it (a metric
+    logged every few steps, the KL to the warm-up, reads its points in that window; NaN if none)."""
+    values = run.curve(key)[-last:]  # [last]
     finite = values[np.isfinite(values)]
-    return float(finite[-last:].mean()) if finite.size else math.nan
+    return float(finite.mean()) if finite.size else math.nan
 
 
 def last_common(run: RunResult, other: RunResult, key: str) -> tuple[float, float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlvr.a5.diagnose import smooth
+from rlvr.experiments.common import smooth
 from rlvr.figures.palette import COLORS
 from rlvr.i18n import N_, _, prepare_figures
 from rlvr.runs import history_curve

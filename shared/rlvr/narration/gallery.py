@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from rlvr.experiments.common import Row, claim_row
 from rlvr.experiments.gallery import (
     NOT_BROKEN,
@@ -17,7 +15,6 @@ from rlvr.experiments.gallery import (
     gallery_run,
     gallery_steps,
     head,
-    last_common,
     short_title,
     tail,
 )
@@ -60,10 +57,6 @@ def reading(run: RunResult, healthy: RunResult) -> str:
     if breakage(run).early:
         text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
         return text.format(signal=name, value=two_decimals(head(run, key)), healthy=two_decimals(head(healthy, key)))
-    if not np.isfinite(run.curve(key)).all():  # a metric logged every few steps (the KL to the warm-up)
-        text = _("{signal}, at the last step measured: {value} (healthy run: {healthy})")
-        mine, theirs = last_common(run, healthy, key)
-        return text.format(signal=name, value=two_decimals(mine), healthy=two_decimals(theirs))
     text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
     return text.format(signal=name, value=two_decimals(tail(run, key)), healthy=two_decimals(tail(healthy, key)))
 
