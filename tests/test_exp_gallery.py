@@ -124,6 +124,42 @@ def test_the_warnings_fire_where_they_should_and_nowhere_else_with_margin(monkey
                 assert gallery.signatures(gallery.gallery_run(name, seed)) == [], (name, seed)
 
 
+PREFLIGHT_HARDER = {  # every preflight limit made harder to pass by a factor of 2 (the std's band halved)
+    "PREFLIGHT_LOSS": 5e-4,
+    "PREFLIGHT_KL": 0.005,
+    "PREFLIGHT_ALL_EQUAL": 0.25,
+    "PREFLIGHT_ADVANTAGE_STD": (0.75, 1.025),
+}
+PREFLIGHT_EASIER = {
+    "PREFLIGHT_LOSS": 2e-3,
+    "PREFLIGHT_KL": 0.02,
+    "PREFLIGHT_ALL_EQUAL": 0.75,
+    "PREFLIGHT_ADVANTAGE_STD": (0.25, 1.1),
+}
+PREFLIGHT_PASSES = ("healthy", "flipped_sign", "loophole_verifier")  # notebook 06: the healthy run and some broken ones
+PREFLIGHT_FAILS = ("greedy_sampling", "forgotten_mask", "std_without_epsilon", "from_scratch")  # a bug from step 1
+
+
+@pytest.mark.claims
+def test_the_preflight_passes_the_healthy_run_and_some_broken_ones_and_fails_bugs_from_the_first_step(monkeypatch):
+    """Notebook 06 §5: 'The healthy run passes, and so do some broken ones: a preflight catches a bug that is there
+    from the first step'. With every limit twice as hard to pass the passing runs still pass; with every limit twice
+    as easy the runs broken from step 1 still fail, on seeds 0-2."""
+    for seed in SEEDS:
+        with monkeypatch.context() as m:
+            for name, value in PREFLIGHT_HARDER.items():
+                m.setattr(signals, name, value)
+            for name in PREFLIGHT_PASSES:
+                run = gallery.gallery_run(name, seed)
+                assert signals.preflight_text(run.history, run.config) == "passes", (name, seed)
+        with monkeypatch.context() as m:
+            for name, value in PREFLIGHT_EASIER.items():
+                m.setattr(signals, name, value)
+            for name in PREFLIGHT_FAILS:
+                run = gallery.gallery_run(name, seed)
+                assert signals.preflight_text(run.history, run.config) != "passes", (name, seed)
+
+
 def test_a_gallery_run_is_cached_and_a_crash_keeps_the_history_before_it(monkeypatch, tmp_path):
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     first = gallery.gallery_run("std_without_epsilon", seed=0, steps=3)

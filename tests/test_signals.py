@@ -131,3 +131,40 @@ def test_the_default_run_shows_no_failure_signature(seed):
 
     history = rl_run("grpo", steps=200, seed=seed).history
     assert signals.failures(history) == []
+
+
+def preflight_history(**first_steps) -> list[dict]:
+    """Five steps of a healthy GRPO history, with any metric replaced by the given per-step values."""
+    healthy = {"loss": 0.0, "grad_norm": 0.5, "kl_to_ref": 0.0, "all_same_group_fraction": 0.1, "advantage_std": 0.95}
+    steps = [{"step": i, **healthy} for i in range(5)]
+    for key, values in first_steps.items():
+        for step, value in zip(steps, values):
+            step[key] = value
+    return steps
+
+
+@pytest.mark.parametrize(
+    "broken, failed",
+    [
+        ({}, []),
+        ({"grad_norm": [0.5, 0.0, 0.5, 0.5, 0.5]}, ["smallest gradient norm"]),
+        ({"kl_to_ref": [3.0, 0.0, 0.0, 0.0, 0.0]}, ["KL to the warm-up at step 0"]),
+        ({"all_same_group_fraction": [1.0] * 5, "advantage_std": [0.0] * 5}, ["all-equal groups", "advantage std"]),
+        ({"loss": [0, math.nan, 0, 0, 0], "advantage_std": [math.nan] * 5}, ["largest |loss|", "advantage std"]),
+        ({"loss": [0.0, 0.2, 0.0, 0.0, 0.0]}, ["largest |loss|"]),
+        ({"advantage_std": [1.4] * 5}, ["advantage std"]),
+    ],
+)
+def test_the_preflight_names_each_check_a_history_fails_and_no_other(broken, failed):
+    checks = signals.preflight(preflight_history(**broken))
+    assert [c.name for c in checks if not c.ok] == failed
+    assert (signals.preflight_text(preflight_history(**broken)) == "passes") == (failed == [])
+
+
+def test_the_preflight_reads_the_loss_only_where_it_must_be_zero():
+    history = preflight_history(loss=[0.0, 0.2, 0.0, 0.0, 0.0])  # several updates per batch, or a KL term
+    several = RLConfig(epochs_per_batch=4)
+    with_kl = RLConfig(beta=0.04)
+    assert not signals.loss_is_zero(several) and not signals.loss_is_zero(with_kl) and signals.loss_is_zero(RLConfig())
+    assert signals.preflight_text(history, several) == "passes" == signals.preflight_text(history, with_kl)
+    assert "largest |loss| 0.2" in signals.preflight_text(history, RLConfig())

@@ -232,6 +232,65 @@ def failures(history: list[dict]) -> list[Failure]:
     return found
 
 
+PREFLIGHT_STEPS = 5  # the first steps of a run that the preflight reads
+PREFLIGHT_LOSS = 1e-3  # |loss| below this: zero up to float rounding
+PREFLIGHT_KL = 0.01  # nats per answer: the KL to the warm-up at step 0, where the policy is the warm-up
+PREFLIGHT_ALL_EQUAL = 0.5  # all-equal groups below this share: a minority
+PREFLIGHT_ADVANTAGE_STD = (0.5, 1.05)  # GRPO's z-scores: 1 in a mixed group, 0 in an all-equal one
+
+
+@dataclass
+class PreflightCheck:
+    """One preflight check: what it reads, the reading, what a healthy run gives, and whether the reading is that."""
+
+    name: str
+    reading: float
+    healthy: str
+    ok: bool
+
+
+def preflight(history: list[dict], steps: int = PREFLIGHT_STEPS, loss_is_zero: bool = True) -> list[PreflightCheck]:
+    """Five checks on the first `steps` steps of a GRPO run (what a CS336 student can read before a long run): the
+    loss about 0 (only where it must be: `loss_is_zero`, one update per batch and no KL term) while the gradient is
+    not, the KL to the warm-up about 0 at step 0, a minority of all-equal groups, an advantage std near 1."""
+    first = history[:steps]
+    loss = np.abs(_curve(first, "loss"))  # [steps]
+    grad = _curve(first, "grad_norm")  # [steps]
+    kl0 = float(_curve(first, "kl_to_ref")[0])
+    same = float(np.mean(_curve(first, "all_same_group_fraction")))
+    adv = float(np.mean(_curve(first, "advantage_std")))
+    low, high = PREFLIGHT_ADVANTAGE_STD
+    checks = [
+        PreflightCheck(N_("largest |loss|"), float(np.max(loss)), N_("about 0"), bool(np.max(loss) < PREFLIGHT_LOSS)),
+        PreflightCheck(N_("smallest gradient norm"), float(np.min(grad)), N_("above 0"), bool(np.min(grad) > 0)),
+        PreflightCheck(N_("KL to the warm-up at step 0"), kl0, N_("about 0"), bool(abs(kl0) < PREFLIGHT_KL)),
+        PreflightCheck(N_("all-equal groups"), same, N_("a minority"), bool(same < PREFLIGHT_ALL_EQUAL)),
+        PreflightCheck(N_("advantage std"), adv, N_("near 1"), bool(low <= adv <= high)),
+    ]
+    return checks if loss_is_zero else checks[1:]
+
+
+def loss_is_zero(config) -> bool:
+    """Whether a run's loss is 0 at every step when healthy: GRPO-style centred advantages, one update per batch
+    (the ratio is 1) and no KL term in the loss."""
+    return config.epochs == 1 and config.beta == 0
+
+
+def preflight_text(history: list[dict], config=None, steps: int = PREFLIGHT_STEPS) -> str:
+    """'passes' or the failed checks of `preflight` (the loss read only where `config` says it must be 0), one
+    clause each, with their readings and what is healthy."""
+    checks = preflight(history, steps, loss_is_zero=config is None or loss_is_zero(config))
+    failed = [check for check in checks if not check.ok]
+    if not failed:
+        return _("passes")
+    return join_clauses(
+        _("{name} {reading} (healthy: {healthy})").format(
+            name=_(check.name), reading=f"{check.reading:.3g}", healthy=_(check.healthy)
+        )
+        for check in failed
+    )
+
+
 class Watch:
     """An on_step(step, total, history) callback that says one line the first time each failure signature shows
     (`python -m rlvr train` prints them to stderr as they happen, and again at the end)."""

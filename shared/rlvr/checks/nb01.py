@@ -251,5 +251,8 @@ term is $-\frac1G r_i\nabla\log \pi_\theta(o_i)$, which does NOT vanish. Hence
 $\mathbb{E}[A_i\nabla\log \pi_\theta(o_i)] = (1-\frac1G)\,\mathbb{E}[R(o)\nabla\log \pi_\theta(o)]$: the right
 direction, a step $(G-1)/G$ as long. RLOO's baseline $\frac{1}{G-1}\sum_{j\neq i} r_j$ contains only independent
 answers, so every cross term is 0 and the expectation is exactly the policy gradient.
+
+The same in one line: with RLOO's baseline $b_i = \frac{1}{G-1}\sum_{j\neq i} r_j$, the group mean is
+$\frac1G\big(r_i + (G-1)\,b_i\big)$, so $A^{\text{mean}}_i = \frac{G-1}{G}(r_i - b_i) = \frac{G-1}{G}A^{\text{RLOO}}_i$.
 """),
 )

@@ -503,16 +503,15 @@ perfect_teacher = FreeAnswer(
         N_("What is left for RL to learn when every chain of thought of the warm-up is already right?"),
         N_(
             "Read the perfect teacher's warm-up lines under section 8's run cell and its teacher-error panel. Compare "
-            "the warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then how many "
-            "RL steps the think-first share needs to pass 90% (the findings lines)."
+            "the warm-up's think-first accuracy at temperature 1 with that of the default teacher (0.1), then the "
+            "findings lines: accuracy, the KL to the warm-up and the all-equal share beside the default run's."
         ),
     ],
     solution=N_(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
         "learn: to choose the think-first format. Accuracy starts and ends higher because the chains need no repair, "
-        "the policy moves less far from its warm-up, and most groups end all right (no signal). Whether the format "
-        "switch comes sooner is not settled by the reward gap (Adam's steps do not grow with it): read the two steps "
-        "the findings print, and remember that a few steps either way is within what another seed moves."
+        "the policy moves little from its warm-up (only the choice of the first token has to change), and most "
+        "groups end all right (no signal), so late steps teach almost nothing."
     ),
 )
 

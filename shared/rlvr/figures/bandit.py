@@ -245,7 +245,7 @@ def draw_std_effect(fig, effect: StdEffect) -> None:
 
 def _build_estimator_layout(fig, kinds: list) -> dict:
     """Axes and zero-height bars for draw_estimators."""
-    ax_mean, ax_bias, ax_var = fig.subplots(1, 3, width_ratios=[1.5, 1, 1])
+    ax_mean, ax_scale, ax_noise = fig.subplots(1, 3, width_ratios=[1.5, 1, 1])
     fig.subplots_adjust(left=0.07, right=0.98, top=0.9, bottom=0.15, wspace=0.32)
     x = np.arange(NUM_ANSWERS)
     width = 0.8 / (len(kinds) + 1)
@@ -264,46 +264,58 @@ def _build_estimator_layout(fig, kinds: list) -> dict:
 
     colors = [COLORS[kind] for kind in kinds]
     short = [label(kind, short=True) for kind in kinds]
-    bias = ax_bias.bar(short, np.zeros(len(kinds)), color=colors)
-    (floor,) = ax_bias.plot(short, np.zeros(len(kinds)), "_", color=COLORS["exact"], ms=16, mew=2)
-    ax_bias.set_title(_("bias ‖E[g] − exact‖  (—: Monte-Carlo noise)"), fontsize=9)
-    ax_bias.yaxis.set_major_locator(MaxNLocator(4))
-    ax_bias.set_ylabel(_("bias (length of the error vector)"))
-    variance = ax_var.bar(short, np.ones(len(kinds)), color=colors)
-    ax_var.set_yscale("log")
-    ax_var.set_title(_("variance (trace of the covariance)"), fontsize=9)
-    ax_var.set_ylabel(_("variance of one group's estimate"))
-    for ax in (ax_bias, ax_var):
+    scale = ax_scale.bar(short, np.zeros(len(kinds)), color=colors, yerr=np.zeros(len(kinds)), capsize=3)
+    ax_scale.axhline(1.0, color=COLORS["exact"], lw=1, ls="--")
+    ax_scale.set_title(_("scale: E[g] along the exact gradient (--: 1, unbiased)"), fontsize=9)
+    ax_scale.yaxis.set_major_locator(MaxNLocator(5))
+    ax_scale.set_ylabel(_("E[g]·exact / ‖exact‖²"))
+    noise = ax_noise.bar(short, np.zeros(len(kinds)), color=colors)
+    ax_noise.set_title(_("noise/signal of one group's estimate"), fontsize=9)
+    ax_noise.set_ylabel(_("√variance / ‖E[g]‖ (lower: less noisy)"))
+    ax_noise.yaxis.set_major_locator(MaxNLocator(5))
+    for ax in (ax_scale, ax_noise):
         ax.tick_params(axis="x", labelsize=8)
     return {
-        "axes": [ax_mean, ax_bias, ax_var],
+        "axes": [ax_mean, ax_scale, ax_noise],
         "exact": exact,
         "means": means,
-        "bias": bias,
-        "floor": floor,
-        "variance": variance,
+        "scale": scale,
+        "noise": noise,
     }
 
 
+def _set_error_bars(bars, errors) -> None:
+    """Move the error bars drawn with `bars` (ax.bar(..., yerr=...)) to +-errors around each bar's top."""
+    middles = [bar.get_x() + bar.get_width() / 2 for bar in bars.patches]
+    segments = [
+        [(x, bar.get_height() - err), (x, bar.get_height() + err)] for x, bar, err in zip(middles, bars.patches, errors)
+    ]
+    _, caps, (lines,) = bars.errorbar.lines
+    lines.set_segments(segments)
+    low, high = caps
+    low.set_data([s[0][0] for s in segments], [s[0][1] for s in segments])
+    high.set_data([s[1][0] for s in segments], [s[1][1] for s in segments])
+
+
 def draw_estimators(fig, comparison: EstimatorComparison) -> None:
-    """Average estimate per logit next to the exact gradient, then bias and variance per estimator."""
+    """Average estimate per logit next to the exact gradient, then each estimator's scale and noise/signal."""
     kinds = list(comparison.stats)
     state = figure_layout(fig, "estimators:" + ",".join(kinds), lambda f: _build_estimator_layout(f, kinds))
-    ax_mean, ax_bias, ax_var = state["axes"]
+    ax_mean, ax_scale, ax_noise = state["axes"]
     stats = comparison.stats
     set_bar_heights(state["exact"], comparison.exact.numpy())
     for kind in kinds:
         set_bar_heights(state["means"][kind], stats[kind].mean.numpy())
     heights = np.concatenate([comparison.exact.numpy(), *[stats[kind].mean.numpy() for kind in kinds]])
     ax_mean.set_ylim(*padded_limits(heights))
-    biases = [stats[kind].bias for kind in kinds]
-    floors = [stats[kind].noise_floor for kind in kinds]
-    set_bar_heights(state["bias"], biases)
-    state["floor"].set_ydata(floors)
-    ax_bias.set_ylim(0, 1.15 * max(biases + floors))
-    variances = [stats[kind].variance for kind in kinds]
-    set_bar_heights(state["variance"], variances)
-    ax_var.set_ylim(min(variances) / 2, max(variances) * 2)
+    scales = [stats[kind].scale for kind in kinds]
+    errors = [stats[kind].scale_se for kind in kinds]
+    set_bar_heights(state["scale"], scales)
+    _set_error_bars(state["scale"], errors)
+    ax_scale.set_ylim(0, 1.15 * max([1.0] + [s + e for s, e in zip(scales, errors)]))
+    noises = [stats[kind].relative_noise for kind in kinds]
+    set_bar_heights(state["noise"], noises)
+    ax_noise.set_ylim(0, 1.15 * max(noises))
     ax_mean.set_title(
         _("G = {g}, {rewards}: average estimate vs exact gradient").format(
             g=comparison.group_size, rewards=reward_shift_text(comparison.shift)

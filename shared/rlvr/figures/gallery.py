@@ -49,7 +49,9 @@ PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles and l
 
 
 SYMLOG_LINEAR_BELOW = 0.01  # the gradient-norm axis is logarithmic above this and linear below, so 0 shows
-SIGNED = {PANELS[5][0]}  # panels whose signal can be negative (the loss); every other axis starts at 0
+SIGNED_KEYS = ("loss", "kl_to_ref")  # signals that can be negative: the loss, and the KL to the warm-up (a sampled
+# per-answer estimate, below 0 where the policy moved little); every other axis starts at 0
+SIGNED = {title for title, curves, _scale in PANELS if curves[0][0] in SIGNED_KEYS}
 
 
 def finite_or_none(values: np.ndarray) -> np.ndarray | None:

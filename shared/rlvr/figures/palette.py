@@ -8,7 +8,7 @@ things apart by red against green alone).
 - Right and wrong answers are told apart by line style (RIGHT solid, WRONG dashed), never by colour, so a figure can
   colour by algorithm and style by correctness at once.
 - Notebook 03's answer formats have theirs (ANSWER_COLORS): think-first teal (its chains a darker teal), direct coral.
-- Runs that differ by one knob (a panel's G = 2, 4, 32 ...) take KNOB_COLORS in order (olive green, sage,
+- Runs that differ by one knob (a panel's G = 2, 4, 32 ...) take KNOB_COLORS in order (sky blue, sage,
   periwinkle, ochre): colours no other meaning uses, all of them far from the black of the default run they are drawn
   against; the first two, a panel's usual pair, differ in lightness too (told apart without red-green vision).
 
@@ -22,7 +22,7 @@ from rlvr.algorithms import ALGORITHMS
 ALGO_COLORS = {
     "none": "#7f7f7f",  # no baseline / REINFORCE
     "reinforce": "#7f7f7f",  # REINFORCE: the policy gradient with no baseline
-    "mean": "#17becf",  # the group mean, the answer itself included
+    "mean": "#e6ab02",  # the group mean, the answer itself included: gold
     "rloo": "#2ca02c",  # leave-one-out
     "grpo": "#1f77b4",
     "dr_grpo": "#ff7f0e",
@@ -45,7 +45,7 @@ ANSWER_COLORS = {  # notebook 03's two answer formats, whatever run they come fr
 }
 POLICY_COLOR = "#37474f"  # the policy itself where a figure shows the models of PPO (notebook 02's memory): slate
 COLORS = {**ALGO_COLORS, **REFERENCE_COLORS}
-KNOB_COLORS = ("#446303", "#7cb196", "#91a4e3", "#9c7611")  # one-knob variations, in order
+KNOB_COLORS = ("#00bfff", "#7cb196", "#91a4e3", "#9c7611")  # one-knob variations, in order
 ALIASES = {"none": "reinforce"}  # two names of one meaning (one colour): no baseline is REINFORCE
 MIN_DISTANCE = 15.0  # CIEDE2000 between the colours of two meanings (two knob colours included)
 KNOB_FROM_DEFAULT = 30.0  # CIEDE2000 between a knob colour and the default run's black
