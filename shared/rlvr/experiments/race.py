@@ -264,21 +264,17 @@ def final_value(run: RunResult, key: str = "accuracy", last: int = 10) -> float:
 
 
 def cost_ratios(runs: dict[str, RunResult], reference: str = "GRPO-1") -> dict[str, dict]:
-    """Per run: median training and sampling CPU seconds per step and the whole run's CPU time at those medians,
-    each also as a multiple of `reference`'s (medians resist load spikes on a shared machine)."""
+    """Per run: median training and sampling CPU seconds per step, each also as a multiple of `reference`'s (medians
+    resist load spikes on a shared machine)."""
     out = {}
     base = seconds_per_step(runs[reference])
     for name, run in runs.items():
         timing = seconds_per_step(run)
-        total = len(run.history) * (timing["sampling_cpu_s"] + timing["training_cpu_s"])
-        base_total = len(runs[reference].history) * (base["sampling_cpu_s"] + base["training_cpu_s"])
         out[name] = {
             "training_cpu_s": timing["training_cpu_s"],
             "sampling_cpu_s": timing["sampling_cpu_s"],
-            "run_cpu_s": total,
             "training_x": timing["training_cpu_s"] / base["training_cpu_s"],
             "sampling_x": timing["sampling_cpu_s"] / base["sampling_cpu_s"],
-            "run_x": total / base_total,
         }
     return out
 

@@ -114,7 +114,7 @@ def ratio_text(name: str, a: float, b: float, reference: str) -> str:
 
 def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, reference: str = "GRPO-1") -> str:
     """The race's comparisons from the runs themselves (what the prose after the table reads): steps to each level
-    and their ratios to PPO-8's, then the CPU cost per step and per run as multiples of `reference`'s."""
+    and their ratios to PPO-8's, then the CPU cost per step as multiples of `reference`'s."""
     levels = (
         ("cot_fraction", _("{level} think-first").format(level=f"{THINK_TARGET:.0%}"), THINK_TARGET),
         ("accuracy", _("{level} accuracy").format(level=f"{accuracy_level:.0%}"), accuracy_level),
@@ -140,7 +140,6 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
         lines.append(text.format(what=what, times=times, least=min(reached, key=reached.get) if reached else ""))
     costs = cost_ratios(runs, reference)
     others = [name for name in runs if name != reference]
-    n = len(runs[reference].history)
     pair = (
         "   "
         + _("({ratio})").format(
@@ -150,26 +149,16 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
         else ""
     )
     lines.append(
-        _("training CPU time per step (median), as a multiple of {reference}'s: {multiples}").format(
+        _("training CPU time per step, as a multiple of {reference}'s: {multiples}").format(
             reference=reference,
             multiples=join(f"{name} " + multiple(f"{costs[name]['training_x']:.1f}") for name in others),
         )
         + pair
     )
     lines.append(
-        _("sampling CPU time per step (median), as a multiple of {reference}'s: {multiples}").format(
+        _("sampling CPU time per step, as a multiple of {reference}'s: {multiples}").format(
             reference=reference,
             multiples=join(f"{name} " + multiple(f"{costs[name]['sampling_x']:.1f}") for name in others),
-        )
-    )
-    lines.append(
-        _("CPU time of all {n} steps at the median cost per step: {times}   ({multiples})").format(
-            n=n,
-            times=join(f"{name} {seconds_text(c['run_cpu_s'])}" for name, c in costs.items()),
-            multiples=join_clauses(
-                _("{name} = {x}x {reference}").format(name=name, x=f"{costs[name]['run_x']:.1f}", reference=reference)
-                for name in others
-            ),
         )
     )
     return "\n".join(lines)
