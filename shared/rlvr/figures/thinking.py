@@ -47,6 +47,7 @@ TEACHER_STYLE = {"color": COLORS["teacher"], "ls": "--", "lw": 1.2}  # the teach
 GUESS_STYLE = {"color": COLORS["exact"], "ls": ":", "lw": 1}  # guessing the last digit: exactly 0.1
 MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
 PACKAGE_STEP, YOUR_STEP = N_("the package's step"), N_("your step")  # labels, translated where drawn
+DEFAULT_WIDTH = 3.4  # the default run's line: twice as wide as a run drawn over it, so an identical run leaves it seen
 
 
 def default_mark() -> str:
@@ -84,8 +85,10 @@ def teacher_line(ax, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, ls: str = "
     ax.axhline(value, **{**TEACHER_STYLE, "ls": ls}, label=label)
 
 
-def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-") -> None:
-    """Raw per-step values (faint) and their trailing moving average (bold)."""
+def _plot_metric(
+    ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-", lw: float = 1.7
+) -> None:
+    """Raw per-step values (faint) and their trailing moving average (bold, `lw` wide)."""
     y = history_curve(history, key)
     x = np.arange(1, len(y) + 1)
     smoothed = smoothed_curve(history, key)
@@ -94,7 +97,7 @@ def _plot_metric(ax, history: list[dict], key: str, color, label: str, raw: bool
         smoothed = np.where(few, np.nan, smoothed)
     if raw:
         ax.plot(x, y, color=color, lw=0.7, alpha=0.25)
-    ax.plot(x, smoothed, color=color, lw=1.7, ls=ls, label=label)
+    ax.plot(x, smoothed, color=color, lw=lw, ls=ls, label=label)
 
 
 def _style_step_axis(ax, key: str) -> None:
@@ -141,7 +144,8 @@ def draw_training_curves(
             else:
                 direct = single and key == "direct_accuracy"
                 shown = _("direct answers") if direct else label
-                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, shown)
+                wide = DEFAULT_WIDTH if is_default(label) and not single else 1.7  # seen around a run drawn over it
+                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, shown, lw=wide)
         if key == "cot_accuracy":
             teacher_line(ax, teacher_error_rate)
         if key == "direct_accuracy":
