@@ -2,7 +2,8 @@
 
 A notebook's setup cell lists its runs (label -> RLConfig); `first_run` says which are already on disk (they load in
 a second) and estimates the others from two steps of each configuration timed here and now (a few tenths of a
-second for GRPO, about a second for PPO's eight updates).
+second for GRPO, about a second for PPO's eight updates). The probe counts this process's processor time per training
+thread, not the clock: other jobs on the machine slow a run down, but do not inflate the estimate of what it costs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .cache import Entry, is_cached
+from .config import TRAIN_THREADS
 from .i18n import _
 from .sft import cache_entry as sft_entry
 from .sft import train_sft
@@ -34,6 +36,11 @@ def _shape(cfg: RLConfig) -> tuple:
     return (cfg.algo, cfg.epochs, cfg.prompts_per_step, cfg.group_size, cfg.beta > 0)
 
 
+def _busy_seconds() -> float:
+    """Processor seconds of this process per training thread: an idle machine's clock time for the same work."""
+    return time.process_time() / TRAIN_THREADS
+
+
 def seconds_per_step(cfg: RLConfig) -> float:
     """Seconds one RL step of this configuration's shape takes on this machine (timed once per process)."""
     shape = _shape(cfg)
@@ -42,9 +49,9 @@ def seconds_per_step(cfg: RLConfig) -> float:
         times = []
         probe = replace(cfg, steps=1)
         for _step in range(TIMED_STEPS):
-            t0 = time.perf_counter()
+            t0 = _busy_seconds()
             train_rl(probe, policy=start, progress=False)
-            times.append(time.perf_counter() - t0)
+            times.append(_busy_seconds() - t0)
         _SECONDS_PER_STEP[shape] = min(times)
     return _SECONDS_PER_STEP[shape]
 
@@ -56,9 +63,9 @@ def warm_up_seconds(cfg: RLConfig) -> float:
         return 0.0
     if warm not in _SECONDS_PER_STEP:
         probe = replace(warm, steps=TIMED_STEPS, warmup_steps=0)
-        t0 = time.perf_counter()
+        t0 = _busy_seconds()
         train_sft(probe)
-        _SECONDS_PER_STEP[warm] = (time.perf_counter() - t0) / TIMED_STEPS * warm.steps
+        _SECONDS_PER_STEP[warm] = (_busy_seconds() - t0) / TIMED_STEPS * warm.steps
     return _SECONDS_PER_STEP[warm]
 
 

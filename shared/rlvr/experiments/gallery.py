@@ -185,7 +185,7 @@ BREAKAGES: dict[str, Breakage] = {
             "no_clip_many_updates",
             N_("16 updates per batch at lr 3e-4, without clipping"),
             overrides={"epochs_per_batch": 16, "lr": 3e-4, "clip_eps": 1e6},
-            symptom=N_("accuracy falls to about chance (10%) within a few steps and stays there: the policy guesses"),
+            symptom=N_("accuracy sinks to about chance (10%) or below and stays there"),
             signal="approx_kl",
             early=True,
             cause=N_("reusing a batch 16 times lets the policy run far from the one that sampled it"),
