@@ -386,3 +386,16 @@ def test_exercise_rows_and_figure_labels_name_the_ratio_rho():
     assert all("(r)" not in text and "dJ/dr" not in text and "$rA$" not in text for text in labels)
     assert any(r"\rho" in text for text in labels)
     plt.close(fig)
+
+
+def test_the_kv_cache_counts_a_key_and_a_value_per_layer_kv_head_and_dimension_for_every_token():
+    one = parts.kv_cache_gb(1, 1, layers=1, kv_heads=1, head_dim=1)
+    assert one == pytest.approx(2 * 2 / parts.GB)  # a key and a value, 2 bytes each
+    assert parts.kv_cache_gb(3, 5, layers=7, kv_heads=2, head_dim=4) == pytest.approx(3 * 5 * 7 * 2 * 4 * one)
+    memory = parts.assignment5_memory()
+    assert memory["policy"] == pytest.approx(parts.ONE_POINT_FIVE_B * parts.BYTES_TRAINED / parts.GB)
+    assert memory["kv cache"] == pytest.approx(
+        parts.kv_cache_gb(**parts.ASSIGNMENT5_SAMPLING, **parts.QWEN_MATH_1_5B_KV)
+    )
+    text = story.assignment5_memory_text()
+    assert "28,672 bytes per token" in text and f"{sum(memory.values()):.1f} GB" in text

@@ -91,6 +91,30 @@ SETUP_NAMES = {  # a set-up of SETUPS -> its name for the learner
 }
 
 
+ONE_POINT_FIVE_B = 1.5e9  # CS336 assignment 5's model, Qwen2.5-Math-1.5B
+QWEN_MATH_1_5B_KV = {"layers": 28, "kv_heads": 2, "head_dim": 128}  # its config: 12 query heads share 2 KV heads
+ASSIGNMENT5_SAMPLING = {"answers": 256, "tokens": 1024}  # the handout's rollout_batch_size, sampling_max_tokens
+
+
+def kv_cache_gb(
+    answers: int, tokens: int, layers: int, kv_heads: int, head_dim: int, bytes_per_value: int = 2
+) -> float:
+    """GB a sampler's KV cache holds: a key and a value (2) per layer, KV head and head dimension, for every token of
+    every answer being written (bf16: 2 bytes)."""
+    return 2 * layers * kv_heads * head_dim * bytes_per_value * answers * tokens / GB
+
+
+def assignment5_memory(n_params: float = ONE_POINT_FIVE_B) -> dict[str, float]:
+    """GB of what CS336 assignment 5's GRPO run keeps on its one GPU (no reference model: its loss has no KL term):
+    the trained policy, vLLM's bf16 copy of it, and vLLM's KV cache for the answers of one rollout batch (their
+    prompts add more). No activations."""
+    return {
+        "policy": memory_gb(n_params, {"policy": True})["policy"],
+        "sampler copy": n_params * BYTES_FROZEN / GB,
+        "kv cache": kv_cache_gb(**ASSIGNMENT5_SAMPLING, **QWEN_MATH_1_5B_KV),
+    }
+
+
 def setup_name(setup: str, width: int = 0) -> str:
     """A set-up of SETUPS (a key) as the learner reads it, filled with spaces to `width` columns."""
     return pad(_(SETUP_NAMES.get(setup, setup)), width)

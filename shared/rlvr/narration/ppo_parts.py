@@ -22,7 +22,10 @@ from rlvr.experiments.ppo_parts import (
     SCHULMAN_MUS,
     SCHULMAN_TABLE,
     SEVEN_B,
+    ASSIGNMENT5_SAMPLING,
+    QWEN_MATH_1_5B_KV,
     ReuseResult,
+    assignment5_memory,
     clip_objective_and_grad,
     first_zero_gradient_ratio,
     memory_totals,
@@ -49,6 +52,33 @@ def reuse_text(results: list[ReuseResult]) -> str:
                 lr=f"{res.lr:g}", updates=len(res.clip_fraction), shares=shares, low=f"{low:.2f}", high=f"{high:.2f}"
             )
         )
+    return "\n".join(lines)
+
+
+def assignment5_memory_text() -> str:
+    """What CS336 assignment 5's GRPO run keeps on its GPU, part by part, with the KV cache's per-token arithmetic."""
+    parts = assignment5_memory()
+    shape = QWEN_MATH_1_5B_KV
+    per_token = 2 * shape["layers"] * shape["kv_heads"] * shape["head_dim"] * 2
+    lines = [
+        _("Qwen2.5-Math-1.5B, trained (16 bytes per parameter): {gb} GB").format(gb=f"{parts['policy']:.1f}"),
+        _("vLLM's copy of it for sampling (bf16): {gb} GB").format(gb=f"{parts['sampler copy']:.1f}"),
+        _(
+            "vLLM's KV cache, 2 x {layers} layers x {heads} KV heads x {dim} dims x 2 bytes = {per_token} bytes per "
+            "token, for {answers} answers of {tokens} tokens: {gb} GB"
+        ).format(
+            layers=shape["layers"],
+            heads=shape["kv_heads"],
+            dim=shape["head_dim"],
+            per_token=f"{per_token:,}",
+            answers=ASSIGNMENT5_SAMPLING["answers"],
+            tokens=ASSIGNMENT5_SAMPLING["tokens"],
+            gb=f"{parts['kv cache']:.1f}",
+        ),
+        _("in all {gb} GB before activations and the prompts' share of the cache").format(
+            gb=f"{sum(parts.values()):.1f}"
+        ),
+    ]
     return "\n".join(lines)
 
 
