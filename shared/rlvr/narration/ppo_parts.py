@@ -21,11 +21,13 @@ from rlvr.experiments.ppo_parts import (
     LECTURE_KL,
     SCHULMAN_MUS,
     SCHULMAN_TABLE,
+    GB,
     SEVEN_B,
     ASSIGNMENT5_SAMPLING,
     QWEN_MATH_1_5B_KV,
     ReuseResult,
     assignment5_memory,
+    kv_cache_gb,
     clip_objective_and_grad,
     first_zero_gradient_ratio,
     memory_totals,
@@ -59,7 +61,7 @@ def assignment5_memory_text() -> str:
     """What CS336 assignment 5's GRPO run keeps on its GPU, part by part, with the KV cache's per-token arithmetic."""
     parts = assignment5_memory()
     shape = QWEN_MATH_1_5B_KV
-    per_token = 2 * shape["layers"] * shape["kv_heads"] * shape["head_dim"] * 2
+    per_token = round(kv_cache_gb(1, 1, **shape) * GB)  # bytes of one token's keys and values
     lines = [
         _("Qwen2.5-Math-1.5B, trained (16 bytes per parameter): {gb} GB").format(gb=f"{parts['policy']:.1f}"),
         _("vLLM's copy of it for sampling (bf16): {gb} GB").format(gb=f"{parts['sampler copy']:.1f}"),
