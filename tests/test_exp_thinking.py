@@ -565,3 +565,12 @@ def test_print_all_equal_gives_the_first_step_then_early_and_late(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and "step 1" in lines[0] and "first 10 steps" in lines[1] and "last 20 steps" in lines[2]
     assert "p = 25.0%" in lines[0] and "measured 12.5%" in lines[0] and "= 62.5%" in lines[0]  # 0.25^2 + 0.75^2
+
+
+def test_print_all_equal_starts_with_the_formula_at_the_warm_ups_accuracy_when_given(capsys):
+    """Notebook 03 §4 asks for the share 'at the start' from the warm-up's printed accuracy: its formula comes first."""
+    history = [{"accuracy": 0.25, "all_same_group_fraction": 0.125}] * 31
+    story.print_all_equal(history, group_size=2, warm_accuracy=0.2)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and "warm-up" in lines[0] and "p = 20.0%" in lines[0] and "= 68.0%" in lines[0]
+    assert "step 1" in lines[1]

@@ -159,7 +159,7 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
         ),
         (
             lecture("2.2"),
-            _("the gradient is 0: for A > 0 above ρ =, for A < 0 below ρ ="),
+            _("the ratio ρ past which the gradient is 0 (A > 0: above it; A < 0: below it)"),
             "1.2, 0.8",
             f"{upper:.3f}, {lower:.3f}",
         ),

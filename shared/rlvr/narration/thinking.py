@@ -290,9 +290,21 @@ def points(difference: float) -> str:
     return _("0 points") if value == 0 else _("{value} points").format(value=f"{value:+.1f}")
 
 
-def print_all_equal(history: list[dict], group_size: int = RLConfig.group_size) -> None:
-    """The share of all-equal groups at the first step (what a prediction from the warm-up's accuracy is graded
-    against), early and late in a run, next to p^G + (1-p)^G at that stretch's accuracy."""
+def print_all_equal(
+    history: list[dict], group_size: int = RLConfig.group_size, warm_accuracy: float | None = None
+) -> None:
+    """The formula p^G + (1-p)^G at the warm-up's held-out accuracy (what a prediction 'at the start' is), then the
+    share of all-equal groups at the first step, early and late in a run, next to the formula at that stretch's
+    accuracy."""
+    if warm_accuracy is not None:
+        print(
+            _("{name}: accuracy p = {p}; p^{g} + (1-p)^{g} = {formula}").format(
+                name=pad(_("warm-up"), 15, ">"),
+                p=f"{warm_accuracy:.1%}",
+                g=group_size,
+                formula=f"{warm_accuracy**group_size + (1 - warm_accuracy) ** group_size:.1%}",
+            )
+        )
     for name, part in (
         (_("step {step}").format(step=1), history[:1]),
         (_("first {n} steps").format(n=EARLY_STEPS), history[:EARLY_STEPS]),
