@@ -95,6 +95,7 @@ def _plot_metric(
     if key == "direct_accuracy":  # late in training a step has only a handful of direct answers: hide the noise
         few = smooth([h.get("cot_fraction", np.nan) for h in history], 27) > 1 - MIN_DIRECT_SHARE
         smoothed = np.where(few, np.nan, smoothed)
+        y = np.where(few, np.nan, y)  # the faint per-step values too (a step with one direct answer scores 0 or 1)
     if raw:
         ax.plot(x, y, color=color, lw=0.7, alpha=0.25)
     ax.plot(x, smoothed, color=color, lw=lw, ls=ls, label=label)

@@ -87,8 +87,8 @@ def race_table(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str:
                     crossing(seconds_to(run, "accuracy", accuracy_level), True),
                     f"{acc_at:.0%}" if math.isfinite(acc_at) else "—",
                     f"{final_value(run):.0%}",
-                    f"{timing['sampling_cpu_s']:.2f}",
-                    f"{timing['training_cpu_s']:.2f}",
+                    f"{timing['sampling_cpu_s']:.3f}",
+                    f"{timing['training_cpu_s']:.3f}",
                 ]
             )
             + " |"
