@@ -168,3 +168,8 @@ def test_the_preflight_reads_the_loss_only_where_it_must_be_zero():
     assert not signals.loss_is_zero(several) and not signals.loss_is_zero(with_kl) and signals.loss_is_zero(RLConfig())
     assert signals.preflight_text(history, several) == "passes" == signals.preflight_text(history, with_kl)
     assert "largest |loss| 0.2" in signals.preflight_text(history, RLConfig())
+
+
+def test_the_preflight_prints_a_share_as_a_percentage_and_a_nan_in_words():
+    text = signals.preflight_text(preflight_history(all_same_group_fraction=[1.0] * 5, advantage_std=[math.nan] * 5))
+    assert "all-equal groups 100%" in text and "advantage std not a number" in text and "nan" not in text.lower()

@@ -247,6 +247,13 @@ class PreflightCheck:
     reading: float
     healthy: str
     ok: bool
+    share: bool = False  # the reading is a share of groups (printed as a percentage)
+
+    def reading_text(self) -> str:
+        """The reading as printed: a percentage for a share, three digits otherwise, words for a NaN."""
+        if not math.isfinite(self.reading):
+            return _("not a number")
+        return f"{self.reading:.0%}" if self.share else f"{self.reading:.3g}"
 
 
 def preflight(history: list[dict], steps: int = PREFLIGHT_STEPS, loss_is_zero: bool = True) -> list[PreflightCheck]:
@@ -264,7 +271,7 @@ def preflight(history: list[dict], steps: int = PREFLIGHT_STEPS, loss_is_zero: b
         PreflightCheck(N_("largest |loss|"), float(np.max(loss)), N_("about 0"), bool(np.max(loss) < PREFLIGHT_LOSS)),
         PreflightCheck(N_("smallest gradient norm"), float(np.min(grad)), N_("above 0"), bool(np.min(grad) > 0)),
         PreflightCheck(N_("KL to the warm-up at step 0"), kl0, N_("about 0"), bool(abs(kl0) < PREFLIGHT_KL)),
-        PreflightCheck(N_("all-equal groups"), same, N_("a minority"), bool(same < PREFLIGHT_ALL_EQUAL)),
+        PreflightCheck(N_("all-equal groups"), same, N_("a minority"), bool(same < PREFLIGHT_ALL_EQUAL), share=True),
         PreflightCheck(N_("advantage std"), adv, N_("near 1"), bool(low <= adv <= high)),
     ]
     return checks if loss_is_zero else checks[1:]
@@ -285,7 +292,7 @@ def preflight_text(history: list[dict], config=None, steps: int = PREFLIGHT_STEP
         return _("passes")
     return join_clauses(
         _("{name} {reading} (healthy: {healthy})").format(
-            name=_(check.name), reading=f"{check.reading:.3g}", healthy=_(check.healthy)
+            name=_(check.name), reading=check.reading_text(), healthy=_(check.healthy)
         )
         for check in failed
     )
