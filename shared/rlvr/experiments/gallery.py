@@ -174,9 +174,7 @@ BREAKAGES: dict[str, Breakage] = {
             "std_without_epsilon",
             N_("(r - mean) / std with no epsilon (a bug in your own advantages)"),
             bug="std_without_epsilon",
-            symptom=N_(
-                "the run crashes within its first steps: 'probability tensor contains either inf, nan or element < 0'"
-            ),
+            symptom=N_("the loss is NaN and the run crashes within its first steps, when sampling meets NaN weights"),
             signal="loss",
             cause=N_("a group whose rewards are all equal divides 0 by 0: NaN advantages, NaN weights"),
             fix=N_("add advantage_eps to the std, or give all-equal groups advantage 0"),
