@@ -108,11 +108,8 @@ def assignment5_memory(n_params: float = ONE_POINT_FIVE_B) -> dict[str, float]:
     """GB of what CS336 assignment 5's GRPO run keeps on its one GPU (no reference model: its loss has no KL term):
     the trained policy, vLLM's bf16 copy of it, and vLLM's KV cache for the answers of one rollout batch (their
     prompts add more). No activations."""
-    return {
-        "policy": memory_gb(n_params, {"policy": True})["policy"],
-        "sampler copy": n_params * BYTES_FROZEN / GB,
-        "kv cache": kv_cache_gb(**ASSIGNMENT5_SAMPLING, **QWEN_MATH_1_5B_KV),
-    }
+    models = memory_gb(n_params, {"policy": True, "sampler copy": False})  # trained; vLLM's frozen bf16 copy
+    return {**models, "kv cache": kv_cache_gb(**ASSIGNMENT5_SAMPLING, **QWEN_MATH_1_5B_KV)}
 
 
 def setup_name(setup: str, width: int = 0) -> str:

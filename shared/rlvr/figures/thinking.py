@@ -47,7 +47,8 @@ TEACHER_STYLE = {"color": COLORS["teacher"], "ls": "--", "lw": 1.2}  # the teach
 GUESS_STYLE = {"color": COLORS["exact"], "ls": ":", "lw": 1}  # guessing the last digit: exactly 0.1
 MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
 PACKAGE_STEP, YOUR_STEP = N_("the package's step"), N_("your step")  # labels, translated where drawn
-DEFAULT_WIDTH = 3.4  # the default run's line: twice as wide as a run drawn over it, so an identical run leaves it seen
+RUN_WIDTH = 1.7  # a run's smoothed curve
+DEFAULT_WIDTH = 2 * RUN_WIDTH  # the default run's line, so that an identical run drawn over it leaves it seen
 
 
 def default_mark() -> str:
@@ -86,7 +87,7 @@ def teacher_line(ax, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, ls: str = "
 
 
 def _plot_metric(
-    ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-", lw: float = 1.7
+    ax, history: list[dict], key: str, color, label: str, raw: bool = True, ls: str = "-", lw: float = RUN_WIDTH
 ) -> None:
     """Raw per-step values (faint) and their trailing moving average (bold, `lw` wide)."""
     y = history_curve(history, key)
@@ -145,7 +146,7 @@ def draw_training_curves(
             else:
                 direct = single and key == "direct_accuracy"
                 shown = _("direct answers") if direct else label
-                wide = DEFAULT_WIDTH if is_default(label) and not single else 1.7  # seen around a run drawn over it
+                wide = DEFAULT_WIDTH if is_default(label) and not single else RUN_WIDTH
                 _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, shown, lw=wide)
         if key == "cot_accuracy":
             teacher_line(ax, teacher_error_rate)
@@ -242,7 +243,7 @@ def draw_pass_at_k(fig, curves: dict[str, dict[int, float]]) -> None:
             color=color,
             ls=ls,
             ms=3.5,
-            lw=1.7,
+            lw=RUN_WIDTH,
             label=_("{label}: pass@{first_k} {first}, pass@{last_k} {last}").format(
                 label=label, first_k=ks[0], first=f"{ys[0]:.0%}", last_k=ks[-1], last=f"{ys[-1]:.0%}"
             ),
@@ -267,7 +268,7 @@ def draw_thinking_budget(fig, curves: dict[str, dict[int, float]]) -> None:
         hollow = (
             {"marker": "s", "mfc": "none"} if ls == "--" else {"marker": "o"}
         )  # T = 1 next to greedy: not by dash alone
-        ax.plot(bs, [curve[b] for b in bs], color=color, ls=ls, ms=4.5, lw=1.7, label=label, **hollow)
+        ax.plot(bs, [curve[b] for b in bs], color=color, ls=ls, ms=4.5, lw=RUN_WIDTH, label=label, **hollow)
     ax.axhline(0.1, **GUESS_STYLE, label=_("guessing: 0.1"))
     ax.set_xticks(range(N_DIGITS + 1))
     ax.set_xlabel(_("thinking budget b (chain digits written before ']#' is forced)"))

@@ -14,6 +14,7 @@ import numpy as np
 from rlvr import budget
 from rlvr.algorithms import ALGORITHMS
 from rlvr.config import size
+from rlvr.experiments.bandit import no_signal_share
 from rlvr.experiments.common import (
     Row,
     claim_row,
@@ -302,7 +303,7 @@ def print_all_equal(
                 name=pad(_("warm-up"), 15, ">"),
                 p=f"{warm_accuracy:.1%}",
                 g=group_size,
-                formula=f"{warm_accuracy**group_size + (1 - warm_accuracy) ** group_size:.1%}",
+                formula=f"{no_signal_share(warm_accuracy, group_size):.1%}",
             )
         )
     for name, part in (
@@ -312,7 +313,7 @@ def print_all_equal(
     ):
         p = finite_mean(history_curve(part, "accuracy"))
         measured = finite_mean(history_curve(part, "all_same_group_fraction"))
-        formula = p**group_size + (1 - p) ** group_size
+        formula = no_signal_share(p, group_size)
         print(
             _(
                 "{name}: accuracy p = {p}; groups with all-equal rewards: measured {measured}, "
