@@ -207,3 +207,19 @@ def test_gspo_and_cispo_update_with_their_own_ratio_loss(algo, ratio_loss, polic
     assert not torch.allclose(loss, grpo_loss)  # the batch tells the objectives apart
     result = train_rl(RLConfig(algo=algo, epochs_per_batch=2, **{**TINY, "steps": 2}), policy=policy, progress=False)
     assert len(result.history) == 2 and all(torch.isfinite(torch.tensor(h["loss"])) for h in result.history)
+
+
+def test_dr_grpo_is_named_only_by_its_row():
+    """The string "dr_grpo" is the table's (its row and TRL's loss_type): other modules name the row, DR_GRPO."""
+    import ast
+    from pathlib import Path
+
+    import rlvr
+
+    root = Path(rlvr.__file__).parent
+    owners = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value == "dr_grpo":
+                owners.add(path.relative_to(root).as_posix())
+    assert owners == {"algorithms.py"}, owners

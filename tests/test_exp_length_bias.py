@@ -86,7 +86,7 @@ def test_numpy_twins_match_the_package():
     rng = np.random.default_rng(1)
     rewards = rng.integers(0, 2, size=(6, 4)).astype(float)
     rewards[0] = 1.0  # an all-equal group
-    for kind in ("grpo", "dr_grpo"):
+    for kind in (lb.GRPO.advantage, lb.DR_GRPO.advantage):
         want = compute_advantages(torch.tensor(rewards.ravel()), 4, kind).numpy().reshape(6, 4)
         np.testing.assert_allclose(lb.group_advantages(rewards, kind), want, atol=1e-5)
     lengths = rng.integers(1, 9, size=(6, 4)).astype(float)

@@ -47,7 +47,7 @@ ALGORITHMS: dict[str, Algorithm] = {row.name: row for row in (
     Algorithm("grpo",      "GRPO",      "grpo",       "clip", "seq_mean_token_mean",     1, "loss",   2,
               paper="Shao et al. 2024 (DeepSeekMath)",
               trl={"scale_rewards": "group"}, verl={**_GRPO, "algorithm.norm_adv_by_std_in_grpo": True}),
-    Algorithm("dr_grpo",   "Dr. GRPO",  "dr_grpo",    "clip", "seq_mean_token_sum_norm", 1, "loss",   2,
+    Algorithm("dr_grpo",   "Dr. GRPO",  "mean",       "clip", "seq_mean_token_sum_norm", 1, "loss",   2,
               paper="Liu et al. 2025 (Understanding R1-Zero-Like Training)",
               trl={"scale_rewards": "none"}, verl={**_GRPO, "algorithm.norm_adv_by_std_in_grpo": False}),
     Algorithm("rloo",      "RLOO",      "rloo",       "clip", "seq_mean_token_sum_norm", 1, "loss",   2,
@@ -62,6 +62,8 @@ ALGORITHMS: dict[str, Algorithm] = {row.name: row for row in (
               paper="MiniMax et al. 2025 (MiniMax-M1, arXiv:2506.13585)"),
 )}
 # fmt: on
+# The rows other modules name (by row, never by a string of their own): the lecture's losses and its comparisons.
+GRPO, DR_GRPO, RFT, PPO = (ALGORITHMS[name] for name in ("grpo", "dr_grpo", "rft", "ppo"))
 
 # How TRL (GRPOConfig.loss_type) and verl (actor.loss_agg_mode) name each of our aggregations (docs/trl_mapping.md).
 ENGINE_AGGREGATION = {

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-ADVANTAGE_KINDS = ("none", "mean", "rloo", "grpo", "dr_grpo", "maxrl")
+ADVANTAGE_KINDS = ("none", "mean", "rloo", "grpo", "maxrl")
 AGGREGATIONS = ("seq_mean_token_mean", "seq_mean_token_sum_norm", "token_mean")
 
 
@@ -88,8 +88,6 @@ def compute_advantages(
         return rloo_advantages(rewards, group_size)
     if kind == "grpo":
         return grpo_advantages(rewards, group_size, eps, std)
-    if kind == "dr_grpo":
-        return dr_grpo_advantages(rewards, group_size)
     if kind == "maxrl":
         return maxrl_advantages(rewards, group_size, eps)
     raise ValueError(f"unknown advantage kind {kind!r}; choose from {ADVANTAGE_KINDS}")

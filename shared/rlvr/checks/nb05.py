@@ -2,20 +2,20 @@
 
 import torch
 
-from rlvr.algorithms import ALGORITHMS
+from rlvr.algorithms import DR_GRPO, GRPO
 from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Mistake
 from rlvr.objectives import aggregate_loss, kimi_length_reward
 from rlvr.i18n import N_
 
-MODES = ("grpo", "dr_grpo")  # the exercise's `mode`: an algorithm of the table, whose row says its aggregation
-AGGREGATION = {mode: ALGORITHMS[mode].aggregation for mode in MODES}
+MODES = (GRPO.name, DR_GRPO.name)  # the exercise's `mode`: an algorithm of the table, whose row says its aggregation
+AGGREGATION = {row.name: row.aggregation for row in (GRPO, DR_GRPO)}
 
 
 # ----------------------------------------------------------------------------------------------- Exercise 4 (code)
 def _sequence_loss(per_token_loss, response_mask, mode="grpo", max_len=None):
     """Reference: rlvr.objectives.aggregate_loss with GRPO's or Dr. GRPO's aggregation."""
-    if mode == "dr_grpo" and max_len is None:
-        raise ValueError("dr_grpo needs max_len")
+    if mode == DR_GRPO.name and max_len is None:
+        raise ValueError(f"{DR_GRPO.name} needs max_len")
     return aggregate_loss(per_token_loss, response_mask, AGGREGATION[mode], max_len)
 
 
@@ -204,7 +204,7 @@ sequence_loss = Exercise(
         ),
         GradCase(
             N_("2 answers of 3 and 1 tokens (T = 4), mode='dr_grpo', max_len=4"),
-            kwargs={"per_token_loss": _LOSS_A, "response_mask": _MASK_A, "mode": "dr_grpo", "max_len": 4},
+            kwargs={"per_token_loss": _LOSS_A, "response_mask": _MASK_A, "mode": DR_GRPO.name, "max_len": 4},
             wrt=["per_token_loss"],
         ),
         GradCase(
@@ -214,7 +214,7 @@ sequence_loss = Exercise(
         ),
         GradCase(
             N_("3 answers of 2, 5 and 4 tokens (T = 6), mode='dr_grpo', max_len=10 (larger than T)"),
-            kwargs={"per_token_loss": _LOSS_B, "response_mask": _MASK_B, "mode": "dr_grpo", "max_len": 10},
+            kwargs={"per_token_loss": _LOSS_B, "response_mask": _MASK_B, "mode": DR_GRPO.name, "max_len": 10},
             wrt=["per_token_loss"],
         ),
     ],

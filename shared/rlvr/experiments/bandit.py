@@ -158,7 +158,8 @@ def group_gradients(
     Args:
         answers: [N, G] sampled answers; probs: [K] or [N, K] the policy they were sampled from.
         rewards: [K] reward of each answer; shift: constant added to every reward.
-        kind: advantage kind of `rlvr.objectives.compute_advantages` (none / mean / rloo / grpo / dr_grpo).
+        kind: advantage kind of `rlvr.objectives.compute_advantages` (none / mean / rloo / grpo / maxrl; Dr. GRPO's
+            is "mean").
     Returns:
         [N, K] gradient estimates with respect to the logits.
     """

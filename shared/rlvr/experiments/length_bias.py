@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from rlvr.algorithms import ALGORITHMS
+from rlvr.algorithms import DR_GRPO, GRPO  # the lecture's two losses: their rows of the table
 from rlvr.config import size
 from rlvr.experiments.common import (
     finite_mean,
@@ -45,7 +45,6 @@ LEARNING_RATES = {"sgd": 3.0, "adam": 0.05}  # per optimizer (SGD steps scale wi
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # an optimizer's name as printed (subtitles, buttons)
 N_RUNS = 8  # runs per seed, trained side by side (vectorised)
 ADV_EPS = 1e-4  # added to the group std in GRPO's z-score (as rlvr.objectives.grpo_advantages)
-GRPO, DR_GRPO = ALGORITHMS["grpo"], ALGORITHMS["dr_grpo"]  # the lecture's two losses: their rows of the table
 # DAPO's token mean (TRL's default loss_type), the third aggregation: GRPO's z-score, every token of the batch alike
 TOKEN_MEAN = replace(GRPO, name="token_mean", label=N_("token mean, DAPO"), aggregation="token_mean")
 TOY_LOSSES = {row.name: row for row in (GRPO, DR_GRPO, TOKEN_MEAN)}  # a toy loss -> its advantage and aggregation

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from rlvr.algorithms import ALGORITHMS
+from rlvr.algorithms import ALGORITHMS, DR_GRPO, GRPO, RFT
 from rlvr.cache import is_cached
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
@@ -89,7 +89,7 @@ KNOBS = {  # RLConfig field -> its panel's range (lecture Exercise 7)
 }
 
 # ----------------------------------------------------------------------------------------------- the runs compared
-COMPARED_ALGOS = ("grpo", "dr_grpo", "rft")  # lecture §5.2's comparison, same 200 steps
+COMPARED_ALGOS = (GRPO.name, DR_GRPO.name, RFT.name)  # lecture §5.2's comparison, same 200 steps
 RATIO_ALGOS = ("gspo", "cispo")  # notebook 03's two other ways to weight an update, run beside GRPO
 ALGO_TITLES = {algo: ALGORITHMS[algo].label for algo in (*COMPARED_ALGOS, *RATIO_ALGOS)}  # what progress lines say
 ALGO_LABELS = {algo: ALGORITHMS[algo].label for algo in COMPARED_ALGOS}

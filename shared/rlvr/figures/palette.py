@@ -17,7 +17,7 @@ black (tests/test_palette.py; tab10's red and brown, the closest pair of the alg
 apart).
 """
 
-from rlvr.algorithms import ALGORITHMS
+from rlvr.algorithms import ALGORITHMS, DR_GRPO
 
 ALGO_COLORS = {
     "none": "#7f7f7f",  # no baseline / REINFORCE
@@ -25,7 +25,7 @@ ALGO_COLORS = {
     "mean": "#e6ab02",  # the group mean, the answer itself included: gold
     "rloo": "#2ca02c",  # leave-one-out
     "grpo": "#1f77b4",
-    "dr_grpo": "#ff7f0e",
+    DR_GRPO.name: "#ff7f0e",
     "rft": "#9467bd",
     "ppo": "#d62728",
     "gspo": "#3344ff",  # GSPO: a violet blue, GRPO's family

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from rlvr import budget
-from rlvr.algorithms import ALGORITHMS
+from rlvr.algorithms import ALGORITHMS, DR_GRPO, RFT
 from rlvr.config import size
 from rlvr.experiments.bandit import no_signal_share
 from rlvr.experiments.common import (
@@ -74,7 +74,7 @@ LECTURE_WARM_T1 = {"accuracy": "19%", "cot_fraction": "~50%", "cot_accuracy": "3
 LECTURE_WARM_GREEDY = {"cot_accuracy": "100%", "cot_fraction": "65%", "accuracy": "70%"}  # "35% chose direct"
 LECTURE_WARM_LENGTH = "9.1"
 LECTURE_GRPO = {"cot_fraction": "98%", "mean_length": "14.9", "cot_accuracy": "94%", "all_same": "~55%"}
-LECTURE_ALGOS = {"dr_grpo": "94%", "rft": "96%"}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
+LECTURE_ALGOS = {DR_GRPO.name: "94%", RFT.name: "96%"}  # "Dr. GRPO 94%, RFT 96%" (read as think-first accuracy)
 LECTURE_WARM_PASS16 = "98%"
 
 
