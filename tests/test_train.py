@@ -195,3 +195,35 @@ def test_a_replicate_starts_from_the_warm_up_of_its_own_seed():
     assert race.race_config("PPO-8", 5, seed=1).sft_seed == 1
     assert race.panel_config("grpo", 1e-4, 0.2, 1, steps=5, seed=1).sft_seed == 1
     assert thinking.rl_config("grpo", 5, seed=1).sft_seed == 1
+
+
+class _Inline:
+    """An executor that runs what it is given at once, in the calling thread."""
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        done = Future()
+        done.set_result(fn(*args))
+        return done
+
+
+class _ValueFirst(Trainer):
+    """PPO's Trainer with every value update of a batch run before the policy's, in this thread."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.beside = _Inline()
+
+
+def test_ppo_value_updates_beside_the_policy_give_the_numbers_of_one_thread(policy):
+    """The value model's updates run on a second thread beside the policy's: they read only the batch, so running
+    them all first, in this thread, gives the same history and the same weights, bit for bit."""
+    cfg = RLConfig(algo="ppo", lr=1e-3, **TINY)
+    beside = train_rl(cfg, policy=policy, progress=False)
+    first = train_rl(cfg, policy=policy, progress=False, trainer=_ValueFirst)
+    keep = ("loss", "value_loss", "reward", "clip_fraction_per_update", "value_mean", "explained_variance")
+    assert [[h[k] for k in keep] for h in beside.history] == [[h[k] for k in keep] for h in first.history]
+    assert all(
+        torch.equal(a, b) for a, b in zip(beside.policy.state_dict().values(), first.policy.state_dict().values())
+    )

@@ -2,8 +2,8 @@
 
 A notebook's setup cell lists its runs (label -> RLConfig); `first_run` says which are already on disk (they load in
 a second) and estimates the others from two steps of each configuration timed here and now (a few tenths of a
-second for GRPO, about a second for PPO's eight updates). The probe counts this process's processor time per training
-thread, not the clock: other jobs on the machine slow a run down, but do not inflate the estimate of what it costs.
+second for GRPO, about a second for PPO's eight updates). The probe counts the training thread's processor time, not the
+clock: other jobs on the machine slow a run down, but do not inflate the estimate of what it costs.
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ def _shape(cfg: RLConfig) -> tuple:
 
 
 def _busy_seconds() -> float:
-    """Processor seconds of this process per training thread: an idle machine's clock time for the same work."""
-    return time.process_time() / TRAIN_THREADS
+    """Processor seconds of the training thread (with more torch threads: of this process, per thread): an idle
+    machine's clock time for the same work. PPO's value updates, on a thread of their own beside the policy's
+    (`rlvr.train.Trainer.update`), take no longer than the policy's and are not counted twice."""
+    return time.thread_time() if TRAIN_THREADS == 1 else time.process_time() / TRAIN_THREADS
 
 
 def seconds_per_step(cfg: RLConfig) -> float:
