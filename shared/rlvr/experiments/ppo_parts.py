@@ -105,9 +105,10 @@ def kv_cache_gb(
 
 
 def assignment5_memory(n_params: float = ONE_POINT_FIVE_B) -> dict[str, float]:
-    """GB of what CS336 assignment 5's GRPO run keeps on its one GPU (no reference model: its loss has no KL term):
-    the trained policy, vLLM's bf16 copy of it, and vLLM's KV cache for the answers of one rollout batch (their
-    prompts add more). No activations."""
+    """GB of what CS336 assignment 5's GRPO run keeps on its two GPUs (no reference model: its loss has no KL term):
+    the trained policy on one; on the other (the handout's `init_vllm` puts vLLM "on a GPU separate from the
+    policy"), vLLM's bf16 copy of it and its KV cache for the answers of one rollout batch (their prompts add more).
+    No activations."""
     models = memory_gb(n_params, {"policy": True, "sampler copy": False})  # trained; vLLM's frozen bf16 copy
     return {**models, "kv cache": kv_cache_gb(**ASSIGNMENT5_SAMPLING, **QWEN_MATH_1_5B_KV)}
 

@@ -58,13 +58,16 @@ def reuse_text(results: list[ReuseResult]) -> str:
 
 
 def assignment5_memory_text() -> str:
-    """What CS336 assignment 5's GRPO run keeps on its GPU, part by part, with the KV cache's per-token arithmetic."""
+    """What CS336 assignment 5's GRPO run keeps on each of its two GPUs, part by part, with the KV cache's per-token
+    arithmetic."""
     parts = assignment5_memory()
     shape = QWEN_MATH_1_5B_KV
     per_token = round(kv_cache_gb(1, 1, **shape) * GB)  # bytes of one token's keys and values
     lines = [
-        _("Qwen2.5-Math-1.5B, trained (16 bytes per parameter): {gb} GB").format(gb=f"{parts['policy']:.1f}"),
-        _("vLLM's copy of it for sampling (bf16): {gb} GB").format(gb=f"{parts['sampler copy']:.1f}"),
+        _("the policy's GPU: Qwen2.5-Math-1.5B, trained (16 bytes per parameter): {gb} GB").format(
+            gb=f"{parts['policy']:.1f}"
+        ),
+        _("vLLM's GPU: its copy of the policy for sampling (bf16): {gb} GB").format(gb=f"{parts['sampler copy']:.1f}"),
         _(
             "vLLM's KV cache, 2 x {layers} layers x {heads} KV heads x {dim} dims x 2 bytes = {per_token} bytes per "
             "token, for {answers} answers of {tokens} tokens: {gb} GB"
@@ -77,9 +80,10 @@ def assignment5_memory_text() -> str:
             tokens=ASSIGNMENT5_SAMPLING["tokens"],
             gb=f"{parts['kv cache']:.1f}",
         ),
-        _("in all {gb} GB before activations and the prompts' share of the cache").format(
-            gb=f"{sum(parts.values()):.1f}"
-        ),
+        _(
+            "vLLM's GPU in all: {gb} GB before the prompts' share of the cache; the policy's: {policy} GB before "
+            "activations"
+        ).format(gb=f"{parts['sampler copy'] + parts['kv cache']:.1f}", policy=f"{parts['policy']:.1f}"),
     ]
     return "\n".join(lines)
 
