@@ -135,6 +135,7 @@ class Failure:
 
 NO_SIGNAL_SHARE, NO_SIGNAL_STEPS = 0.9, 20  # all-equal groups above 90% for 20 steps in a row
 ENTROPY_FLOOR = 0.02  # nats per token: the policy has become (almost) deterministic
+COLLAPSE_ACCURACY = 0.9  # ... while its accuracy is below this: a sharp policy that is mostly right is a success
 HACK_WINDOW = 20  # steps over which reward and accuracy trends are compared
 HACK_GAP = 0.15  # the reward's lead over the strict accuracy grows by this much
 
@@ -163,10 +164,10 @@ def no_signal_step(history: list[dict]) -> int | None:
 
 
 def entropy_collapse_step(history: list[dict]) -> int | None:
-    """First step whose token entropy is below ENTROPY_FLOOR while the run still gets answers wrong (a sharp policy
-    that is always right is a success, not a collapse)."""
+    """First step whose token entropy is below ENTROPY_FLOOR while the accuracy is below COLLAPSE_ACCURACY (a sharp
+    policy that is mostly right is a success, not a collapse)."""
     for h, entropy, accuracy in zip(history, _curve(history, "entropy"), _curve(history, "accuracy")):
-        if entropy < ENTROPY_FLOOR and accuracy < 0.9:
+        if entropy < ENTROPY_FLOOR and accuracy < COLLAPSE_ACCURACY:
             return int(h["step"])
     return None
 
@@ -193,7 +194,7 @@ SIGNATURES = {  # name -> (detector, what the user reads: translated when shown)
     ),
     "entropy_collapse": (
         entropy_collapse_step,
-        N_("token entropy collapsed below 0.02 nats while answers are still wrong"),
+        N_("token entropy collapsed below 0.02 nats while accuracy is below 90%"),
     ),
     "reward_hacking": (
         hacking_step,

@@ -105,6 +105,7 @@ class Breakage:
     symptom: str = ""
     signal: str = ""  # the history key that names it
     early: bool = False  # the signal is read over the first 5 steps (where the breakage shows), not the last 10
+    compare_with: str = "healthy"  # the run its reading is printed beside (one whose signal can differ from it)
     cause: str = ""
     fix: str = ""
 
@@ -186,6 +187,7 @@ BREAKAGES: dict[str, Breakage] = {
             symptom=N_("accuracy sinks to about chance (10%) or below and stays there"),
             signal="approx_kl",
             early=True,
+            compare_with="clipped_many_updates",  # the healthy run's one update has an approx KL of 0 by definition
             cause=N_("reusing a batch 16 times lets the policy run far from the one that sampled it"),
             fix=N_("clip the ratio (clip_eps 0.2: the same 16 updates then train well) or use fewer updates per batch"),
         ),

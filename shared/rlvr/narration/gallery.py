@@ -44,15 +44,23 @@ def two_decimals(value: float) -> str:
     return "0.00" if text == "-0.00" else text
 
 
-def reading(run: RunResult, healthy: RunResult) -> str:
-    """The breakage's signal, this run against the healthy one: 'NaN at step 0; the run stopped at step 1: ...' or
-    'last 10 steps: 0.10 (healthy 0.81)'."""
+def reading(run: RunResult, healthy: RunResult, reference: str = "healthy") -> str:
+    """The breakage's signal, this run against the healthy one (or the run named `reference`, passed as `healthy`):
+    'NaN at step 0; the run stopped at step 1: ...' or 'last 10 steps: 0.10 (healthy 0.81)'."""
     key = breakage(run).signal
     name = SIGNAL_NAMES[key]
     if run.crash is not None:
         step, error = crash_parts(run.crash)
         return _("{signal}: NaN at {where}; the run stopped at step {step}: {error}").format(
             signal=name, where=nan_text(run), step=step, error=error
+        )
+    if breakage(run).early and reference != "healthy":
+        text = _("{signal}, first 5 steps: {value} ({reference}: {reference_value})")
+        return text.format(
+            signal=name,
+            value=two_decimals(head(run, key)),
+            reference=short_title(reference),
+            reference_value=two_decimals(head(healthy, key)),
         )
     if breakage(run).early:
         text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
@@ -72,7 +80,9 @@ def gallery_table(runs: dict[str, RunResult], healthy: RunResult) -> str:
         if name in NOT_BROKEN:
             continue
         b = breakage(run)
-        cells = (_(b.title), _(b.symptom), reading(run, healthy), _(b.cause), _(b.fix))
+        ref = b.compare_with if b.compare_with in runs else "healthy"  # a table of some runs: the healthy one
+        reference = healthy if ref == "healthy" else runs[ref]
+        cells = (_(b.title), _(b.symptom), reading(run, reference, ref), _(b.cause), _(b.fix))
         lines.append(f"| {short_title(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
