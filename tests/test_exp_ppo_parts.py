@@ -326,7 +326,7 @@ def test_kl_run_text_says_what_the_total_reward_and_its_parts_did():
         (summary["score"][0] + summary["kl_reward"][0], summary["score"][1] + summary["kl_reward"][1])
     )
     text = story.kl_run_text(summary)
-    assert "total reward 0.26 -> 0.64  =  score 0.28 -> 0.82  +  KL reward -0.023 -> -0.177" in text
+    assert "total reward 0.26 → 0.64  =  score 0.28 → 0.82  +  KL reward -0.023 → -0.177" in text
     assert "the total reward rose" in text and "nan" not in text
 
 

@@ -427,7 +427,7 @@ def test_exercise7_runs_change_one_knob_each_and_time_like_the_default():
         ("group_size", 2),
         ("group_size", 32),
     ]
-    assert list(configs) == ["7(a) teacher error 0", "7(b) beta = 0.04", "7(c) G = 2", "7(c) G = 32"]
+    assert list(configs) == ["7(a) teacher error 0", "7(b) β = 0.04", "7(c) G = 2", "7(c) G = 32"]
     runs = story.package_runs(200, seed=0)
     timed, entry = runs["7(a) teacher error 0"]  # timing it must not train its warm-up: a default-rate config
     assert timed.teacher_error_rate == 0.1 and entry == thinking.rl_entry(configs["7(a) teacher error 0"])
@@ -498,12 +498,12 @@ def test_knob_panel_holds_the_exercise_runs_it_is_given():
     from rlvr.widgets import new_figure
 
     default = fake_panel_run()
-    runs = {"7(c) G = 2": fake_panel_run(group_size=2), "7(b) beta = 0.04": fake_panel_run(beta=0.04)}
-    runs["7(b) beta = 0.04"].history = [{**h, "kl_to_ref": 0.1 * i} for i, h in enumerate(fake_history(steps=4))]
+    runs = {"7(c) G = 2": fake_panel_run(group_size=2), "7(b) β = 0.04": fake_panel_run(beta=0.04)}
+    runs["7(b) β = 0.04"].history = [{**h, "kl_to_ref": 0.1 * i} for i, h in enumerate(fake_history(steps=4))]
     panel = fthink.knob_panel("group_size", default, steps=4, runs=runs)
     assert list(panel.results) == ["G = 8 (default)", "G = 2"]
     beta = fthink.knob_panel("beta", default, steps=4, runs=runs)
-    assert list(beta.results) == ["beta = 0 (default)", "beta = 0.04"]
+    assert list(beta.results) == ["β = 0 (default)", "β = 0.04"]
     fig = new_figure((11, 3.4))
     fthink.plot_knob_panel(fig, beta.results, knob="beta")
     kl_axis = fig.axes[2]

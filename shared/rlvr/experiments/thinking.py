@@ -537,11 +537,11 @@ def early_mean(history: list[dict], key: str = "all_same_group_fraction", first:
 # ----------------------------------------------------------------------------------------------- Exercise 7
 EXERCISE7 = {"teacher_error_rate": (0.0,), "beta": (0.04,), "group_size": (2, 32)}  # the lecture's settings
 EXERCISE7_PARTS = {"teacher_error_rate": "7(a)", "beta": "7(b)", "group_size": "7(c)"}
-KNOB_NAMES = {"teacher_error_rate": "teacher error", "beta": "beta", "group_size": "G"}
+KNOB_NAMES = {"teacher_error_rate": "teacher error", "beta": "β", "group_size": "G"}  # as the prose writes them
 
 
 def knob_label(knob: str, value) -> str:
-    """'G = 32', 'beta = 0.04', 'teacher error 0': one knob's setting, for a legend or a table (current language)."""
+    """'G = 32', 'β = 0.04', 'teacher error 0': one knob's setting, for a legend or a table (current language)."""
     value = knob_value(knob, value)
     if knob == "teacher_error_rate":
         return _("teacher error {value}").format(value=f"{value:g}")

@@ -111,7 +111,7 @@ def kl_run_text(summary: dict) -> str:
 
     def ends(key, text=lambda v: f"{v:.2f}"):
         a, b = summary[key]
-        return f"{text(a)} -> {text(b)}"
+        return f"{text(a)} → {text(b)}"
 
     return "\n".join(
         [
@@ -121,7 +121,7 @@ def kl_run_text(summary: dict) -> str:
                 total=ends("total"),
                 score=ends("score"),
                 kl_reward=ends("kl_reward", lambda v: signed(v, 3)),
-                kl=f"{summary['kl'][0]:.2f} -> {summary['kl'][1]:.2f}",
+                kl=f"{summary['kl'][0]:.2f} → {summary['kl'][1]:.2f}",
             ),
             kl_run_statement(summary),
         ]
@@ -171,13 +171,13 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
             lecture("2.3"),
             _("PPO with a KL penalty: the total reward per answer"),
             _("rises"),
-            f"{total0:.2f} -> {total1:.2f}",
+            f"{total0:.2f} → {total1:.2f}",
         ),
         (
             lecture("2.3"),
             _("... its KL part"),
             _("more and more negative"),
-            f"{signed(kl0, 3)} -> {signed(kl1, 3)}",
+            f"{signed(kl0, 3)} → {signed(kl1, 3)}",
         ),
     ]
     for mu in SCHULMAN_MUS:
