@@ -301,9 +301,9 @@ def rl_run(
     return run(rl_config(algo, steps, seed, **overrides), on_step=on_step, progress=progress)
 
 
-def held_out(policy: TinyTransformer, n_prompts: int | None = None, seed: int = 0) -> dict:
-    """Metrics of one answer per held-out prompt at temperature 1."""
-    return evaluate(policy, n_prompts or size("eval_prompts"), temperature=1.0, seed=seed)
+def held_out(policy: TinyTransformer, n_prompts: int | None = None, seed: int = 0, temperature: float = 1.0) -> dict:
+    """Metrics of one answer per held-out prompt at temperature 1 (0: decoded greedily)."""
+    return evaluate(policy, n_prompts or size("eval_prompts"), temperature=temperature, seed=seed)
 
 
 def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: int = LATE_STEPS) -> float:
