@@ -178,8 +178,8 @@ def plot_toy_lengths(fig, runs: dict, title_extra: str = "", switch_on: int | No
             mean = lengths[:, :, path].mean(axis=1)
             label = _("{name}: {value}").format(name=_(PATH_NAMES[path]), value=f"{lengths[-1, :, path].mean():.1f}")
             ax.plot(steps, mean, color=color, label=label, **path_style, **width)
-        ax.axhline(run.cap, color=REFERENCE, ls=":", lw=1)
-        ax.axhline(lengths[0, 0, 0], color=REFERENCE, ls="-.", lw=0.8)
+        ax.axhline(run.cap, color=REFERENCE, ls=":", lw=1, zorder=3)
+        ax.axhline(lengths[0, 0, 0], color=REFERENCE, ls="-.", lw=0.8, zorder=3)  # over the curves that start on it
         if switch_on is not None and run.length_reward_weight:
             ax.axvline(switch_on, color=REFERENCE, ls="-.", lw=1)
             ax.text(switch_on, run.cap * 0.75, _("length reward on") + " ", color=REFERENCE, fontsize=7, ha="right")
