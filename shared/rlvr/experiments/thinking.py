@@ -90,7 +90,7 @@ KNOBS = {  # RLConfig field -> its panel's range (lecture Exercise 7)
 
 # ----------------------------------------------------------------------------------------------- the runs compared
 COMPARED_ALGOS = (GRPO.name, DR_GRPO.name, RFT.name)  # lecture §5.2's comparison, same 200 steps
-RATIO_ALGOS = ("gspo", "cispo")  # notebook 03's two other ways to weight an update, run beside GRPO
+RATIO_ALGOS = ("gspo", "cispo")  # notebook 04's two other ways to weight an update, run beside GRPO-1
 ALGO_TITLES = {algo: ALGORITHMS[algo].label for algo in (*COMPARED_ALGOS, *RATIO_ALGOS)}  # what progress lines say
 ALGO_LABELS = {algo: ALGORITHMS[algo].label for algo in COMPARED_ALGOS}
 TRAINING_PANELS = {  # history key -> axis title (translated where drawn; English in the reproduce table)
