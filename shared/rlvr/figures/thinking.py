@@ -43,12 +43,8 @@ from rlvr.widgets import LivePlot, TrainingPanel, choice_slider, float_slider, f
 THINK_COLOR, DIRECT_COLOR = ANSWER_COLORS["think"], ANSWER_COLORS["direct"]  # the two answer formats (palette)
 CHAIN_COLOR = ANSWER_COLORS["chain"]  # "every chain step right", dashed over the think-first accuracy
 DEFAULT_COLOR = COLORS["exact"]  # the default run other runs are drawn against (black)
-TEACHER_STYLE = {
-    "color": COLORS["teacher"],
-    "ls": "--",
-    "lw": 1.2,
-    "zorder": 3,
-}  # the teacher's line, over the curves (at 1.0 a curve would hide it)
+# the teacher's line, drawn over the curves (at 1.0 a curve would hide it)
+TEACHER_STYLE = {"color": COLORS["teacher"], "ls": "--", "lw": 1.2, "zorder": 3}
 GUESS_STYLE = {"color": COLORS["exact"], "ls": ":", "lw": 1}  # guessing the last digit: exactly 0.1
 MIN_DIRECT_SHARE = 0.05  # the direct-answer accuracy curve stops where fewer than 5% of answers are direct
 PACKAGE_STEP, YOUR_STEP = N_("the package's step"), N_("your step")  # labels, translated where drawn

@@ -44,9 +44,9 @@ def two_decimals(value: float) -> str:
     return "0.00" if text == "-0.00" else text
 
 
-def reading(run: RunResult, healthy: RunResult, reference: str = "healthy") -> str:
-    """The breakage's signal, this run against the healthy one (or the run named `reference`, passed as `healthy`):
-    'NaN at step 0; the run stopped at step 1: ...' or 'last 10 steps: 0.10 (healthy 0.81)'."""
+def reading(run: RunResult, against: RunResult, against_name: str = "healthy") -> str:
+    """The breakage's signal, this run beside the run named `against_name` (the healthy one unless its Breakage says
+    `compare_with`): 'NaN at step 0; the run stopped at step 1: ...' or 'last 10 steps: 0.10 (healthy run: 0.81)'."""
     key = breakage(run).signal
     name = SIGNAL_NAMES[key]
     if run.crash is not None:
@@ -54,19 +54,19 @@ def reading(run: RunResult, healthy: RunResult, reference: str = "healthy") -> s
         return _("{signal}: NaN at {where}; the run stopped at step {step}: {error}").format(
             signal=name, where=nan_text(run), step=step, error=error
         )
-    if breakage(run).early and reference != "healthy":
+    early = breakage(run).early
+    window = head if early else tail  # the first 5 steps, where an early breakage shows, or the last 10
+    value, other = two_decimals(window(run, key)), two_decimals(window(against, key))
+    if early and against_name != "healthy":
         text = _("{signal}, first 5 steps: {value} ({reference}: {reference_value})")
-        return text.format(
-            signal=name,
-            value=two_decimals(head(run, key)),
-            reference=short_title(reference),
-            reference_value=two_decimals(head(healthy, key)),
+        return text.format(signal=name, value=value, reference=short_title(against_name), reference_value=other)
+    if early:
+        return _("{signal}, first 5 steps: {value} (healthy run: {healthy})").format(
+            signal=name, value=value, healthy=other
         )
-    if breakage(run).early:
-        text = _("{signal}, first 5 steps: {value} (healthy run: {healthy})")
-        return text.format(signal=name, value=two_decimals(head(run, key)), healthy=two_decimals(head(healthy, key)))
-    text = _("{signal}, last 10 steps: {value} (healthy run: {healthy})")
-    return text.format(signal=name, value=two_decimals(tail(run, key)), healthy=two_decimals(tail(healthy, key)))
+    return _("{signal}, last 10 steps: {value} (healthy run: {healthy})").format(
+        signal=name, value=value, healthy=other
+    )
 
 
 def gallery_table(runs: dict[str, RunResult], healthy: RunResult) -> str:
