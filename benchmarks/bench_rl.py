@@ -80,7 +80,8 @@ def decode_step_ms(model, answers: int, repeats: int = 30) -> float:
 
 def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
     """Approximate FLOPs of a run: 2 * params per sampled token, 6 * params per trained token (in both, each prompt
-    runs once and its group shares it; an update that skips the all-equal groups trains only the others)."""
+    runs once and its group shares it; an update that skips the all-equal groups' backward trains only the others,
+    and with several updates per batch runs the skipped ones forward only, 2 * params per token)."""
     params = model.num_parameters()
     answers = cfg.prompts_per_step * cfg.group_size
     flops = 0.0
@@ -88,11 +89,12 @@ def run_flops(model, history: list[dict], cfg: RLConfig) -> float:
         sampled = cfg.prompts_per_step * PROMPT_LEN + answers * h["mean_length"]  # one prefill per prompt + decoding
         trained_share = (
             1.0
-            if trains_every_answer(cfg.algo, cfg.beta, cfg.epochs)
+            if trains_every_answer(cfg.algo, cfg.beta)
             else max(1 - h["all_same_group_fraction"], 1 / cfg.prompts_per_step)
         )
-        trained = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * trained_share * cfg.epochs
-        flops += 2 * params * sampled + 6 * params * trained
+        watched_share = (1 - trained_share) if cfg.epochs > 1 else 0.0  # forward only, for the ratio diagnostics
+        tokens = (cfg.prompts_per_step * PROMPT_LEN + answers * TRAINED_ANSWER_TOKENS) * cfg.epochs
+        flops += 2 * params * sampled + 6 * params * tokens * trained_share + 2 * params * tokens * watched_share
     return flops
 
 

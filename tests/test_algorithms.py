@@ -94,9 +94,31 @@ def test_the_skip_rule_agrees_with_the_loss(algo, beta, policy):
     groups = batch.advantages.view(-1, cfg.group_size)  # [P, G]
     assert bool((groups == 0).all(dim=1).any()) and not bool((groups == 0).all()), "the test needs both kinds of group"
     every_loss, every_grad = _loss_and_grads(trainer, batch, every_row=True)
-    rule_loss, rule_grad = _loss_and_grads(trainer, batch, every_row=trains_every_answer(algo, beta, cfg.epochs))
+    rule_loss, rule_grad = _loss_and_grads(trainer, batch, every_row=trains_every_answer(algo, beta))
     assert torch.allclose(rule_loss, every_loss, rtol=1e-6, atol=1e-7)
     assert (rule_grad - every_grad).norm() <= 1e-5 * every_grad.norm() + 1e-9
+
+
+@pytest.mark.parametrize("algo", ["grpo", "cispo"])
+def test_several_updates_per_batch_watch_every_answer_and_train_as_with_every_row(algo, policy, monkeypatch):
+    """Three updates on one batch, the all-0 groups forward only: every update's loss, clip fraction, approx KL and
+    gradient norm are those of an update that runs every answer, up to float rounding."""
+    import rlvr.train as train_mod
+
+    cfg = RLConfig(algo=algo, seed=3, epochs_per_batch=3, lr=3e-3, **TINY)
+    results = []
+    for every in (False, True):
+        monkeypatch.setattr(train_mod, "trains_every_answer", lambda algo, beta, every=every: every)
+        trainer = Trainer(cfg, policy)
+        batch = trainer.rollout(0)
+        trainer.advantages(batch)
+        groups = batch.advantages.view(-1, cfg.group_size)  # [P, G]
+        assert bool((groups == 0).all(dim=1).any()) and not bool((groups == 0).all()), "the test needs both kinds"
+        results.append(trainer.update(batch))
+    skip, full = results
+    for key in ("loss", "clip_fraction", "approx_kl", "grad_norm"):
+        assert skip[key] == pytest.approx(full[key], rel=1e-4, abs=1e-6), key
+    assert max(full["approx_kl"][1:]) > 0  # the policy moved, so the later updates' ratios are not all 1
 
 
 def test_update_logps_runs_only_the_groups_the_rule_leaves_in(policy, monkeypatch):

@@ -1,5 +1,7 @@
 """The tiny Transformer: size, shapes, KV-cached sampling equal to the uncached forward pass, determinism."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -504,3 +506,34 @@ def test_update_logps_refuses_advantages_of_the_wrong_shape_in_one_line(biased_m
     nan = advantages.clone()
     nan[4] = float("nan")  # a NaN is not 0: its group runs, so the NaN reaches the loss for the checks to name
     assert update_logps(biased_model, rollout, nan, 4).requires_grad
+
+
+def test_update_logps_watching_every_row_gives_the_policys_logps_without_graph(biased_model, grouped, monkeypatch):
+    """With several updates per batch the left-out groups run forward only: the policy's log-probs (not the sampling
+    ones) on every row, a graph only through the groups with an advantage, the same loss and gradient."""
+    import rlvr.model as m
+    from rlvr.objectives import ppo_clip_loss
+
+    rollout, advantages = grouped
+    with torch.no_grad():  # a policy that has moved since it sampled, so its log-probs differ from the rollout's
+        moved = copy.deepcopy(biased_model)
+        for p in moved.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    seen = []
+    real = m.response_logps
+    monkeypatch.setattr(
+        m, "response_logps", lambda *a, **k: seen.append((a[1].shape[0], torch.is_grad_enabled())) or real(*a, **k)
+    )
+    logps = m.update_logps(moved, rollout, advantages, 4, watch_every_row=True)
+    assert sorted(seen) == [(12, False), (12, True)]  # groups 1, 2, 4 forward only; groups 0, 3, 5 with a graph
+    full = real(moved, rollout.prompt_ids, rollout.responses, group_size=4)
+    assert torch.allclose(logps, full, atol=1e-6) and not torch.allclose(logps, rollout.logps, atol=1e-3)
+    rows = (advantages.view(6, 4) != 0).any(1).repeat_interleave(4)
+    old = rollout.logps
+    grads = []
+    for lp in (logps, full):
+        per_token, _ = ppo_clip_loss(lp, old, advantages)  # [B, T]
+        loss = (per_token * rollout.response_mask).sum()
+        grads.append(torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(moved.parameters()))]))
+    assert float((grads[0] - grads[1]).norm()) <= 1e-5 * float(grads[1].norm())
+    assert float(grads[1].norm()) > 0 and bool(rows.any()) and not bool(rows.all())

@@ -90,13 +90,14 @@ def loss_terms(algo: str, beta: float = 0.0) -> tuple[str, ...]:
     return (row.objective,) + (("kl",) if beta > 0 and row.kl == "loss" else ())
 
 
-def trains_every_answer(algo: str, beta: float = 0.0, updates: int = 1) -> bool:
-    """The skip rule's one owner: False when an update may leave out the groups whose advantages are all 0
-    (`rlvr.model.update_logps`), because each answer has one advantage, every loss term is silent at a zero advantage
-    and the batch is used once (with several updates, the ratio diagnostics watch every answer)."""
+def trains_every_answer(algo: str, beta: float = 0.0) -> bool:
+    """The skip rule's one owner: False when an update may leave the groups whose advantages are all 0 out of the
+    backward pass (`rlvr.model.update_logps`), because each answer has one advantage and every loss term is silent at
+    a zero advantage. (With several updates per batch those groups still go through the model, forward only: the
+    ratio diagnostics watch every answer.)"""
     row = algorithm(algo)
     silent = all(SILENT_AT_ZERO_ADVANTAGE[term] for term in loss_terms(algo, beta))
-    return row.value_model or not silent or updates > 1
+    return row.value_model or not silent
 
 
 def check_table() -> None:

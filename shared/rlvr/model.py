@@ -531,13 +531,15 @@ def update_logps(
     advantages: torch.Tensor,
     group_size: int,
     every_row: bool = False,
+    watch_every_row: bool = False,
 ) -> torch.Tensor:
     """The policy's log-probs of a rollout's answers [B, T] with their graph, for an update by group advantages.
 
     A group whose G answers all got the same reward has advantage 0 on every answer: with no KL term (every_row
-    False) it adds exactly 0 to the clipped loss and to its gradient, so its answers are not run through the model;
-    their rows hold the sampling log-probs, detached (late in a GRPO run, over half of the groups). every_row=True
-    (a KL term, or several updates per batch whose ratios you watch): `response_logps` of every answer.
+    False) it adds exactly 0 to the clipped loss and to its gradient, so its answers get no graph (late in a GRPO run,
+    over half of the groups). Their rows hold the sampling log-probs, detached; or, with watch_every_row (several
+    updates per batch, whose ratio diagnostics watch every answer), the policy's log-probs computed without a graph:
+    a forward pass instead of a forward and a backward. every_row=True (a KL term): `response_logps` of every answer.
 
     Args:
         rollout: `sample`'s answers, rows i*G ... i*G+G-1 for prompt i (G = group_size).
@@ -557,6 +559,11 @@ def update_logps(
         groups[0] = True  # one group runs, so the loss has a graph (its gradient is 0; the optimizer still steps)
     rows = groups.repeat_interleave(group_size)  # [B]
     logps = rollout.logps.clone()  # [B, T]
+    if watch_every_row:
+        with torch.no_grad():
+            logps[~rows] = response_logps(
+                policy, rollout.prompt_ids[~rows], rollout.responses[~rows], group_size=group_size
+            )  # [B - B', T] without graph
     logps[rows] = response_logps(
         policy, rollout.prompt_ids[rows], rollout.responses[rows], group_size=group_size
     )  # [B', T] with graph

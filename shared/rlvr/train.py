@@ -186,7 +186,8 @@ class StepHooks:
 
     def before_update(self, batch: Batch, logps: torch.Tensor, old_logps: torch.Tensor) -> None:
         """One update is about to use logps [B, T] (with graph) against the sampling policy's old_logps [B, T]. Rows
-        of groups the update leaves out (`rlvr.algorithms.trains_every_answer`) hold the sampling log-probs."""
+        of groups the update leaves out (`rlvr.algorithms.trains_every_answer`) have no graph: they hold the sampling
+        log-probs with one update per batch, the policy's with several."""
 
     def after_step(self, metrics: dict) -> None:
         """The step's metrics (add keys to record more)."""
@@ -350,10 +351,11 @@ class Trainer:
         cfg, rollout = self.cfg, batch.rollout
         out = {key: [] for key in ("loss", "clip_fraction", "approx_kl", "grad_norm", "value_loss")}
         values_done = self.beside.submit(self.value_updates, batch) if self.value is not None else None
-        every_row = trains_every_answer(cfg.algo, cfg.beta, cfg.epochs)
+        every_row = trains_every_answer(cfg.algo, cfg.beta)
+        watch = cfg.epochs > 1  # the clip fraction and approx KL of later updates read every answer's ratio
         old_logps = None
         for _epoch in range(cfg.epochs):
-            logps = update_logps(self.policy, rollout, batch.advantages, cfg.group_size, every_row)  # [B, T]
+            logps = update_logps(self.policy, rollout, batch.advantages, cfg.group_size, every_row, watch)  # [B, T]
             if old_logps is None:  # the policy has not moved yet: these are the sampling log-probs
                 old_logps = logps.detach()
             self.hooks.before_update(batch, logps, old_logps)
