@@ -5,7 +5,7 @@ import signal
 import time
 
 from rlvr.cache import TMP_SUFFIX
-from rlvr.config import cache_dir
+from rlvr.config import cache_dir, training_threads
 from rlvr.train import RLConfig, run, train_rl
 
 TINY = dict(prompts_per_step=8, group_size=4)
@@ -39,3 +39,10 @@ def stubborn(on_step=None):
 def dies_at_once(*args):
     """A worker that stops before taking any job (as one does that cannot run its script's top level again)."""
     os._exit(3)
+
+
+def niceness(on_step=None):
+    """How much lower than normal the priority of the process that runs it is (a job: it refuses to run inside
+    `loading_only`, as training does)."""
+    with training_threads():
+        return os.nice(0) if hasattr(os, "nice") else 0

@@ -6,6 +6,8 @@ import functools
 import multiprocessing
 import os
 import signal
+import threading
+import time
 
 import pytest
 import torch
@@ -14,7 +16,7 @@ from rlvr import cache, parallel
 from rlvr.config import torch_threads
 from rlvr.train import train_rl
 
-from parallel_jobs import dies_at_once, fails_after_training, stubborn, tiny_config, tiny_run
+from parallel_jobs import dies_at_once, fails_after_training, niceness, stubborn, tiny_config, tiny_run
 
 pytestmark = pytest.mark.slow  # each test starts worker processes (a few seconds each to import torch)
 
@@ -24,6 +26,16 @@ def own_cache(monkeypatch, tmp_path):
     """A fresh checkpoint cache for each test (the workers inherit the variable)."""
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def no_run_left_ahead(monkeypatch):
+    """Runs started ahead at this process's priority (at the lowest, a busy machine, e.g. the other pytest worker,
+    could starve them for minutes), and none left behind by a test."""
+    monkeypatch.setattr(parallel, "AHEAD_NICE", 0)
+    yield
+    parallel.stop_ahead()
+    parallel._AHEAD.clear()
 
 
 def same_numbers(a, b) -> bool:
@@ -94,3 +106,70 @@ def test_a_single_run_to_train_trains_here_without_a_worker(monkeypatch):
     started = []
     runs = parallel.train_all({"only": functools.partial(tiny_run, 7)}, on_start=started.append)
     assert started == ["only"] and len(runs["only"].history) == 3
+
+
+def _wait_until_training(label: str, seconds: float = 60.0) -> None:
+    """Wait until the run started ahead as `label` has reported a step."""
+    deadline = time.monotonic() + seconds
+    while not any(entry.label == label and entry.step for entry in parallel._AHEAD.values()):
+        assert time.monotonic() < deadline, f"{label} never started"
+        time.sleep(0.05)
+
+
+def test_a_run_started_ahead_is_waited_for_not_trained_again_and_gives_the_numbers_it_gives_alone(monkeypatch):
+    with torch_threads(2):
+        alone = train_rl(tiny_config(seed=8, steps=6), progress=False)
+    assert parallel.start_ahead({"in the setup cell": functools.partial(tiny_run, 8, 6)}) == ["in the setup cell"]
+    assert parallel.start_ahead({"run twice": functools.partial(tiny_run, 8, 6)}) == []  # already started
+    _wait_until_training("in the setup cell")
+    monkeypatch.setattr(parallel, "_train_in_workers", lambda *args: pytest.fail("trained it again"))
+    monkeypatch.setattr(parallel, "_train_here", lambda *args: pytest.fail("trained it again"))
+    steps, started = [], []
+    runs = parallel.train_all(
+        {"in the cell that reads it": functools.partial(tiny_run, 8, 6)},
+        on_step=lambda label: lambda step, total, history: steps.append((step, total, len(history or []))),
+        on_start=started.append,
+    )
+    assert same_numbers(runs["in the cell that reads it"], alone)
+    assert started == ["in the cell that reads it"] and steps[-1] == (6, 6, 6)  # its progress shown while waiting
+    for thread in threading.enumerate():  # the watching thread lets its worker go once the run is back
+        if thread.name == "rlvr-ahead":
+            thread.join(30)
+    assert multiprocessing.active_children() == []
+
+
+def test_runs_started_ahead_run_at_a_lower_priority_and_the_cache_answers_without_a_worker(monkeypatch):
+    monkeypatch.setattr(parallel, "AHEAD_NICE", 3)  # notebooks use 19, the lowest (see the fixture)
+    assert parallel.start_ahead({"priority": niceness}) == ["priority"]
+    runs = parallel.train_all({"priority": niceness})
+    assert runs["priority"] == min(os.nice(0) + 3, 19) > os.nice(0)  # lower than this process's
+    tiny_run(9, 2)  # now in the cache
+    assert parallel.start_ahead({"cached": functools.partial(tiny_run, 9, 2)}) == []
+
+
+def test_stopping_runs_started_ahead_leaves_no_process_no_temporary_file_and_no_entry(own_cache):
+    parallel.start_ahead({"long": functools.partial(tiny_run, 0, 500), "longer": functools.partial(tiny_run, 1, 500)})
+    _wait_until_training("long")
+    _wait_until_training("longer")
+    parallel.stop_ahead()
+    assert multiprocessing.active_children() == []
+    assert sorted(own_cache.iterdir()) == []  # no half-written checkpoint, no entry
+    assert [entry.label for entry in parallel._AHEAD.values()] == []  # forgotten: a later cell trains them itself
+    runs = parallel.train_all({"short": functools.partial(tiny_run, 0, 2)})
+    assert len(runs["short"].history) == 2
+
+
+def test_interrupting_the_wait_for_a_run_started_ahead_stops_it(own_cache):
+    parallel.start_ahead({"long": functools.partial(tiny_run, 0, 500)})
+
+    def interrupt(label):
+        def on_step(step, total, history):
+            if step >= 2:
+                os.kill(os.getpid(), signal.SIGINT)
+
+        return on_step
+
+    with pytest.raises(KeyboardInterrupt):
+        parallel.train_all({"long": functools.partial(tiny_run, 0, 500)}, on_step=interrupt)
+    assert multiprocessing.active_children() == []
+    assert sorted(own_cache.iterdir()) == []

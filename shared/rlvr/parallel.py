@@ -16,6 +16,11 @@ Stopping: interrupting the call (KeyboardInterrupt) stops every worker (SIGTERM,
 stop), waits for them and removes any checkpoint a worker was writing (`rlvr.cache.temporary_files`); the cache
 writes atomically, so no entry is ever half written. Workers ignore SIGINT: only this process decides. A run that
 fails is reported in one line naming it (`on_fail`), and the others finish.
+
+Runs started ahead (`start_ahead`, a notebook's setup cell): the same workers, at the lowest priority (the kernel and
+a cell's own runs go first; sliders stay responsive), watched by a thread of this process that never prints. A later
+`train_all` of the same job waits for it, showing its progress, instead of training it again; interrupting that
+wait stops every run started ahead (`stop_ahead`), as an interrupt stops a cell's own workers.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import os
 import pickle
 import queue
 import signal
+import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import config
@@ -34,6 +41,7 @@ from .cache import temporary_files
 Job = Callable[..., Any]  # job(on_step=...) -> RunResult, picklable (a module-level function or functools.partial)
 POLL_SECONDS = 0.1  # how often the kernel looks at the queue and at the workers
 STOP_SECONDS = 5.0  # how long a stopped worker gets before it is killed
+AHEAD_NICE = 19  # how much lower than the kernel's the priority of runs started ahead is (19: the lowest)
 
 
 def cores() -> int:
@@ -72,9 +80,11 @@ def train_all(
         label -> run, in the order of `jobs`, without the runs that failed.
     """
     on_step = on_step or (lambda label: None)
-    done: dict[str, Any] = {}
+    done: dict[str, Any] = _wait_for_ahead(jobs, on_step, on_start, on_done)
     to_train, here = [], []
     for label, job in jobs.items():
+        if label in done:
+            continue
         start = time.perf_counter()
         try:
             with config.loading_only():
@@ -134,12 +144,146 @@ def _train_here(label, job, on_step, on_start, on_done, on_fail, done: dict) -> 
         on_done(label, done[label], time.perf_counter() - start)
 
 
+# ----------------------------------------------------------------------------------------- runs started ahead
+@dataclass
+class _Ahead:
+    """One run started ahead: what the watching thread has heard of it."""
+
+    label: str
+    finished: threading.Event = field(default_factory=threading.Event)
+    step: int = 0
+    total: int = 0
+    history: list | None = None
+    run: Any = None  # the run, once done
+    error: str | None = None  # one line, once failed
+
+
+_AHEAD: dict[bytes, _Ahead] = {}  # pickled job -> its run started ahead (this process's, until it is collected)
+_AHEAD_STOP = threading.Event()  # set: every run started ahead stops
+_AHEAD_LOCK = threading.Lock()
+
+
+def start_ahead(jobs: dict[str, Job], workers: int | None = None) -> list[str]:
+    """Start training, at the lowest priority, every job whose run the cache does not hold (worker processes, one per
+    core, watched by a thread of this process; nothing is printed). Returns the labels started. A later `train_all`
+    of the same job (the same pickled job, whatever its label) waits for it instead of training it again."""
+    to_train = {}
+    for label, job in jobs.items():
+        key = pickle.dumps(job)
+        if key in _AHEAD and not _AHEAD[key].error:
+            continue  # started before (this cell ran twice)
+        try:
+            with config.loading_only():
+                job(on_step=None)
+            continue  # in the cache
+        except config.TrainingRefused:
+            to_train[label] = job
+        except Exception:
+            continue  # broken before training: the cell that needs it says how, in one line
+    if not to_train:
+        return []
+    entries = {label: _Ahead(label) for label in to_train}
+    with _AHEAD_LOCK:
+        _AHEAD_STOP.clear()
+        for label, job in to_train.items():
+            _AHEAD[pickle.dumps(job)] = entries[label]
+    n_workers = min(len(to_train), workers or cores())
+    thread = threading.Thread(target=_watch_ahead, args=(to_train, entries, n_workers), daemon=True, name="rlvr-ahead")
+    thread.start()
+    return list(to_train)
+
+
+def _watch_ahead(jobs: dict[str, Job], entries: dict[str, _Ahead], n_workers: int) -> None:
+    """The watching thread: train `jobs` in low-priority workers and record what happens to each."""
+
+    def on_step(label):
+        def record(step, total, history=None):
+            entries[label].step, entries[label].total = step, total
+            if history is not None:
+                entries[label].history = history
+
+        return record
+
+    def on_done(label, run, seconds):
+        entries[label].run = run
+        entries[label].finished.set()
+
+    def on_fail(label, message):
+        entries[label].error = message
+        entries[label].finished.set()
+
+    try:
+        _train_in_workers(jobs, on_step, None, on_done, on_fail, n_workers, nice=AHEAD_NICE, stop=_AHEAD_STOP)
+    except Exception as error:  # the thread must not die silently with runs marked as running
+        for entry in entries.values():
+            entry.error = entry.error or one_line(error)
+    finally:
+        for entry in entries.values():
+            if not entry.finished.is_set():
+                entry.error = entry.error or "stopped before it finished"
+                entry.finished.set()
+
+
+def stop_ahead(timeout: float = 2 * STOP_SECONDS + 5) -> None:
+    """Stop every run started ahead and wait until their workers are gone (no process, no temporary file left)."""
+    _AHEAD_STOP.set()
+    for thread in threading.enumerate():
+        if thread.name == "rlvr-ahead":
+            thread.join(timeout)
+    with _AHEAD_LOCK:
+        for key in [key for key, entry in _AHEAD.items() if entry.error]:
+            del _AHEAD[key]
+
+
+def _wait_for_ahead(jobs: dict[str, Job], on_step, on_start, on_done) -> dict[str, Any]:
+    """label -> run, for the jobs started ahead that finish; waits for them, passing on their progress. A run that
+    failed ahead is left to train here (its error then shows in one line). An interrupt stops every run started
+    ahead."""
+    waiting = {}
+    for label, job in jobs.items():
+        try:
+            entry = _AHEAD.get(pickle.dumps(job))
+        except Exception:
+            entry = None
+        if entry is not None and not entry.error:
+            waiting[label] = entry
+    done: dict[str, Any] = {}
+    if not waiting:
+        return done
+    start = time.perf_counter()
+    seen = {label: -1 for label in waiting}
+    callbacks = {label: on_step(label) for label in waiting}
+    for label in waiting:
+        if on_start is not None:
+            on_start(label)
+    try:
+        while waiting:
+            for label, entry in list(waiting.items()):
+                finished = entry.finished.is_set()
+                if entry.step != seen[label] and callbacks[label] is not None and entry.total:
+                    seen[label] = entry.step
+                    callbacks[label](entry.step, entry.total, entry.history)
+                if finished:
+                    del waiting[label]
+                    if entry.run is not None:
+                        done[label] = entry.run
+                        if on_done is not None:
+                            on_done(label, entry.run, time.perf_counter() - start)
+            if waiting:
+                time.sleep(POLL_SECONDS)
+    except KeyboardInterrupt:
+        stop_ahead()
+        raise
+    return done
+
+
 # ----------------------------------------------------------------------------------------------- the kernel's side
 def _train_in_workers(
-    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int
+    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int, nice: int = 0, stop=None
 ) -> tuple[dict[str, Any], list[str]]:
     """Train `jobs` on `n_workers` spawned processes (see `train_all`): label -> run, and the labels no worker took
-    because every worker stopped first (e.g. a script whose top level a spawned process cannot run again)."""
+    because every worker stopped first (e.g. a script whose top level a spawned process cannot run again). nice: how
+    much lower the workers' priority is; stop: a threading.Event that, once set, stops them all (runs started ahead)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
@@ -154,11 +298,11 @@ def _train_in_workers(
     try:
         with _workers_start_quietly():
             for _ in range(n_workers):
-                process = context.Process(target=_worker, args=(tasks, events, config.TRAIN_THREADS), daemon=True)
+                process = context.Process(target=_worker, args=(tasks, events, config.TRAIN_THREADS, nice), daemon=True)
                 process.start()
                 processes.append(process)
-        _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results, untaken)
-        for process in processes:
+        _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results, untaken, stop)
+        for process in processes if stop is None or not stop.is_set() else ():  # stopped: `_stop` ends them now
             process.join(STOP_SECONDS)
     finally:
         _stop(processes)
@@ -190,15 +334,15 @@ def _workers_start_quietly():
             os.environ["OMP_WAIT_POLICY"] = before
 
 
-def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results: dict, untaken: list) -> None:
+def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results: dict, untaken: list, stop=None):
     """Read the workers' events until every job has finished, failed, or is left untaken (a worker that dies fails
-    its run)."""
+    its run), or until `stop` is set."""
     histories: dict[str, Any] = {}
     running: dict[int, tuple[str, float]] = {}  # worker pid -> (label, start)
     finished: set[str] = set()
     quiet = 0  # polls in a row that found the queue empty
     callbacks = {label: on_step(label) for label in jobs}
-    while len(finished) < len(jobs):
+    while len(finished) < len(jobs) and not (stop is not None and stop.is_set()):
         try:
             kind, label, *rest = events.get(timeout=POLL_SECONDS)
         except queue.Empty:
@@ -267,10 +411,12 @@ def _stop(processes) -> None:
 
 
 # ----------------------------------------------------------------------------------------------- the worker's side
-def _worker(tasks, events, threads: int) -> None:
+def _worker(tasks, events, threads: int, nice: int = 0) -> None:
     """A worker process: take jobs until told to stop, stream each run's history rows, send back the run (pickled) or
-    the one line of its error."""
+    the one line of its error. nice > 0: at that much lower a priority (where the system has one)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the kernel decides to stop
+    if nice and hasattr(os, "nice"):
+        os.nice(nice)
     signal.signal(signal.SIGTERM, _exit_on_term)  # ... and then `finally` blocks run (a half-written file is removed)
     config.TRAIN_THREADS = threads  # the kernel's, even if it was changed there after import
     pid = os.getpid()
