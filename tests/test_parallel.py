@@ -173,3 +173,22 @@ def test_interrupting_the_wait_for_a_run_started_ahead_stops_it(own_cache):
         parallel.train_all({"long": functools.partial(tiny_run, 0, 500)}, on_step=interrupt)
     assert multiprocessing.active_children() == []
     assert sorted(own_cache.iterdir()) == []
+
+
+def test_a_cell_trains_its_own_runs_first_then_waits_for_the_runs_started_ahead(monkeypatch):
+    parallel.start_ahead({"ahead": functools.partial(tiny_run, 10, 4)})
+    order = []
+    runs = parallel.train_all(
+        {"ahead": functools.partial(tiny_run, 10, 4), "its own": functools.partial(tiny_run, 11, 2)},
+        on_start=order.append,
+    )
+    assert order == ["its own", "ahead"] and list(runs) == ["ahead", "its own"]  # the jobs' order, as always
+    assert len(runs["ahead"].history) == 4 and len(runs["its own"].history) == 2
+
+
+def test_a_run_that_failed_ahead_is_trained_by_the_cell_and_named_in_one_line(capsys):
+    assert parallel.start_ahead({"broken": fails_after_training}) == ["broken"]
+    runs = parallel.train_all({"broken": fails_after_training, "good": functools.partial(tiny_run, 12, 2)})
+    assert list(runs) == ["good"]
+    lines = [line for line in capsys.readouterr().out.splitlines() if "broken" in line]
+    assert lines == ["broken: failed: ValueError: the run's own bug"]  # once: from the cell, not from the background

@@ -80,11 +80,21 @@ def train_all(
         label -> run, in the order of `jobs`, without the runs that failed.
     """
     on_step = on_step or (lambda label: None)
-    done: dict[str, Any] = _wait_for_ahead(jobs, on_step, on_start, on_done)
+    ahead = _started_ahead(jobs)  # trained ahead: waited for after this cell's own runs, which they yield to
+    done = _obtain(
+        {label: job for label, job in jobs.items() if label not in ahead}, on_step, on_start, on_done, on_fail, workers
+    )
+    done.update(_wait_for_ahead(ahead, on_step, on_start, on_done))
+    failed_ahead = {label: jobs[label] for label in ahead if label not in done}  # trained here: its error in one line
+    done.update(_obtain(failed_ahead, on_step, on_start, on_done, on_fail, workers))
+    return {label: done[label] for label in jobs if label in done}
+
+
+def _obtain(jobs: dict[str, Job], on_step, on_start, on_done, on_fail, workers) -> dict[str, Any]:
+    """`train_all` without runs started ahead: load what the cache holds, train the rest side by side."""
+    done: dict[str, Any] = {}
     to_train, here = [], []
     for label, job in jobs.items():
-        if label in done:
-            continue
         start = time.perf_counter()
         try:
             with config.loading_only():
@@ -110,7 +120,7 @@ def train_all(
             here = untaken + here
     for label in here:
         _train_here(label, jobs[label], on_step, on_start, on_done, on_fail, done)
-    return {label: done[label] for label in jobs if label in done}
+    return done
 
 
 def picklable(job: Job) -> bool:
@@ -150,6 +160,7 @@ class _Ahead:
     """One run started ahead: what the watching thread has heard of it."""
 
     label: str
+    started: float = field(default_factory=time.perf_counter)  # when start_ahead started it
     finished: threading.Event = field(default_factory=threading.Event)
     step: int = 0
     total: int = 0
@@ -235,22 +246,27 @@ def stop_ahead(timeout: float = 2 * STOP_SECONDS + 5) -> None:
             del _AHEAD[key]
 
 
-def _wait_for_ahead(jobs: dict[str, Job], on_step, on_start, on_done) -> dict[str, Any]:
-    """label -> run, for the jobs started ahead that finish; waits for them, passing on their progress. A run that
-    failed ahead is left to train here (its error then shows in one line). An interrupt stops every run started
-    ahead."""
-    waiting = {}
+def _started_ahead(jobs: dict[str, Job]) -> dict[str, _Ahead]:
+    """label -> its run started ahead, for the jobs `start_ahead` started and that have not failed."""
+    found = {}
     for label, job in jobs.items():
         try:
             entry = _AHEAD.get(pickle.dumps(job))
-        except Exception:
-            entry = None
+        except Exception:  # a job that cannot be pickled was never started ahead
+            continue
         if entry is not None and not entry.error:
-            waiting[label] = entry
+            found[label] = entry
+    return found
+
+
+def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> dict[str, Any]:
+    """label -> run, for the runs started ahead that finish; waits for them, passing on their progress. A run that
+    failed ahead is left out (train_all trains it, and its error shows in one line). An interrupt stops every run
+    started ahead."""
+    waiting = dict(waiting)
     done: dict[str, Any] = {}
     if not waiting:
         return done
-    start = time.perf_counter()
     seen = {label: -1 for label in waiting}
     callbacks = {label: on_step(label) for label in waiting}
     for label in waiting:
@@ -268,7 +284,7 @@ def _wait_for_ahead(jobs: dict[str, Job], on_step, on_start, on_done) -> dict[st
                     if entry.run is not None:
                         done[label] = entry.run
                         if on_done is not None:
-                            on_done(label, entry.run, time.perf_counter() - start)
+                            on_done(label, entry.run, time.perf_counter() - entry.started)  # since started ahead
             if waiting:
                 time.sleep(POLL_SECONDS)
     except KeyboardInterrupt:

@@ -960,14 +960,31 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
     fail). `titles` (label -> text) names the runs on their lines where a label is not what the learner reads."""
     from rlvr.parallel import train_all
 
-    if runner is None:
-        from rlvr.train import run as runner
     progress = RunProgress(configs, titles=titles)
     progress.show(force=True)
-    jobs = {label: functools.partial(runner, cfg, progress=False) for label, cfg in configs.items()}
     return train_all(
-        jobs, on_step=progress.callback, on_start=progress.start, on_done=progress.finish, on_fail=progress.fail
+        run_jobs(configs, runner),
+        on_step=progress.callback,
+        on_start=progress.start,
+        on_done=progress.finish,
+        on_fail=progress.fail,
     )
+
+
+def start_runs(configs: dict, runner=None) -> list[str]:
+    """Start training, in the background at the lowest priority, the runs of `configs` (as `train_runs` takes them)
+    that the cache does not hold; the `train_runs` cell that reads one later waits for what is left of it. Prints
+    nothing; returns the labels started (`rlvr.parallel.start_ahead`)."""
+    from rlvr.parallel import start_ahead
+
+    return start_ahead(run_jobs(configs, runner))
+
+
+def run_jobs(configs: dict, runner=None) -> dict:
+    """label -> the job that obtains the run: `runner(item, on_step=..., progress=False)` (default `rlvr.train.run`)."""
+    if runner is None:
+        from rlvr.train import run as runner
+    return {label: functools.partial(runner, cfg, progress=False) for label, cfg in configs.items()}
 
 
 class LivePlot:

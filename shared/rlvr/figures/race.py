@@ -365,3 +365,9 @@ def epsilon_panel(default_result: RunResult | None = None, steps: int | None = N
 def train_runs(configs: dict) -> dict:
     """The race's runs (label -> RLConfig), trained or loaded with their diagnostics, one line per run as they go."""
     return widgets.train_runs(configs, race_run)
+
+
+def start_runs(configs: dict) -> list[str]:
+    """Start the race's runs (label -> RLConfig) that the cache does not hold in the background, at the lowest
+    priority; `train_runs` of the same runs waits for them."""
+    return widgets.start_runs(configs, race_run)
