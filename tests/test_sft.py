@@ -101,6 +101,15 @@ def test_the_default_warm_up_is_shipped_and_loads_with_an_empty_cache(monkeypatc
     assert not warm_up(0.3, 0, cfg=SHORT).from_cache  # other configs still train
 
 
+@pytest.mark.parametrize("cfg", SHIPPED_WARM_UPS, ids=lambda cfg: f"teacher_error_{cfg.teacher_error_rate:g}")
+def test_every_shipped_warm_up_loads_with_an_empty_cache_without_training(cfg, monkeypatch, tmp_path):
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(rlvr.sft, "train_sft", lambda *a, **k: pytest.fail("a shipped warm-up was retrained"))
+    warm = warm_up(cfg.teacher_error_rate, cfg.seed, cfg=cfg)
+    assert warm.shipped and len(warm.losses) == cfg.steps and warm.config == cfg
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_corrupted_shipped_warm_up_is_reported_and_retrained(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "SHIPPED_DIR", tmp_path / "shipped")

@@ -193,7 +193,10 @@ def where_from(warm: WarmUp) -> str:
     return _("trained in {seconds} s").format(seconds=f"{warm.seconds:.0f}")
 
 
-SHIPPED_WARM_UPS = (SFTConfig(),)  # in the package (rlvr/weights): what every notebook and `reproduce` start from
+SHIPPED_WARM_UPS = (  # in the package (rlvr/weights), so a first run does not train them
+    SFTConfig(),  # what every notebook and `reproduce` start from
+    SFTConfig(teacher_error_rate=0.0),  # the perfect teacher's (notebook 03's Exercise 7(a), the teacher panels)
+)
 
 
 def write_shipped_warm_ups(folder: Path = SHIPPED_DIR) -> list[Path]:
