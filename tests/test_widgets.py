@@ -708,3 +708,20 @@ def test_run_progress_names_a_run_by_its_title_where_one_is_given(capsys):
     progress.fail("GRPO", "boom")
     assert "lr too high: training" in capsys.readouterr().out
     assert progress.text().splitlines() == ["lr too high: training", "GRPO: failed: boom"]
+
+
+def test_run_progress_says_a_run_started_ahead_trained_in_the_background_and_how_long_the_cell_waited():
+    """A run the setup cell started: its line says it trained in the background and how long this cell waited for it,
+    never 'trained now in' the seconds of a wait (a reader took those for the run's own time)."""
+    from types import SimpleNamespace
+
+    from rlvr.widgets import RunProgress
+
+    progress = RunProgress(["GRPO-8", "PPO-8"], ahead={"GRPO-8"})
+    run = SimpleNamespace(history=[{}] * 200, from_cache=False, timing={})
+    progress.finish("GRPO-8", run, 38.0)
+    progress.finish("PPO-8", run, 78.0)
+    assert progress.text().splitlines() == [
+        "GRPO-8: 200 steps, trained in the background; this cell waited 38 s",
+        "PPO-8: 200 steps, trained now in 78 s",
+    ]

@@ -160,7 +160,6 @@ class _Ahead:
     """One run started ahead: what the watching thread has heard of it."""
 
     label: str
-    started: float = field(default_factory=time.perf_counter)  # when start_ahead started it
     finished: threading.Event = field(default_factory=threading.Event)
     step: int = 0
     total: int = 0
@@ -259,6 +258,11 @@ def _started_ahead(jobs: dict[str, Job]) -> dict[str, _Ahead]:
     return found
 
 
+def started_ahead(jobs: dict[str, Job]) -> set[str]:
+    """The labels of `jobs` whose runs `start_ahead` started and that have not failed (a cell then only waits)."""
+    return set(_started_ahead(jobs))
+
+
 def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> dict[str, Any]:
     """label -> run, for the runs started ahead that finish; waits for them, passing on their progress. A run that
     failed ahead is left out (train_all trains it, and its error shows in one line). An interrupt stops every run
@@ -267,6 +271,7 @@ def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> d
     done: dict[str, Any] = {}
     if not waiting:
         return done
+    start = time.perf_counter()
     seen = {label: -1 for label in waiting}
     callbacks = {label: on_step(label) for label in waiting}
     for label in waiting:
@@ -284,7 +289,7 @@ def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> d
                     if entry.run is not None:
                         done[label] = entry.run
                         if on_done is not None:
-                            on_done(label, entry.run, time.perf_counter() - entry.started)  # since started ahead
+                            on_done(label, entry.run, time.perf_counter() - start)  # how long this call waited
             if waiting:
                 time.sleep(POLL_SECONDS)
     except KeyboardInterrupt:

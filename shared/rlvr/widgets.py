@@ -875,8 +875,9 @@ class RunProgress:
     output updated in place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere a run
     prints its line when it starts training, when it fails and when it is done."""
 
-    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None):
+    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None, ahead=()):
         self.titles = dict(titles or {})  # label -> what the line calls the run (default: the label)
+        self.ahead = set(ahead)  # the runs a setup cell started in the background: this cell only waits for them
         self.lines = {label: _("{label}: waiting").format(label=self.title(label)) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
@@ -940,6 +941,13 @@ class RunProgress:
                 steps,
             )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(took)))
+        elif label in self.ahead:  # `seconds`: how long this cell waited for it
+            line = ngettext(
+                "{label}: {steps} step, trained in the background; this cell waited {time}",
+                "{label}: {steps} steps, trained in the background; this cell waited {time}",
+                steps,
+            )
+            self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
         else:
             line = ngettext(
                 "{label}: {steps} step, trained now in {time}", "{label}: {steps} steps, trained now in {time}", steps
@@ -958,12 +966,13 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
     one per core (`rlvr.parallel.train_all`), one progress line each (RunProgress). Interrupting the cell stops them
     all; a run that fails says so on its line and the others finish. Returns label -> result (the runs that did not
     fail). `titles` (label -> text) names the runs on their lines where a label is not what the learner reads."""
-    from rlvr.parallel import train_all
+    from rlvr.parallel import started_ahead, train_all
 
-    progress = RunProgress(configs, titles=titles)
+    jobs = run_jobs(configs, runner)
+    progress = RunProgress(configs, titles=titles, ahead=started_ahead(jobs))
     progress.show(force=True)
     return train_all(
-        run_jobs(configs, runner),
+        jobs,
         on_step=progress.callback,
         on_start=progress.start,
         on_done=progress.finish,
@@ -971,13 +980,13 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
     )
 
 
-def start_runs(configs: dict, runner=None) -> list[str]:
+def start_runs(configs: dict, runner=None) -> None:
     """Start training, in the background at the lowest priority, the runs of `configs` (as `train_runs` takes them)
     that the cache does not hold; the `train_runs` cell that reads one later waits for what is left of it. Prints
-    nothing; returns the labels started (`rlvr.parallel.start_ahead`)."""
+    nothing (`rlvr.parallel.start_ahead`)."""
     from rlvr.parallel import start_ahead
 
-    return start_ahead(run_jobs(configs, runner))
+    start_ahead(run_jobs(configs, runner))
 
 
 def run_jobs(configs: dict, runner=None) -> dict:

@@ -367,7 +367,7 @@ def train_runs(configs: dict) -> dict:
     return widgets.train_runs(configs, race_run)
 
 
-def start_runs(configs: dict) -> list[str]:
+def start_runs(configs: dict) -> None:
     """Start the race's runs (label -> RLConfig) that the cache does not hold in the background, at the lowest
     priority; `train_runs` of the same runs waits for them."""
-    return widgets.start_runs(configs, race_run)
+    widgets.start_runs(configs, race_run)
