@@ -5,6 +5,7 @@ named in one line and the others finish; cached runs load in this process withou
 import functools
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
 import time
@@ -145,6 +146,17 @@ def test_runs_started_ahead_run_at_a_lower_priority_and_the_cache_answers_withou
     assert runs["priority"] == min(os.nice(0) + 3, 19) > os.nice(0)  # lower than this process's
     tiny_run(9, 2)  # now in the cache
     assert parallel.start_ahead({"cached": functools.partial(tiny_run, 9, 2)}) == []
+
+
+def test_a_run_the_cache_held_when_started_ahead_is_loaded_once_and_never_starts():
+    tiny_run(9, 2)  # in the cache
+    job = functools.partial(tiny_run, 9, 2)
+    assert parallel.start_ahead({"cached": job}) == []  # nothing to train
+    loaded = parallel._AHEAD[pickle.dumps(job)].run
+    started = []
+    runs = parallel.train_all({"read later": job}, on_start=started.append)
+    assert runs["read later"] is loaded and loaded.from_cache and started == []  # taken, not loaded again
+    assert multiprocessing.active_children() == []
 
 
 def test_stopping_runs_started_ahead_leaves_no_process_no_temporary_file_and_no_entry(own_cache):

@@ -176,27 +176,32 @@ _AHEAD_LOCK = threading.Lock()
 def start_ahead(jobs: dict[str, Job], workers: int | None = None) -> list[str]:
     """Start training, at the lowest priority, every job whose run the cache does not hold (worker processes, one per
     core, watched by a thread of this process; nothing is printed). Returns the labels started. A later `train_all`
-    of the same job (the same pickled job, whatever its label) waits for it instead of training it again."""
-    to_train = {}
+    of the same job (the same pickled job, whatever its label) waits for it instead of training it again, and takes a
+    run the cache held from here (loading it, with whatever the job computes on it, happens once)."""
+    to_train, keys = {}, {}
     for label, job in jobs.items():
         key = pickle.dumps(job)
         if key in _AHEAD and not _AHEAD[key].error:
             continue  # started before (this cell ran twice)
         try:
             with config.loading_only():
-                job(on_step=None)
-            continue  # in the cache
+                loaded = job(on_step=None)
         except config.TrainingRefused:
-            to_train[label] = job
+            to_train[label], keys[label] = job, key
+            continue
         except Exception:
             continue  # broken before training: the cell that needs it says how, in one line
+        entry = _Ahead(label, run=loaded)
+        entry.finished.set()
+        with _AHEAD_LOCK:
+            _AHEAD[key] = entry
     if not to_train:
         return []
     entries = {label: _Ahead(label) for label in to_train}
     with _AHEAD_LOCK:
         _AHEAD_STOP.clear()
-        for label, job in to_train.items():
-            _AHEAD[pickle.dumps(job)] = entries[label]
+        for label in to_train:
+            _AHEAD[keys[label]] = entries[label]
     n_workers = min(len(to_train), workers or cores())
     thread = threading.Thread(target=_watch_ahead, args=(to_train, entries, n_workers), daemon=True, name="rlvr-ahead")
     thread.start()
@@ -274,8 +279,8 @@ def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> d
     start = time.perf_counter()
     seen = {label: -1 for label in waiting}
     callbacks = {label: on_step(label) for label in waiting}
-    for label in waiting:
-        if on_start is not None:
+    for label, entry in waiting.items():
+        if on_start is not None and not entry.finished.is_set():  # a run loaded ahead never starts training
             on_start(label)
     try:
         while waiting:
