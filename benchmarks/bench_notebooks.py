@@ -41,6 +41,16 @@ def first_line(source: str) -> str:
     return line if len(line) <= 90 else line[:87] + "..."
 
 
+def idle_core_seconds() -> float | None:
+    """Seconds the machine's cores have spent idle since boot (Linux /proc/stat; None elsewhere): the difference over a
+    notebook says how much of the machine its cells left unused."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return None
+    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")  # idle + iowait
+
+
 def notebook_paths(lang: str, wanted: list[str] | None) -> list[Path]:
     """The solution notebooks of one edition, in the learner's order (optionally only those whose name starts so)."""
     folder = ROOT / "solutions" if lang == "en" else ROOT / "solutions" / lang
@@ -79,14 +89,17 @@ def main() -> None:
 
     print(f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}; cache {cache}")
     totals, longest = {}, (0.0, "")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     for path in paths:
-        start = time.perf_counter()
+        start, idle_before = time.perf_counter(), idle_core_seconds()
         nb = execute_notebook(path, fast=False, strict=False, timeout=args.timeout)
         wall = time.perf_counter() - start
+        idle = None if idle_before is None else idle_core_seconds() - idle_before
         cells = [(cell_seconds(c), c) for c in nb.cells if c.cell_type == "code"]
         computing = sum(s for s, _ in cells if s is not None)
         totals[path.stem] = (computing, wall)
-        print(f"\n{path.stem}: {computing:.0f} s in cells ({wall:.0f} s with the kernel's start and stop)")
+        unused = "" if idle is None else f"; the cores idle {idle:.0f} core-s of its {wall * cores:.0f}"
+        print(f"\n{path.stem}: {computing:.0f} s in cells ({wall:.0f} s with the kernel's start and stop{unused})")
         for index, cell in enumerate(nb.cells):
             seconds = cell_seconds(cell) if cell.cell_type == "code" else None
             if seconds is not None and seconds > args.over:

@@ -46,3 +46,11 @@ def niceness(on_step=None):
     `loading_only`, as training does)."""
     with training_threads():
         return os.nice(0) if hasattr(os, "nice") else 0
+
+
+def clock(seconds: float, name: str, on_step=None) -> tuple[float, float]:
+    """When it started and when it finished, sleeping `seconds` between (a job: it refuses inside `loading_only`)."""
+    with training_threads():
+        start = time.time()
+        time.sleep(seconds)
+        return start, time.time()

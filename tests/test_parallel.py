@@ -17,7 +17,7 @@ from rlvr import cache, parallel
 from rlvr.config import torch_threads
 from rlvr.train import train_rl
 
-from parallel_jobs import dies_at_once, fails_after_training, niceness, stubborn, tiny_config, tiny_run
+from parallel_jobs import clock, dies_at_once, fails_after_training, niceness, stubborn, tiny_config, tiny_run
 
 pytestmark = pytest.mark.slow  # each test starts worker processes (a few seconds each to import torch)
 
@@ -37,6 +37,7 @@ def no_run_left_ahead(monkeypatch):
     yield
     parallel.stop_ahead()
     parallel._AHEAD.clear()
+    assert parallel._AHEAD_POOL["thread"] is None and parallel._AHEAD_QUEUE == []
 
 
 def same_numbers(a, b) -> bool:
@@ -117,6 +118,14 @@ def _wait_until_training(label: str, seconds: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+def _wait_until_taken(jobs: dict, seconds: float = 60.0) -> None:
+    """Wait until a worker has taken every run started ahead of `jobs` (a cell then waits for them, not trains them)."""
+    deadline = time.monotonic() + seconds
+    while parallel.started_ahead(jobs) != set(jobs):
+        assert time.monotonic() < deadline, f"{sorted(jobs)} never taken"
+        time.sleep(0.05)
+
+
 def test_a_run_started_ahead_is_waited_for_not_trained_again_and_gives_the_numbers_it_gives_alone(monkeypatch):
     with torch_threads(2):
         alone = train_rl(tiny_config(seed=8, steps=6), progress=False)
@@ -142,6 +151,7 @@ def test_a_run_started_ahead_is_waited_for_not_trained_again_and_gives_the_numbe
 def test_runs_started_ahead_run_at_a_lower_priority_and_the_cache_answers_without_a_worker(monkeypatch):
     monkeypatch.setattr(parallel, "AHEAD_NICE", 3)  # notebooks use 19, the lowest (see the fixture)
     assert parallel.start_ahead({"priority": niceness}) == ["priority"]
+    _wait_until_taken({"priority": niceness})
     runs = parallel.train_all({"priority": niceness})
     assert runs["priority"] == min(os.nice(0) + 3, 19) > os.nice(0)  # lower than this process's
     tiny_run(9, 2)  # now in the cache
@@ -189,6 +199,7 @@ def test_interrupting_the_wait_for_a_run_started_ahead_stops_it(own_cache):
 
 def test_a_cell_trains_its_own_runs_first_then_waits_for_the_runs_started_ahead(monkeypatch):
     parallel.start_ahead({"ahead": functools.partial(tiny_run, 10, 4)})
+    _wait_until_taken({"ahead": functools.partial(tiny_run, 10, 4)})
     order = []
     runs = parallel.train_all(
         {"ahead": functools.partial(tiny_run, 10, 4), "its own": functools.partial(tiny_run, 11, 2)},
@@ -200,7 +211,54 @@ def test_a_cell_trains_its_own_runs_first_then_waits_for_the_runs_started_ahead(
 
 def test_a_run_that_failed_ahead_is_trained_by_the_cell_and_named_in_one_line(capsys):
     assert parallel.start_ahead({"broken": fails_after_training}) == ["broken"]
+    _wait_until_taken({"broken": fails_after_training})
     runs = parallel.train_all({"broken": fails_after_training, "good": functools.partial(tiny_run, 12, 2)})
     assert list(runs) == ["good"]
     lines = [line for line in capsys.readouterr().out.splitlines() if "broken" in line]
     assert lines == ["broken: failed: ValueError: the run's own bug"]  # once: from the cell, not from the background
+
+
+def watching_threads() -> int:
+    """How many threads watch runs started ahead."""
+    return sum(thread.name == "rlvr-ahead" for thread in threading.enumerate())
+
+
+def test_runs_started_by_two_calls_share_one_queue_first_started_first():
+    first, second = functools.partial(clock, 2.0, "a"), functools.partial(clock, 0.1, "b")
+    assert parallel.start_ahead({"first": first}, workers=1) == ["first"]
+    assert parallel.start_ahead({"second": second}) == ["second"]
+    assert watching_threads() == 1  # one queue, one thread, the first call's one worker
+    entries = [parallel._AHEAD[pickle.dumps(job)] for job in (first, second)]
+    assert all(entry.finished.wait(60) for entry in entries)
+    assert entries[0].run[1] <= entries[1].run[0]  # the second started once the first had finished
+    runs = parallel.train_all({"second": second, "first": first})
+    assert runs == {"second": entries[1].run, "first": entries[0].run}
+    deadline = time.monotonic() + 10
+    while watching_threads() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert watching_threads() == 0 and parallel._AHEAD_POOL["thread"] is None  # the queue is empty: its thread is gone
+    third = functools.partial(clock, 0.1, "c")
+    assert parallel.start_ahead({"third": third}) == ["third"]  # ... and a new one starts
+    _wait_until_taken({"third": third})
+    assert list(parallel.train_all({"third": third})) == ["third"]
+
+
+def test_a_run_started_ahead_later_takes_a_core_the_earlier_ones_leave_idle():
+    assert parallel.start_ahead({"long": functools.partial(clock, 4.0, "a")}, workers=2) == ["long"]
+    time.sleep(1.0)  # the long run is training on one worker
+    assert parallel.start_ahead({"short": functools.partial(clock, 0.1, "b")}) == ["short"]
+    _wait_until_taken({"short": functools.partial(clock, 0.1, "b")})
+    runs = parallel.train_all({"short": functools.partial(clock, 0.1, "b"), "long": functools.partial(clock, 4.0, "a")})
+    assert runs["short"][1] < runs["long"][1]  # a second worker took it beside the long run
+    assert multiprocessing.active_children() == [] or watching_threads() <= 1
+
+
+def test_a_run_still_queued_ahead_is_trained_by_the_cell_that_needs_it_not_waited_for():
+    first, queued = functools.partial(clock, 3.0, "a"), functools.partial(clock, 0.1, "b")
+    assert parallel.start_ahead({"first": first, "queued": queued}, workers=1) == ["first", "queued"]
+    time.sleep(1.0)  # the one worker has taken the first run; the second waits in the queue
+    assert parallel.started_ahead({"queued": queued, "first": first}) == {"first"}
+    started = []
+    runs = parallel.train_all({"queued": queued}, on_start=started.append)
+    first_run = parallel.train_all({"first": first})["first"]
+    assert started == ["queued"] and runs["queued"][1] < first_run[1]  # trained by the cell while the first trained

@@ -725,3 +725,27 @@ def test_run_progress_says_a_run_started_ahead_trained_in_the_background_and_how
         "GRPO-8: 200 steps, trained in the background; this cell waited 38 s",
         "PPO-8: 200 steps, trained now in 78 s",
     ]
+
+
+def test_runs_started_ahead_go_longest_first_and_ties_keep_their_order():
+    from rlvr.train import RLConfig
+    from rlvr.widgets import longest_first
+
+    configs = {
+        "small": RLConfig(group_size=2),
+        "default": RLConfig(),
+        "same as default": RLConfig(seed=1),
+        "with a KL term": RLConfig(beta=0.04),
+        "large group": RLConfig(group_size=32),
+        "PPO": RLConfig(algo="ppo", epochs_per_batch=8),
+    }
+    assert list(longest_first(configs)) == [
+        "PPO",
+        "large group",
+        "with a KL term",
+        "default",
+        "same as default",
+        "small",
+    ]
+    names = {"b": "healthy", "a": "lr_too_high"}  # not RLConfigs (the gallery's names): their order stays
+    assert list(longest_first(names)) == ["b", "a"]

@@ -26,6 +26,7 @@ wait stops every run started ahead (`stop_ahead`), as an interrupt stops a cell'
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import pickle
 import queue
@@ -80,6 +81,7 @@ def train_all(
         label -> run, in the order of `jobs`, without the runs that failed.
     """
     on_step = on_step or (lambda label: None)
+    _reclaim(jobs)  # queued ahead but not taken by a worker: trained here, now
     ahead = _started_ahead(jobs)  # trained ahead: waited for after this cell's own runs, which they yield to
     done = _obtain(
         {label: job for label, job in jobs.items() if label not in ahead}, on_step, on_start, on_done, on_fail, workers
@@ -171,14 +173,17 @@ class _Ahead:
 _AHEAD: dict[bytes, _Ahead] = {}  # pickled job -> its run started ahead (this process's, until it is collected)
 _AHEAD_STOP = threading.Event()  # set: every run started ahead stops
 _AHEAD_LOCK = threading.Lock()
+_AHEAD_QUEUE: list[tuple[bytes, Job, _Ahead]] = []  # started ahead, not yet given to a worker (first in, first out)
+_AHEAD_POOL: dict[str, threading.Thread | None] = {"thread": None}  # the watching thread taking from the queue
 
 
 def start_ahead(jobs: dict[str, Job], workers: int | None = None) -> list[str]:
     """Start training, at the lowest priority, every job whose run the cache does not hold (worker processes, one per
-    core, watched by a thread of this process; nothing is printed). Returns the labels started. A later `train_all`
-    of the same job (the same pickled job, whatever its label) waits for it instead of training it again, and takes a
-    run the cache held from here (loading it, with whatever the job computes on it, happens once)."""
-    to_train, keys = {}, {}
+    core, watched by a thread of this process; nothing is printed). Returns the labels started. Runs started by
+    several calls share one queue and its workers, first started first. A later `train_all` of the same job (the same
+    pickled job, whatever its label) waits for it instead of training it again, and takes a run the cache held from
+    here (loading it, with whatever the job computes on it, happens once)."""
+    to_train = {}
     for label, job in jobs.items():
         key = pickle.dumps(job)
         if key in _AHEAD and not _AHEAD[key].error:
@@ -187,7 +192,7 @@ def start_ahead(jobs: dict[str, Job], workers: int | None = None) -> list[str]:
             with config.loading_only():
                 loaded = job(on_step=None)
         except config.TrainingRefused:
-            to_train[label], keys[label] = job, key
+            to_train[label] = (key, job)
             continue
         except Exception:
             continue  # broken before training: the cell that needs it says how, in one line
@@ -197,19 +202,57 @@ def start_ahead(jobs: dict[str, Job], workers: int | None = None) -> list[str]:
             _AHEAD[key] = entry
     if not to_train:
         return []
-    entries = {label: _Ahead(label) for label in to_train}
     with _AHEAD_LOCK:
-        _AHEAD_STOP.clear()
-        for label in to_train:
-            _AHEAD[keys[label]] = entries[label]
-    n_workers = min(len(to_train), workers or cores())
-    thread = threading.Thread(target=_watch_ahead, args=(to_train, entries, n_workers), daemon=True, name="rlvr-ahead")
-    thread.start()
+        for label, (key, job) in to_train.items():
+            entry = _Ahead(label)
+            _AHEAD[key] = entry
+            _AHEAD_QUEUE.append((key, job, entry))
+        if _AHEAD_POOL["thread"] is None:  # no watching thread takes from the queue: start one
+            _AHEAD_STOP.clear()
+            thread = threading.Thread(target=_watch_ahead, args=(workers or cores(),), daemon=True, name="rlvr-ahead")
+            _AHEAD_POOL["thread"] = thread
+            thread.start()
     return list(to_train)
 
 
-def _watch_ahead(jobs: dict[str, Job], entries: dict[str, _Ahead], n_workers: int) -> None:
-    """The watching thread: train `jobs` in low-priority workers and record what happens to each."""
+def _take_ahead(last: bool, room: int) -> list[tuple[bytes, Job, _Ahead]]:
+    """Up to `room` runs from the front of the queue of runs started ahead (a worker is free for each); when the queue
+    is empty and `last` (every run taken has finished), the watching thread closes (the next `start_ahead` starts
+    another)."""
+    with _AHEAD_LOCK:
+        taken = _AHEAD_QUEUE[: max(0, room)]
+        del _AHEAD_QUEUE[: len(taken)]
+        if not _AHEAD_QUEUE and last:
+            _AHEAD_POOL["thread"] = None
+        return taken
+
+
+def _reclaim(jobs: dict[str, Job]) -> None:
+    """Take back from the queue of runs started ahead the runs of `jobs` that no worker has taken yet: the cell that
+    needs one now trains it itself, at its own priority, rather than wait behind the runs queued before it."""
+    keys = set()
+    for job in jobs.values():
+        with contextlib.suppress(Exception):
+            keys.add(pickle.dumps(job))
+    with _AHEAD_LOCK:
+        for item in [item for item in _AHEAD_QUEUE if item[0] in keys]:
+            _AHEAD_QUEUE.remove(item)
+            _AHEAD.pop(item[0], None)
+
+
+def _watch_ahead(max_workers: int) -> None:
+    """The watching thread: train what the queue of runs started ahead holds, and what is added to it while it
+    trains, in low-priority workers, and record what happens to each run."""
+    entries: dict[str, _Ahead] = {}  # worker label -> its entry
+    numbers = itertools.count()
+
+    def more(last: bool, room: int) -> dict[str, Job]:
+        added = {}
+        for _key, job, entry in _take_ahead(last, room):
+            label = f"{next(numbers)} {entry.label}"  # labels may repeat across calls (and a failed job may return)
+            entries[label] = entry
+            added[label] = job
+        return added
 
     def on_step(label):
         def record(step, total, history=None):
@@ -228,12 +271,18 @@ def _watch_ahead(jobs: dict[str, Job], entries: dict[str, _Ahead], n_workers: in
         entries[label].finished.set()
 
     try:
-        _train_in_workers(jobs, on_step, None, on_done, on_fail, n_workers, nice=AHEAD_NICE, stop=_AHEAD_STOP)
+        _train_in_workers({}, on_step, None, on_done, on_fail, max_workers, AHEAD_NICE, _AHEAD_STOP, more)
     except Exception as error:  # the thread must not die silently with runs marked as running
         for entry in entries.values():
             entry.error = entry.error or one_line(error)
     finally:
-        for entry in entries.values():
+        never_taken = []
+        with _AHEAD_LOCK:
+            if _AHEAD_POOL["thread"] is threading.current_thread():  # stopped (or failed) before the queue emptied
+                _AHEAD_POOL["thread"] = None
+                never_taken = [entry for _key, _job, entry in _AHEAD_QUEUE]
+                _AHEAD_QUEUE.clear()
+        for entry in [*entries.values(), *never_taken]:
             if not entry.finished.is_set():
                 entry.error = entry.error or "stopped before it finished"
                 entry.finished.set()
@@ -264,8 +313,11 @@ def _started_ahead(jobs: dict[str, Job]) -> dict[str, _Ahead]:
 
 
 def started_ahead(jobs: dict[str, Job]) -> set[str]:
-    """The labels of `jobs` whose runs `start_ahead` started and that have not failed (a cell then only waits)."""
-    return set(_started_ahead(jobs))
+    """The labels of `jobs` whose runs `start_ahead` started, that a worker has taken (or the cache held) and that have
+    not failed: a cell only waits for these (`train_all` takes back the others, still queued, and trains them)."""
+    with _AHEAD_LOCK:
+        queued = {id(entry) for _key, _job, entry in _AHEAD_QUEUE}
+    return {label for label, entry in _started_ahead(jobs).items() if id(entry) not in queued}
 
 
 def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> dict[str, Any]:
@@ -305,29 +357,43 @@ def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> d
 
 # ----------------------------------------------------------------------------------------------- the kernel's side
 def _train_in_workers(
-    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int, nice: int = 0, stop=None
+    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int, nice: int = 0, stop=None, more=None
 ) -> tuple[dict[str, Any], list[str]]:
-    """Train `jobs` on `n_workers` spawned processes (see `train_all`): label -> run, and the labels no worker took
-    because every worker stopped first (e.g. a script whose top level a spawned process cannot run again). nice: how
-    much lower the workers' priority is; stop: a threading.Event that, once set, stops them all (runs started ahead)."""
+    """Train `jobs` on up to `n_workers` spawned processes (see `train_all`): label -> run, and the labels no worker
+    took because every worker stopped first (e.g. a script whose top level a spawned process cannot run again). nice:
+    how much lower the workers' priority is; stop: a threading.Event that, once set, stops them all; more(last, room)
+    -> label -> job: at most `room` jobs (the free workers) added while these train, asked at every poll (`last`: every
+    job known so far has finished), for runs started ahead."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     tasks, events = context.Queue(), context.Queue()
-    for item in jobs.items():
-        tasks.put(item)
-    for _ in range(n_workers):
-        tasks.put(None)  # one "no more jobs" per worker
     processes = []
     results: dict[str, Any] = {}
     untaken: list[str] = []
-    try:
+    jobs = dict(jobs)
+
+    def add(new_jobs: dict[str, Job], unfinished: int) -> None:
+        """Queue jobs, and start workers while there are fewer than the unfinished jobs (and than n_workers)."""
+        for item in new_jobs.items():
+            tasks.put(item)
         with _workers_start_quietly():
-            for _ in range(n_workers):
+            while len(processes) < min(unfinished, n_workers):
                 process = context.Process(target=_worker, args=(tasks, events, config.TRAIN_THREADS, nice), daemon=True)
                 process.start()
                 processes.append(process)
-        _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results, untaken, stop)
+
+    try:
+        add(jobs, len(jobs))
+        if more is None:
+            for _ in processes:
+                tasks.put(None)  # one "no more jobs" per worker
+        _gather(
+            jobs, events, processes, on_step, on_start, on_done, on_fail, results, untaken, stop, more, add, n_workers
+        )
+        if more is not None:
+            for _ in processes:
+                tasks.put(None)
         for process in processes if stop is None or not stop.is_set() else ():  # stopped: `_stop` ends them now
             process.join(STOP_SECONDS)
     finally:
@@ -360,15 +426,37 @@ def _workers_start_quietly():
             os.environ["OMP_WAIT_POLICY"] = before
 
 
-def _gather(jobs, events, processes, on_step, on_start, on_done, on_fail, results: dict, untaken: list, stop=None):
+def _gather(
+    jobs,
+    events,
+    processes,
+    on_step,
+    on_start,
+    on_done,
+    on_fail,
+    results: dict,
+    untaken: list,
+    stop=None,
+    more=None,
+    add=None,
+    n_workers: int = 0,
+):
     """Read the workers' events until every job has finished, failed, or is left untaken (a worker that dies fails
-    its run), or until `stop` is set."""
+    its run), or until `stop` is set. more/add: jobs added meanwhile, and how to queue them (`_train_in_workers`)."""
     histories: dict[str, Any] = {}
     running: dict[int, tuple[str, float]] = {}  # worker pid -> (label, start)
     finished: set[str] = set()
     quiet = 0  # polls in a row that found the queue empty
     callbacks = {label: on_step(label) for label in jobs}
-    while len(finished) < len(jobs) and not (stop is not None and stop.is_set()):
+    while not (stop is not None and stop.is_set()):
+        if more is not None:
+            added = more(len(finished) >= len(jobs), n_workers - (len(jobs) - len(finished)))
+            jobs.update(added)
+            callbacks.update({label: on_step(label) for label in added})
+            if added:
+                add(added, len(jobs) - len(finished))
+        if len(finished) >= len(jobs):
+            break
         try:
             kind, label, *rest = events.get(timeout=POLL_SECONDS)
         except queue.Empty:

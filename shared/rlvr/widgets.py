@@ -982,11 +982,28 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
 
 def start_runs(configs: dict, runner=None) -> None:
     """Start training, in the background at the lowest priority, the runs of `configs` (as `train_runs` takes them)
-    that the cache does not hold; the `train_runs` cell that reads one later waits for what is left of it. Prints
-    nothing (`rlvr.parallel.start_ahead`)."""
+    that the cache does not hold, the longest first (RLConfigs; others in their order), so that no long run is left
+    alone at the end; the `train_runs` cell that reads one later waits for what is left of it, or trains it itself
+    if no worker has taken it yet. Prints nothing (`rlvr.parallel.start_ahead`)."""
     from rlvr.parallel import start_ahead
 
-    start_ahead(run_jobs(configs, runner))
+    start_ahead(run_jobs(longest_first(configs), runner))
+
+
+def longest_first(configs: dict) -> dict:
+    """configs (label -> RLConfig) ordered by how much computing a run takes, the largest first: answers per step
+    times steps times (sampling + updates + the reference model's forward when beta > 0), twice for PPO's value model
+    (ties, and configs that are not RLConfigs, keep their order)."""
+    from rlvr.train import RLConfig
+
+    if not all(isinstance(cfg, RLConfig) for cfg in configs.values()):
+        return dict(configs)
+
+    def work(cfg: RLConfig) -> float:
+        passes = 1 + cfg.epochs + (1 if cfg.beta > 0 else 0)
+        return cfg.steps * cfg.prompts_per_step * cfg.group_size * passes * (2 if cfg.algo == "ppo" else 1)
+
+    return dict(sorted(configs.items(), key=lambda item: -work(item[1])))
 
 
 def run_jobs(configs: dict, runner=None) -> dict:

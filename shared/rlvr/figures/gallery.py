@@ -14,7 +14,7 @@ from rlvr.narration.gallery import nan_text
 from rlvr.i18n import N_, _
 from rlvr.signals import SIGNAL_NAMES
 from rlvr.runs import history_curve
-from rlvr.widgets import AnalyticPanel, LivePlot, dropdown, fresh_axes, train_runs
+from rlvr.widgets import AnalyticPanel, LivePlot, dropdown, fresh_axes, start_runs, train_runs
 
 RUN_COLOR = COLORS["broken"]  # the run under study: drawn over the reference (black), the one the eye should follow
 PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles and labels translated when drawn
@@ -175,6 +175,12 @@ def train_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None)
     label is its breakage's name. Returns label -> RunResult."""
     titles = {label: short_title(name) for label, name in names.items() if label == name}
     return train_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed), titles=titles)
+
+
+def start_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None) -> None:
+    """Start the gallery runs of `names` (label -> breakage name) that the cache does not hold in the background, at
+    the lowest priority; `train_gallery` of the same runs waits for them."""
+    start_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed))
 
 
 def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPanel:

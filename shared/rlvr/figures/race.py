@@ -104,7 +104,8 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
     """2 x 2: PPO's value prediction vs the mean reward (first steps); its loss next to p(1 - p); the squared
     advantage with three baselines (none, leave-one-out group mean, value model; log axis); and the value model's
     squared advantage divided by the leave-one-out one (below 1: the value model is the better baseline), with the
-    level GRPO's own group mean sits at by construction, ((G - 1) / G)^2."""
+    level GRPO's own group mean sits at by construction, ((G - 1) / G)^2, and the level of a value model that knew each
+    prompt's p exactly, (G - 1) / G."""
     prepare_figures()
     (ax1, ax2), (ax3, ax4) = fresh_axes(fig, 2, 2)
     ppo = COLORS_BY_RUN["PPO-8"]
@@ -174,6 +175,13 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
         lw=1.4,
         ls=":",
         label=_("group mean, answer included: ({others}/{g})²").format(others=g - 1, g=g),
+    )
+    ax4.axhline(
+        (g - 1) / g,
+        color=EXACT,
+        lw=1.2,
+        ls="-.",
+        label=_("a value model that knew each prompt's p: {others}/{g}").format(others=g - 1, g=g),
     )
     ax4.set_title(_("squared advantage: value model / leave-one-out"))
     ax4.set_ylabel(_("ratio (below 1: smaller than leave-one-out)"))

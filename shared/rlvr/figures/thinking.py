@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib import patheffects
 
 from rlvr.config import size
 from rlvr.experiments.common import smooth
@@ -81,10 +82,14 @@ def run_colors(labels) -> dict[str, str]:
 
 
 def teacher_line(ax, error_rate: float = DEFAULT_TEACHER_ERROR_RATE, ls: str = "--") -> None:
-    """The teacher's final-digit accuracy (what think-first accuracy measures), an olive dashed line."""
+    """The teacher's final-digit accuracy (what think-first accuracy measures), an olive dashed line outlined in white
+    (at 1.0 it lies on the curves that reach 1.0)."""
     value = teacher_answer_accuracy(error_rate)
     label = _("teacher (error {rate}): final digit right {value}").format(rate=f"{error_rate:g}", value=f"{value:.3f}")
-    ax.axhline(value, **{**TEACHER_STYLE, "ls": ls}, label=label)
+    line = ax.axhline(value, **{**TEACHER_STYLE, "ls": ls}, label=label)
+    line.set_path_effects(
+        [patheffects.Stroke(linewidth=TEACHER_STYLE["lw"] + 2, foreground="white"), patheffects.Normal()]
+    )
 
 
 def _plot_metric(
