@@ -41,7 +41,7 @@ def dies_at_once(*args):
     os._exit(3)
 
 
-def niceness(on_step=None):
+def niceness(tag: str = "", on_step=None):
     """How much lower than normal the priority of the process that runs it is (a job: it refuses to run inside
     `loading_only`, as training does)."""
     with training_threads():

@@ -34,6 +34,7 @@ def no_run_left_ahead(monkeypatch):
     """Runs started ahead at this process's priority (at the lowest, a busy machine, e.g. the other pytest worker,
     could starve them for minutes), and none left behind by a test."""
     monkeypatch.setattr(parallel, "AHEAD_NICE", 0)
+    monkeypatch.setattr(parallel, "AHEAD_NICE_FIRST", 0)
     yield
     parallel.stop_ahead()
     parallel._AHEAD.clear()
@@ -148,12 +149,15 @@ def test_a_run_started_ahead_is_waited_for_not_trained_again_and_gives_the_numbe
     assert multiprocessing.active_children() == []
 
 
-def test_runs_started_ahead_run_at_a_lower_priority_and_the_cache_answers_without_a_worker(monkeypatch):
-    monkeypatch.setattr(parallel, "AHEAD_NICE", 3)  # notebooks use 19, the lowest (see the fixture)
-    assert parallel.start_ahead({"priority": niceness}) == ["priority"]
-    _wait_until_taken({"priority": niceness})
-    runs = parallel.train_all({"priority": niceness})
-    assert runs["priority"] == min(os.nice(0) + 3, 19) > os.nice(0)  # lower than this process's
+def test_runs_started_ahead_run_at_a_lower_priority_the_first_above_the_others(monkeypatch):
+    monkeypatch.setattr(parallel, "AHEAD_NICE", 5)  # notebooks use 19, the lowest (see the fixture) ...
+    monkeypatch.setattr(parallel, "AHEAD_NICE_FIRST", 2)  # ... and 10 for the first run a notebook starts
+    jobs = {"first": functools.partial(niceness, "a"), "second": functools.partial(niceness, "b")}
+    assert parallel.start_ahead(jobs, workers=1) == ["first", "second"]  # one worker: it lowers itself for the second
+    _wait_until_taken(jobs)  # the first is quick: the worker takes the second soon after
+    runs = parallel.train_all(jobs)
+    base = os.nice(0)
+    assert runs == {"first": min(base + 2, 19), "second": min(base + 5, 19)} and base < 19
     tiny_run(9, 2)  # now in the cache
     assert parallel.start_ahead({"cached": functools.partial(tiny_run, 9, 2)}) == []
 

@@ -42,7 +42,8 @@ from .cache import temporary_files
 Job = Callable[..., Any]  # job(on_step=...) -> RunResult, picklable (a module-level function or functools.partial)
 POLL_SECONDS = 0.1  # how often the kernel looks at the queue and at the workers
 STOP_SECONDS = 5.0  # how long a stopped worker gets before it is killed
-AHEAD_NICE = 19  # how much lower than the kernel's the priority of runs started ahead is (19: the lowest)
+AHEAD_NICE = 19  # how much lower than the kernel's the priority of runs started ahead is (19: the lowest) ...
+AHEAD_NICE_FIRST = 10  # ... except the first one a notebook starts (its longest): above the others, below the kernel
 
 
 def cores() -> int:
@@ -245,6 +246,7 @@ def _watch_ahead(max_workers: int) -> None:
     trains, in low-priority workers, and record what happens to each run."""
     entries: dict[str, _Ahead] = {}  # worker label -> its entry
     numbers = itertools.count()
+    first = []  # the label of the first run taken: the longest of the first call, the one the notebook waits on longest
 
     def more(last: bool, room: int) -> dict[str, Job]:
         added = {}
@@ -252,7 +254,11 @@ def _watch_ahead(max_workers: int) -> None:
             label = f"{next(numbers)} {entry.label}"  # labels may repeat across calls (and a failed job may return)
             entries[label] = entry
             added[label] = job
+            first[:] = first or [label]
         return added
+
+    def nice_of(label: str) -> int:
+        return AHEAD_NICE_FIRST if first == [label] else AHEAD_NICE
 
     def on_step(label):
         def record(step, total, history=None):
@@ -271,7 +277,8 @@ def _watch_ahead(max_workers: int) -> None:
         entries[label].finished.set()
 
     try:
-        _train_in_workers({}, on_step, None, on_done, on_fail, max_workers, AHEAD_NICE, _AHEAD_STOP, more)
+        spawn_nice = min(AHEAD_NICE, AHEAD_NICE_FIRST)
+        _train_in_workers({}, on_step, None, on_done, on_fail, max_workers, spawn_nice, _AHEAD_STOP, more, nice_of)
     except Exception as error:  # the thread must not die silently with runs marked as running
         for entry in entries.values():
             entry.error = entry.error or one_line(error)
@@ -357,7 +364,16 @@ def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> d
 
 # ----------------------------------------------------------------------------------------------- the kernel's side
 def _train_in_workers(
-    jobs: dict[str, Job], on_step, on_start, on_done, on_fail, n_workers: int, nice: int = 0, stop=None, more=None
+    jobs: dict[str, Job],
+    on_step,
+    on_start,
+    on_done,
+    on_fail,
+    n_workers: int,
+    nice: int = 0,
+    stop=None,
+    more=None,
+    nice_of=None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Train `jobs` on up to `n_workers` spawned processes (see `train_all`): label -> run, and the labels no worker
     took because every worker stopped first (e.g. a script whose top level a spawned process cannot run again). nice:
@@ -375,8 +391,8 @@ def _train_in_workers(
 
     def add(new_jobs: dict[str, Job], unfinished: int) -> None:
         """Queue jobs, and start workers while there are fewer than the unfinished jobs (and than n_workers)."""
-        for item in new_jobs.items():
-            tasks.put(item)
+        for label, job in new_jobs.items():
+            tasks.put((label, job, nice if nice_of is None else max(nice, nice_of(label))))
         with _workers_start_quietly():
             while len(processes) < min(unfinished, n_workers):
                 process = context.Process(target=_worker, args=(tasks, events, config.TRAIN_THREADS, nice), daemon=True)
@@ -529,8 +545,7 @@ def _worker(tasks, events, threads: int, nice: int = 0) -> None:
     """A worker process: take jobs until told to stop, stream each run's history rows, send back the run (pickled) or
     the one line of its error. nice > 0: at that much lower a priority (where the system has one)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the kernel decides to stop
-    if nice and hasattr(os, "nice"):
-        os.nice(nice)
+    lowered = _lower_priority(0, nice)
     signal.signal(signal.SIGTERM, _exit_on_term)  # ... and then `finally` blocks run (a half-written file is removed)
     config.TRAIN_THREADS = threads  # the kernel's, even if it was changed there after import
     pid = os.getpid()
@@ -538,13 +553,23 @@ def _worker(tasks, events, threads: int, nice: int = 0) -> None:
         item = tasks.get()
         if item is None:
             return
-        label, job = item
+        label, job, job_nice = item
+        lowered = _lower_priority(lowered, job_nice)
         events.put(("start", label, pid))
         try:
             run = job(on_step=_Stream(events, label))
             events.put(("done", label, pid, pickle.dumps(run)))
         except Exception as error:
             events.put(("failed", label, pid, one_line(error)))
+
+
+def _lower_priority(lowered: int, nice: int) -> int:
+    """Lower this process's priority to `nice` below the kernel's if it is not that low already (an unprivileged
+    process cannot raise it again); returns how much lower it now is."""
+    if nice > lowered and hasattr(os, "nice"):
+        os.nice(nice - lowered)
+        return nice
+    return lowered
 
 
 def _exit_on_term(signum, frame) -> None:
