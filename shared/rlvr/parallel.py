@@ -43,7 +43,7 @@ Job = Callable[..., Any]  # job(on_step=...) -> RunResult, picklable (a module-l
 POLL_SECONDS = 0.1  # how often the kernel looks at the queue and at the workers
 STOP_SECONDS = 5.0  # how long a stopped worker gets before it is killed
 AHEAD_NICE = 19  # how much lower than the kernel's the priority of runs started ahead is (19: the lowest) ...
-AHEAD_NICE_FIRST = 10  # ... except the first one a notebook starts (its longest): above the others, below the kernel
+AHEAD_NICE_FIRST = 15  # ... except the first one a notebook starts (its longest): above the others, below the kernel
 
 
 def cores() -> int:
