@@ -24,3 +24,10 @@ def test_a_missing_warm_up_is_counted_and_the_shipped_one_is_not(monkeypatch, tm
     other = RLConfig(sft_seed=5, **TINY)  # its warm-up would train first: two SFT steps timed, times 1500
     assert budget.warm_up_seconds(other) > 0
     assert budget.plan({"other": other})[0].seconds > 3 * budget.seconds_per_step(other)
+
+
+def test_waiting_is_the_longest_core_with_runs_side_by_side_longest_first():
+    assert budget.waiting_seconds([2, 3, 2, 3, 2], 2) == 7  # the longest first, each to the freer core: 3+2+2, 3+2
+    assert budget.waiting_seconds([3, 3, 2, 2, 2], 1) == 12
+    assert budget.waiting_seconds([10, 1, 1], 2) == 10  # one long run decides
+    assert budget.waiting_seconds([], 2) == 0

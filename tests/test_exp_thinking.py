@@ -416,7 +416,8 @@ def test_print_warmup_says_how_many_answers_each_share_is_measured_on(capsys):
     assert "0.0% of 2 right" in out and "50.0% of 2000" in out
     never = {**greedy, "cot_fraction": 1.0, "direct_accuracy": float("nan")}
     story.print_warmup({"temperature1": greedy, "greedy": never, "n_prompts": 2000})
-    assert "none of 0" in capsys.readouterr().out and "nan" not in out
+    out = capsys.readouterr().out
+    assert "| no direct answers |" in out and "none of 0" not in out and "nan" not in out
 
 
 def test_exercise7_runs_change_one_knob_each_and_time_like_the_default():
@@ -563,7 +564,7 @@ def test_print_all_equal_gives_the_first_step_then_early_and_late(capsys):
     ] * 30
     story.print_all_equal(history, group_size=2)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 3 and "step 1" in lines[0] and "first 10 steps" in lines[1] and "last 20 steps" in lines[2]
+    assert len(lines) == 3 and "step 0:" in lines[0] and "first 10 steps" in lines[1] and "last 20 steps" in lines[2]
     assert "p = 25.0%" in lines[0] and "measured 12.5%" in lines[0] and "= 62.5%" in lines[0]  # 0.25^2 + 0.75^2
 
 
@@ -573,4 +574,4 @@ def test_print_all_equal_starts_with_the_formula_at_the_warm_ups_accuracy_when_g
     story.print_all_equal(history, group_size=2, warm_accuracy=0.2)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and "warm-up" in lines[0] and "p = 20.0%" in lines[0] and "= 68.0%" in lines[0]
-    assert "step 1" in lines[1]
+    assert "step 0:" in lines[1]  # steps count from 0, as in the figures

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from .cache import Entry, is_cached
 from .config import TRAIN_THREADS
 from .i18n import _
+from .parallel import cores
 from .sft import cache_entry as sft_entry
 from .sft import train_sft
 from .train import RLConfig, cache_entry, train_rl, warm_start, warmup_config
@@ -88,6 +89,15 @@ def duration(seconds: float) -> str:
     return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.1f} min"
 
 
+def waiting_seconds(seconds: list[float], cores: int) -> float:
+    """How long runs of these lengths take side by side on `cores` cores, one run per core at a time, the longest
+    first (each to the core that frees up first)."""
+    loads = [0.0] * max(1, cores)
+    for length in sorted(seconds, reverse=True):
+        loads[loads.index(min(loads))] += length
+    return max(loads)
+
+
 def first_run_text(runs: dict) -> str:
     """A few lines for a setup cell: what is already on disk, what will train, and about how long in all."""
     planned = plan(runs)
@@ -105,13 +115,20 @@ def first_run_text(runs: dict) -> str:
         for p in planned
     ]
     total = sum(p.seconds for p in todo)
-    head = (
-        _("Everything this notebook trains is already on disk.")
-        if not todo
-        else _(
+    n_cores = cores()
+    waiting = waiting_seconds([p.seconds for p in todo], n_cores)
+    if not todo:
+        head = _("Everything this notebook trains is already on disk.")
+    elif waiting < 0.9 * total:
+        head = _(
+            "The first run trains {todo} of {total} runs: {time} of training on this machine, about {waiting} of "
+            "waiting with {cores} runs side by side (timed just now; evaluating them adds a little, other jobs on the "
+            "machine can make it several times longer); afterwards they load from disk."
+        ).format(todo=len(todo), total=len(planned), time=duration(total), waiting=duration(waiting), cores=n_cores)
+    else:
+        head = _(
             "The first run trains {todo} of {total} runs: {time} of training on this machine (timed just now; "
             "evaluating them adds a little, other jobs on the machine can make it several times longer); afterwards "
             "they load from disk."
         ).format(todo=len(todo), total=len(planned), time=duration(total))
-    )
     return "\n".join([head, *lines])

@@ -43,10 +43,10 @@ OVER = {"lw": 1.6, "alpha": 1.0}  # the wrong answer's / path's line
 # The Kimi runs on the arithmetic task are all GRPO runs that differ in one knob (when the length reward starts): the
 # run without it is the default run (black), the others take the one-knob colours. The late run is drawn from its
 # switch on: before it, it is the default run.
-KIMI_STYLES = (
-    {"color": COLORS["exact"], "lw": 1.8},
-    {"color": knob_color(0), "lw": 1.6},
-    {"color": knob_color(1), "lw": 1.6},
+KIMI_STYLES = (  # the run without the reward thin and on top: the others lie on it once they reach 15 tokens
+    {"color": COLORS["exact"], "lw": 1.2, "zorder": 4},
+    {"color": knob_color(0), "lw": 2.4},
+    {"color": knob_color(1), "lw": 2.4},
 )
 
 
@@ -409,6 +409,14 @@ def plot_length_split(fig, pairs: dict) -> None:
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(_("expected thinking tokens"))
+
+
+def start_arithmetic(configs: dict) -> None:
+    """Start the runs of `configs` (label -> RLConfig) that the cache does not hold in the background, at the lowest
+    priority; `train_arithmetic` of the same runs waits for them."""
+    from rlvr.widgets import start_runs
+
+    start_runs(configs)
 
 
 def train_arithmetic(configs: dict) -> dict:

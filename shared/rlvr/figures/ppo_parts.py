@@ -133,7 +133,17 @@ def draw_reuse(fig, results: list[ReuseResult]) -> None:
         u = np.arange(1, len(res.clip_fraction) + 1)
         q = res.quantiles
         lr = f"{res.lr:g}"
-        ax_ratio.plot(u, q[:, 2], "o-", color=color, ms=4, lw=1.8, label=_("lr {lr}: median").format(lr=lr))
+        first = index == 0  # the medians can coincide: the first one wide, the others dashed on top of it
+        ax_ratio.plot(
+            u,
+            q[:, 2],
+            "o-" if first else "o--",
+            color=color,
+            ms=6 if first else 3.5,
+            lw=2.8 if first else 1.4,
+            zorder=2 if first else 3,
+            label=_("lr {lr}: median").format(lr=lr),
+        )
         ax_ratio.plot(
             u, q[:, 3], "^-", color=color, ms=4, lw=0.9, label=_("lr {lr}: 1st and 99th percentile").format(lr=lr)
         )

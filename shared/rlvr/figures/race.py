@@ -185,7 +185,10 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
     )
     ax4.set_title(_("squared advantage: value model / leave-one-out"))
     ax4.set_ylabel(_("ratio (below 1: smaller than leave-one-out)"))
-    ax4.set_ylim(0, max(1.5, float(np.nanmax(ratio[1:])) * 1.05) if len(ratio) > 1 else 1.5)
+    later = ratio[1:] if len(ratio) > 1 else ratio  # step 0's value model has not been trained yet
+    low = min(shrink, float(np.nanmin(later))) if np.isfinite(later).any() else shrink
+    high = max(1.0, float(np.nanmax(later))) if np.isfinite(later).any() else 1.0
+    ax4.set_ylim(low - 0.05, high + 0.1)  # zoomed on the levels and the curve after step 0
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
         ax.set_xlabel(_("RL step"))
@@ -244,16 +247,24 @@ def plot_clipping(fig, runs: dict[str, RunResult]) -> None:
 
 def plot_no_clip(fig, runs: dict[str, RunResult]) -> None:
     """1 x 3: think-first share and accuracy against step, and mean |log ratio| by update, for clipped vs not (the
-    first run in GRPO-8's colour, solid; the second dotted on top, so both show where they overlap)."""
+    first run in GRPO-8's colour, solid, wide and faint; the second dotted on top, so both show where they overlap)."""
     prepare_figures()
     ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
-    styles = ((COLORS_BY_RUN["GRPO-8"], "-", 2.4), (NO_CLIP_COLOR, ":", 2.0))
-    for (name, run), (color, ls, lw) in zip(runs.items(), styles):
-        ax1.plot(smooth(run.curve("cot_fraction"), SMOOTH), color=color, ls=ls, lw=lw, label=name)
-        ax2.plot(smooth(run.curve("accuracy"), SMOOTH), color=color, ls=ls, lw=lw, label=name)
+    styles = ((COLORS_BY_RUN["GRPO-8"], "-", 3.6, 0.45), (NO_CLIP_COLOR, ":", 2.0, 1.0))  # the solid one wide and faint
+    for (name, run), (color, ls, lw, alpha) in zip(runs.items(), styles):
+        for ax, key in ((ax1, "cot_fraction"), (ax2, "accuracy")):
+            ax.plot(
+                smooth(run.curve(key), SMOOTH), color=color, ls=ls, lw=lw, alpha=alpha, label=name, zorder=2 + alpha
+            )
         updates = np.arange(1, run.config.epochs + 1)
         ax3.plot(
-            updates, mean_clip_per_update(run, "abs_log_ratio_per_update"), "o", color=color, ls=ls, lw=lw, label=name
+            updates,
+            mean_clip_per_update(run, "abs_log_ratio_per_update"),
+            "o",
+            color=color,
+            ls=ls,
+            lw=min(lw, 2.4),
+            label=name,
         )
     ax1.set_title(_("think-first share"))
     ax2.set_title(_("accuracy"))

@@ -209,15 +209,17 @@ def print_warmup(report: dict) -> None:
         direct = round((1 - m["cot_fraction"] - m.get("malformed_fraction", 0.0)) * n)
         print(
             _(
-                "{name}: accuracy {accuracy} | think-first {think} of {n} answers, {think_right} right | direct "
-                "{direct_right} right | mean length {length} tokens"
+                "{name}: accuracy {accuracy} | think-first {think} of {n} answers, {think_right} right | {direct} | "
+                "mean length {length} tokens"
             ).format(
                 name=pad(name, 13, ">"),
                 accuracy=f"{m['accuracy']:6.1%}",
                 think=f"{m['cot_fraction']:6.1%}",
                 n=n,
                 think_right=share_of(m["cot_accuracy"], think),
-                direct_right=share_of(m["direct_accuracy"], direct),
+                direct=_("direct {share} right").format(share=share_of(m["direct_accuracy"], direct))
+                if direct
+                else _("no direct answers"),
                 length=f"{m['mean_length']:.1f}",
             )
         )
@@ -307,7 +309,7 @@ def print_all_equal(
             )
         )
     for name, part in (
-        (_("step {step}").format(step=1), history[:1]),
+        (_("step {step}").format(step=0), history[:1]),  # steps count from 0, as in the figures
         (_("first {n} steps").format(n=EARLY_STEPS), history[:EARLY_STEPS]),
         (_("last {n} steps").format(n=LATE_STEPS), history[-LATE_STEPS:]),
     ):
