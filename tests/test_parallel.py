@@ -230,8 +230,11 @@ def watching_threads() -> int:
 def test_runs_started_by_two_calls_share_one_queue_first_started_first():
     first, second = functools.partial(clock, 2.0, "a"), functools.partial(clock, 0.1, "b")
     assert parallel.start_ahead({"first": first}, workers=1) == ["first"]
+    _wait_until_taken({"first": first})
+    thread = parallel._AHEAD_POOL["thread"]
+    assert thread is not None  # taking the first run did not close the queue
     assert parallel.start_ahead({"second": second}) == ["second"]
-    assert watching_threads() == 1  # one queue, one thread, the first call's one worker
+    assert watching_threads() == 1 and parallel._AHEAD_POOL["thread"] is thread  # one queue, one thread, one worker
     entries = [parallel._AHEAD[pickle.dumps(job)] for job in (first, second)]
     assert all(entry.finished.wait(60) for entry in entries)
     assert entries[0].run[1] <= entries[1].run[0]  # the second started once the first had finished

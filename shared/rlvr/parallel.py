@@ -223,7 +223,7 @@ def _take_ahead(last: bool, room: int) -> list[tuple[bytes, Job, _Ahead]]:
     with _AHEAD_LOCK:
         taken = _AHEAD_QUEUE[: max(0, room)]
         del _AHEAD_QUEUE[: len(taken)]
-        if not _AHEAD_QUEUE and last:
+        if not taken and not _AHEAD_QUEUE and last:  # nothing left to train, nothing just taken: close
             _AHEAD_POOL["thread"] = None
         return taken
 
