@@ -179,11 +179,12 @@ _AHEAD_POOL: dict[str, threading.Thread | None] = {"thread": None}  # the watchi
 
 
 def start_ahead(jobs: dict[str, Job], workers: int | None = None) -> list[str]:
-    """Start training, at the lowest priority, every job whose run the cache does not hold (worker processes, one per
-    core, watched by a thread of this process; nothing is printed). Returns the labels started. Runs started by
-    several calls share one queue and its workers, first started first. A later `train_all` of the same job (the same
-    pickled job, whatever its label) waits for it instead of training it again, and takes a run the cache held from
-    here (loading it, with whatever the job computes on it, happens once)."""
+    """Start training, below the kernel's priority, every job whose run the cache does not hold (worker processes, one
+    per core, watched by a thread of this process; nothing is printed; the first run the queue takes trains at
+    AHEAD_NICE_FIRST, the others at AHEAD_NICE, the lowest). Returns the labels started. Runs started by several calls
+    share one queue and its workers, first started first. A later `train_all` of the same job (the same pickled job,
+    whatever its label) waits for it instead of training it again, and takes a run the cache held from here (loading
+    it, with whatever the job computes on it, happens once)."""
     to_train = {}
     for label, job in jobs.items():
         key = pickle.dumps(job)
@@ -254,7 +255,8 @@ def _watch_ahead(max_workers: int) -> None:
             label = f"{next(numbers)} {entry.label}"  # labels may repeat across calls (and a failed job may return)
             entries[label] = entry
             added[label] = job
-            first[:] = first or [label]
+            if not first:
+                first.append(label)
         return added
 
     def nice_of(label: str) -> int:

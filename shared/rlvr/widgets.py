@@ -981,9 +981,9 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
 
 
 def start_runs(configs: dict, runner=None) -> None:
-    """Start training, in the background at the lowest priority, the runs of `configs` (as `train_runs` takes them)
-    that the cache does not hold, the longest first (RLConfigs; others in their order), so that no long run is left
-    alone at the end; the `train_runs` cell that reads one later waits for what is left of it, or trains it itself
+    """Start training, in the background below the kernel's priority, the runs of `configs` (as `train_runs` takes
+    them) that the cache does not hold, the longest first (RLConfigs; others in their order), so that no long run is
+    left alone at the end; the `train_runs` cell that reads one later waits for what is left of it, or trains it itself
     if no worker has taken it yet. Prints nothing (`rlvr.parallel.start_ahead`)."""
     from rlvr.parallel import start_ahead
 

@@ -414,9 +414,10 @@ def plot_length_split(fig, pairs: dict) -> None:
 def start_arithmetic(configs: dict) -> None:
     """Start the runs of `configs` (label -> RLConfig) that the cache does not hold in the background, at the lowest
     priority; `train_arithmetic` of the same runs waits for them."""
+    from rlvr.train import run
     from rlvr.widgets import start_runs
 
-    start_runs(configs)
+    start_runs(configs, run)
 
 
 def train_arithmetic(configs: dict) -> dict:

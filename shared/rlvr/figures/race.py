@@ -186,8 +186,8 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
     ax4.set_title(_("squared advantage: value model / leave-one-out"))
     ax4.set_ylabel(_("ratio (below 1: smaller than leave-one-out)"))
     later = ratio[1:] if len(ratio) > 1 else ratio  # step 0's value model has not been trained yet
-    low = min(shrink, float(np.nanmin(later))) if np.isfinite(later).any() else shrink
-    high = max(1.0, float(np.nanmax(later))) if np.isfinite(later).any() else 1.0
+    later = later[np.isfinite(later)]
+    low, high = min([shrink, *later]), max([1.0, *later])
     ax4.set_ylim(low - 0.05, high + 0.1)  # zoomed on the levels and the curve after step 0
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
@@ -250,12 +250,13 @@ def plot_no_clip(fig, runs: dict[str, RunResult]) -> None:
     first run in GRPO-8's colour, solid, wide and faint; the second dotted on top, so both show where they overlap)."""
     prepare_figures()
     ax1, ax2, ax3 = fresh_axes(fig, 1, 3)
-    styles = ((COLORS_BY_RUN["GRPO-8"], "-", 3.6, 0.45), (NO_CLIP_COLOR, ":", 2.0, 1.0))  # the solid one wide and faint
-    for (name, run), (color, ls, lw, alpha) in zip(runs.items(), styles):
+    styles = (  # (colour, line style, width, alpha, zorder): the solid one wide and faint, the dotted one on top
+        (COLORS_BY_RUN["GRPO-8"], "-", 3.6, 0.45, 2),
+        (NO_CLIP_COLOR, ":", 2.0, 1.0, 3),
+    )
+    for (name, run), (color, ls, lw, alpha, zorder) in zip(runs.items(), styles):
         for ax, key in ((ax1, "cot_fraction"), (ax2, "accuracy")):
-            ax.plot(
-                smooth(run.curve(key), SMOOTH), color=color, ls=ls, lw=lw, alpha=alpha, label=name, zorder=2 + alpha
-            )
+            ax.plot(smooth(run.curve(key), SMOOTH), color=color, ls=ls, lw=lw, alpha=alpha, label=name, zorder=zorder)
         updates = np.arange(1, run.config.epochs + 1)
         ax3.plot(
             updates,
