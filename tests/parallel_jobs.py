@@ -54,3 +54,19 @@ def clock(seconds: float, name: str, on_step=None) -> tuple[float, float]:
         start = time.time()
         time.sleep(seconds)
         return start, time.time()
+
+
+def surroundings(tag: str = "", on_step=None) -> dict:
+    """What the process that runs it computes with and where it writes: rlvr.cache.numerics(), the cache folder and
+    the torch modules it had imported before the job (a job: it refuses to run inside `loading_only`)."""
+    import sys
+
+    from rlvr.cache import numerics
+
+    with training_threads():
+        return {
+            "numerics": numerics(),
+            "cache": str(cache_dir()),
+            "marker": os.environ.get("RLVR_TEST_MARKER"),
+            "dynamo_imported": "torch._dynamo" in sys.modules,
+        }

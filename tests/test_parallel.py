@@ -17,7 +17,16 @@ from rlvr import cache, parallel
 from rlvr.config import torch_threads
 from rlvr.train import train_rl
 
-from parallel_jobs import clock, dies_at_once, fails_after_training, niceness, stubborn, tiny_config, tiny_run
+from parallel_jobs import (
+    clock,
+    dies_at_once,
+    fails_after_training,
+    niceness,
+    stubborn,
+    surroundings,
+    tiny_config,
+    tiny_run,
+)
 
 pytestmark = pytest.mark.slow  # each test starts worker processes (a few seconds each to import torch)
 
@@ -269,3 +278,23 @@ def test_a_run_still_queued_ahead_is_trained_by_the_cell_that_needs_it_not_waite
     runs = parallel.train_all({"queued": queued}, on_start=started.append)
     first_run = parallel.train_all({"first": first})["first"]
     assert started == ["queued"] and runs["queued"][1] < first_run[1]  # trained by the cell while the first trained
+
+
+def test_a_worker_computes_and_writes_as_this_process_does_now(monkeypatch, own_cache):
+    """Workers fork from a server process started at the first one (`parallel.worker_context`): a worker must still
+    see this process's environment as it is when the worker starts, not as it was when the server started."""
+    first = parallel.train_all({"a": functools.partial(surroundings, "a"), "b": functools.partial(surroundings, "b")})
+    monkeypatch.setenv("RLVR_TEST_MARKER", "set after the first workers")
+    later_cache = own_cache / "later"
+    later_cache.mkdir()
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(later_cache))
+    later = parallel.train_all({"c": functools.partial(surroundings, "c"), "d": functools.partial(surroundings, "d")})
+    from rlvr.cache import numerics
+
+    for seen in (*first.values(), *later.values()):
+        assert seen["numerics"] == numerics()
+    assert {seen["marker"] for seen in first.values()} == {None}
+    assert {seen["marker"] for seen in later.values()} == {"set after the first workers"}
+    assert {seen["cache"] for seen in later.values()} == {str(later_cache)}
+    if parallel.worker_context().get_start_method() == "forkserver":  # its workers start with torch imported
+        assert all(seen["dynamo_imported"] for seen in later.values())
