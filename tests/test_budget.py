@@ -31,3 +31,15 @@ def test_waiting_is_the_longest_core_with_runs_side_by_side_longest_first():
     assert budget.waiting_seconds([3, 3, 2, 2, 2], 1) == 12
     assert budget.waiting_seconds([10, 1, 1], 2) == 10  # one long run decides
     assert budget.waiting_seconds([], 2) == 0
+
+
+def test_a_run_listed_under_two_labels_is_planned_once(monkeypatch, tmp_path):
+    """Notebook 04 lists GRPO-1 for its race and for its section 4: one run, trained once, counted once."""
+    from rlvr.experiments import race
+
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    grpo1 = race.race_config("GRPO-1", 3, 0, prompts_per_step=4, group_size=4)
+    other = RLConfig(seed=2, **TINY)
+    planned = budget.plan({"GRPO-1": (grpo1, race.cache_entry(grpo1)), "GRPO-1 again": grpo1, "other": other})
+    assert [p.label for p in planned] == ["GRPO-1", "other"]
+    assert budget.first_run_text({"a": other, "b": other}).startswith("The first run trains 1 of 1 runs")

@@ -83,6 +83,27 @@ def test_race_loop_reproduces_train_rl_and_adds_diagnostics(policy, algo, epochs
     assert all(h["sampling_cpu_s"] > 0 and h["training_cpu_s"] > 0 for h in ours.history)
 
 
+def test_a_plain_run_is_notebook_03s_run_with_its_only_ratio_at_one(monkeypatch, tmp_path):
+    """GRPO-1 (one update, no value model) is read from `rlvr.train.run`'s cache entry, the run notebook 03 trains:
+    the same numbers as the race's instrumented loop, whose only ratio per step is exactly 1."""
+    from rlvr import train
+
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    cfg = race.race_config("GRPO-1", 2, 0, prompts_per_step=4, group_size=4)
+    assert race.is_plain_run(cfg) and race.cache_entry(cfg) == train.cache_entry(cfg)
+    assert not race.is_plain_run(race.race_config("GRPO-8", 2)) and not race.is_plain_run(RLConfig(algo="ppo"))
+    instrumented = race.train_race(cfg, progress=False)
+    ours = race.race_run(cfg, progress=False)
+    assert not ours.from_cache and train.run(cfg, progress=False).from_cache  # trained once, as notebook 03's run
+    for run in (ours, race.stored(cfg)):
+        for a, b in zip(instrumented.history, run.history, strict=True):
+            assert set(a) == set(b)
+            for key in a:
+                if not key.endswith("_s"):
+                    assert a[key] == b[key] or (a[key] != a[key] and b[key] != b[key]), key
+    assert all(h["sampling_cpu_s"] > 0 and h["training_cpu_s"] > 0 for h in ours.history)
+
+
 def test_clip_fraction_never_exceeds_ratio_outside_band():
     from rlvr.sft import warm_up
 
@@ -399,7 +420,7 @@ def test_a_short_run_is_read_from_the_cached_full_run(monkeypatch):
     full = fake_run([min(1.0, i / 20) for i in range(200)])
     monkeypatch.setattr(race, "stored", lambda cfg: full if cfg.steps == race.STEPS else None)
     monkeypatch.setattr(race, "train_race", lambda *args, **kwargs: pytest.fail("should not train"))
-    short = race.race_run(RLConfig(steps=30))
+    short = race.race_run(RLConfig(steps=30, epochs_per_batch=8))
     assert short.history == full.history[:30] and short.config.steps == 30
     assert short.timing["total_cpu_s"] == pytest.approx(30 * 1.5)
     assert short.timing["total_s"] == pytest.approx(30 * 4.5)

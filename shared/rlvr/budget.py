@@ -74,10 +74,14 @@ def warm_up_seconds(cfg: RLConfig) -> float:
 
 def plan(runs: dict[str, RLConfig | tuple[RLConfig, Entry]]) -> list[PlannedRun]:
     """label -> RLConfig (cached as an RL run) or (RLConfig, the Entry it is cached under): one PlannedRun each,
-    counting the warm-up it needs if that is not on disk either."""
-    planned = []
+    counting the warm-up it needs if that is not on disk either; a run listed under two labels (the same entry) is
+    planned once, under the first."""
+    planned, seen = [], set()
     for label, run in runs.items():
         cfg, entry = run if isinstance(run, tuple) else (run, cache_entry(run))
+        if (entry.kind, entry.key()) in seen:
+            continue
+        seen.add((entry.kind, entry.key()))
         cached = is_cached(entry)
         seconds = 0.0 if cached else cfg.steps * seconds_per_step(cfg) + warm_up_seconds(cfg)
         planned.append(PlannedRun(label, cached, seconds))

@@ -37,7 +37,7 @@ from .objectives import (
     rft_loss,
     shaped_rewards,
 )
-from .runs import OnStep, RunResult, cached_run
+from .runs import OnStep, RunResult, cached_run, timing_of
 from .sft import SFTConfig, WarmUp, warm_up
 from .task import DEFAULT_TEACHER_ERROR_RATE, MAX_NEW_TOKENS, prompt_tokens, sample_prompts, score_batch
 from .validation import BOOLEAN, SEED, ConfigError, Rule, check_fields, integer, number, one_of, optional
@@ -309,17 +309,17 @@ class Trainer:
     def step(self, step: int) -> dict:
         """One RL step (sample, score, `epochs` updates); returns its metrics and signals."""
         self.hooks.before_step(step)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         self.policy.eval()
         batch = self.rollout(step)
         self.hooks.after_rollout(batch)
         batch.ref_logps = self.reference_logps(batch)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         self.policy.train()
         extra = self.advantages(batch)
         self.hooks.after_advantages(batch)
         updates = self.update(batch)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         metrics = {
             **answer_metrics(batch.scores),
             "step": step,
@@ -331,6 +331,8 @@ class Trainer:
             "value_loss": float(np.mean(updates["value_loss"])) if updates["value_loss"] else float("nan"),
             "sampling_s": t1 - t0,
             "training_s": t2 - t1,
+            "sampling_cpu_s": c1 - c0,  # processor seconds (PPO: with its value updates' thread): what the step costs
+            "training_cpu_s": c2 - c1,
             **extra,
             **(self.signals(batch, updates, step) if self.record_signals else {}),
         }
@@ -432,12 +434,7 @@ def train_rl(
             if bar is not None:
                 bar.close()
     trainer.policy.eval()
-    timing = {
-        "sampling_s": float(sum(h["sampling_s"] for h in history)),
-        "training_s": float(sum(h["training_s"] for h in history)),
-    }
-    timing["total_s"] = timing["sampling_s"] + timing["training_s"]
-    return RunResult(cfg, history, trainer.policy, timing)
+    return RunResult(cfg, history, trainer.policy, timing_of(history))
 
 
 def _progress_bar(cfg: RLConfig, enabled: bool):

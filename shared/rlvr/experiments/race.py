@@ -17,7 +17,6 @@ What the learner reads of the runs (the tables, the comparisons, section 3's sta
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -32,6 +31,8 @@ from rlvr.objectives import compute_advantages, masked_mean
 from rlvr.task import prompt_tokens, sample_prompts, score_batch
 from rlvr.runs import RunResult, cached_run, stored_run, timing_of
 from rlvr.train import Batch, RLConfig, StepHooks, run_key, train_rl
+from rlvr.train import cache_entry as rl_entry
+from rlvr.train import run as rl_run
 
 STEPS = SIZES["rl_steps"][0]  # RL steps of every run (full size; fast mode: size("rl_steps"))
 THINK_TARGET = 0.8  # "steps to reach 80% think-first share"
@@ -108,20 +109,16 @@ def ratio_diagnostics(
 
 
 class RaceHooks(StepHooks):
-    """Records, on top of `rlvr.train`'s metrics, the ratio diagnostics of every update, PPO's baseline diagnostics,
-    and the CPU time of sampling and training (unlike wall-clock time, it barely depends on what else the machine
-    runs). The run itself is unchanged, number for number."""
+    """Records, on top of `rlvr.train`'s metrics (which include the processor seconds of sampling and of training:
+    unlike wall-clock time, they barely depend on what else the machine runs), the ratio diagnostics of every update
+    and PPO's baseline diagnostics. The run itself is unchanged, number for number."""
 
     def __init__(self, cfg: RLConfig):
         self.group_size, self.clip_eps = cfg.group_size, cfg.clip_eps
 
     def before_step(self, step: int) -> None:
-        """Start the step's CPU clock and empty the per-update lists."""
-        self.start, self.outside, self.abs_log_ratio, self.extra = time.process_time(), [], [], {}
-
-    def after_rollout(self, batch: Batch) -> None:
-        """Sampling and scoring are done: their CPU seconds."""
-        self.sampling_cpu = time.process_time() - self.start
+        """Empty the per-update lists."""
+        self.outside, self.abs_log_ratio, self.extra = [], [], {}
 
     def after_advantages(self, batch: Batch) -> None:
         """PPO: the baseline diagnostics (value model not yet trained on the batch)."""
@@ -137,10 +134,8 @@ class RaceHooks(StepHooks):
         self.abs_log_ratio.append(abs_log_ratio)
 
     def after_step(self, metrics: dict) -> None:
-        """Add ratio_outside_per_update, abs_log_ratio_per_update [updates], sampling_cpu_s and training_cpu_s."""
+        """Add ratio_outside_per_update and abs_log_ratio_per_update [updates] (and PPO's baseline diagnostics)."""
         metrics.update(self.extra)
-        metrics["training_cpu_s"] = time.process_time() - self.start - self.sampling_cpu
-        metrics["sampling_cpu_s"] = self.sampling_cpu
         metrics["ratio_outside_per_update"] = self.outside
         metrics["abs_log_ratio_per_update"] = self.abs_log_ratio
 
@@ -183,11 +178,27 @@ def train_race(cfg: RLConfig, on_step=None, progress: bool = True, policy=None) 
     return RunResult(cfg, result.history, None, timing_of(result.history))
 
 
+def is_plain_run(cfg: RLConfig) -> bool:
+    """A run with one update per batch and no value model (GRPO-1) is the plain RL run of `rlvr.train.run`, the one
+    notebook 03 trains: its only update's ratio is exactly 1, so the race has nothing of its own to record."""
+    return cfg.epochs == 1 and not algorithm(cfg.algo).value_model
+
+
+def with_ratio_at_one(run: RunResult) -> RunResult:
+    """A plain run with the race's per-update readings: the ratio of a batch's only update is exactly 1 (the policy
+    has not moved since it sampled), so no token is outside the band and |log ratio| is 0."""
+    history = [{**h, "ratio_outside_per_update": [0.0], "abs_log_ratio_per_update": [0.0]} for h in run.history]
+    return replace(run, history=history)
+
+
 def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RunResult:
-    """`train_race` through the disk cache: a configuration already run loads in well under a second.
+    """`train_race` through the disk cache: a configuration already run loads in well under a second. A plain run
+    (`is_plain_run`) is `rlvr.train.run`'s, shared with notebook 03.
 
     A shorter run of a configuration whose full-size (200-step) run is cached is read from that run's first steps.
     """
+    if is_plain_run(cfg):
+        return with_ratio_at_one(rl_run(cfg, on_step, progress))
 
     def from_longer() -> RunResult | None:
         longer = stored(replace(cfg, steps=STEPS)) if cfg.steps < STEPS else None
@@ -198,12 +209,16 @@ def race_run(cfg: RLConfig, on_step=None, progress: bool = True) -> RunResult:
 
 
 def cache_entry(cfg: RLConfig) -> Entry:
-    """The cache entry of a race run (history with the race's diagnostics, no weights)."""
-    return Entry("race", run_key(cfg))
+    """The cache entry of a race run: a plain run's `rlvr.train` entry, else the history with the race's diagnostics
+    (no weights)."""
+    return rl_entry(cfg) if is_plain_run(cfg) else Entry("race", run_key(cfg))
 
 
 def stored(cfg: RLConfig) -> RunResult | None:
     """The cached race run of `cfg`, or None if it was never run (never trains)."""
+    if is_plain_run(cfg):
+        run = stored_run(rl_entry(cfg), cfg)
+        return None if run is None else with_ratio_at_one(run)
     return stored_run(cache_entry(cfg), cfg)
 
 
