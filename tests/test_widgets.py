@@ -749,3 +749,26 @@ def test_runs_started_ahead_go_longest_first_and_ties_keep_their_order():
     ]
     names = {"b": "healthy", "a": "lr_too_high"}  # not RLConfigs (the gallery's names): their order stays
     assert list(longest_first(names)) == ["b", "a"]
+
+
+def test_train_runs_queues_the_longest_first_and_returns_the_learners_order(monkeypatch):
+    """A cell's own runs go to the workers the longest first (here the gallery's 16-updates runs, sized by their
+    RLConfigs; a long run queued last left a core idle for half of notebook 06's gallery cell), and come back, and show
+    their lines, in the order the cell lists them."""
+    import rlvr.parallel
+    from rlvr.experiments import gallery
+    from rlvr.figures import gallery as figs
+
+    queued = []
+
+    def fake_train_all(jobs, **callbacks):
+        queued.extend(jobs)
+        return {label: f"run of {label}" for label in jobs}
+
+    monkeypatch.setattr(rlvr.parallel, "train_all", fake_train_all)
+    names = {name: name for name in gallery.BREAKAGES}
+    runs = figs.train_gallery(names, seed=0)
+    assert list(runs) == list(names) and runs["healthy"] == "run of healthy"
+    updates = {name: gallery.gallery_config(name).epochs for name in names}
+    assert {updates[name] for name in queued[:2]} == {16} and max(updates[name] for name in queued[2:]) < 16
+    assert queued.index("loophole_verifier") == 2  # 250 steps: the next longest

@@ -959,41 +959,45 @@ class RunProgress:
         self.say(label, _("{label}: failed: {error}").format(label=self.title(label), error=message))
 
 
-def train_runs(configs: dict, runner=None, titles: dict | None = None) -> dict:
+def train_runs(configs: dict, runner=None, titles: dict | None = None, sizes: dict | None = None) -> dict:
     """Obtain every run of `configs` (label -> what `runner` takes, an RLConfig by default) with
     `runner(item, on_step=..., progress=False)` (default: `rlvr.train.run`; the race passes `race.race_run`, the
     gallery its runs' names): the runs the cache holds load here, the others train side by side in worker processes,
-    one per core (`rlvr.parallel.train_all`), one progress line each (RunProgress). Interrupting the cell stops them
-    all; a run that fails says so on its line and the others finish. Returns label -> result (the runs that did not
-    fail). `titles` (label -> text) names the runs on their lines where a label is not what the learner reads."""
+    one per core (`rlvr.parallel.train_all`), the longest first (`longest_first` of `sizes`, label -> RLConfig, or of
+    the configs), so that no long run is left alone at the end; one progress line each (RunProgress), in the order of
+    `configs`. Interrupting the cell stops them all; a run that fails says so on its line and the others finish.
+    Returns label -> result in the order of `configs` (the runs that did not fail). `titles` (label -> text) names the
+    runs on their lines where a label is not what the learner reads."""
     from rlvr.parallel import started_ahead, train_all
 
     jobs = run_jobs(configs, runner)
     progress = RunProgress(configs, titles=titles, ahead=started_ahead(jobs))
     progress.show(force=True)
-    return train_all(
-        jobs,
+    runs = train_all(
+        {label: jobs[label] for label in longest_first(sizes or configs)},
         on_step=progress.callback,
         on_start=progress.start,
         on_done=progress.finish,
         on_fail=progress.fail,
     )
+    return {label: runs[label] for label in configs if label in runs}
 
 
-def start_runs(configs: dict, runner=None) -> None:
+def start_runs(configs: dict, runner=None, sizes: dict | None = None) -> None:
     """Start training, in the background below the kernel's priority, the runs of `configs` (as `train_runs` takes
-    them) that the cache does not hold, the longest first (RLConfigs; others in their order), so that no long run is
-    left alone at the end; the `train_runs` cell that reads one later waits for what is left of it, or trains it itself
-    if no worker has taken it yet. Prints nothing (`rlvr.parallel.start_ahead`)."""
+    them) that the cache does not hold, the longest first (as `train_runs` orders them), so that no long run is left
+    alone at the end; the `train_runs` cell that reads one later waits for what is left of it, or trains it itself if
+    no worker has taken it yet. Prints nothing (`rlvr.parallel.start_ahead`)."""
     from rlvr.parallel import start_ahead
 
-    start_ahead(run_jobs(longest_first(configs), runner))
+    jobs = run_jobs(configs, runner)
+    start_ahead({label: jobs[label] for label in longest_first(sizes or configs)})
 
 
 def longest_first(configs: dict) -> dict:
     """configs (label -> RLConfig) ordered by how much computing a run takes, the largest first: answers per step
     times steps times (sampling + updates + the reference model's forward when beta > 0), twice for PPO's value model
-    (ties, and configs that are not RLConfigs, keep their order)."""
+    (ties keep their order; configs that are not all RLConfigs keep theirs)."""
     from rlvr.train import RLConfig
 
     if not all(isinstance(cfg, RLConfig) for cfg in configs.values()):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from rlvr.experiments.gallery import NOT_BROKEN, breakage, crash_parts, gallery_run, short_title
+from rlvr.experiments.gallery import NOT_BROKEN, breakage, crash_parts, gallery_config, gallery_run, short_title
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
 from rlvr.narration.gallery import nan_text
 from rlvr.i18n import N_, _
@@ -174,13 +174,20 @@ def train_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None)
     and loaded afterwards, one progress line per run, which names a run by its short title (translated) where its
     label is its breakage's name. Returns label -> RunResult."""
     titles = {label: short_title(name) for label, name in names.items() if label == name}
-    return train_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed), titles=titles)
+    runner = functools.partial(gallery_run, seed=seed, sft_seed=sft_seed)
+    return train_runs(names, runner, titles=titles, sizes=_configs(names, seed, sft_seed))
 
 
 def start_gallery(names: dict[str, str], seed: int, sft_seed: int | None = None) -> None:
     """Start the gallery runs of `names` (label -> breakage name) that the cache does not hold in the background, at
     the lowest priority; `train_gallery` of the same runs waits for them."""
-    start_runs(names, functools.partial(gallery_run, seed=seed, sft_seed=sft_seed))
+    runner = functools.partial(gallery_run, seed=seed, sft_seed=sft_seed)
+    start_runs(names, runner, sizes=_configs(names, seed, sft_seed))
+
+
+def _configs(names: dict[str, str], seed: int, sft_seed: int | None) -> dict:
+    """label -> the RLConfig of its gallery run (what decides how long it trains)."""
+    return {label: gallery_config(name, seed, sft_seed=sft_seed) for label, name in names.items()}
 
 
 def gallery_panel(load, names, healthy, value: str | None = None) -> AnalyticPanel:
