@@ -1,5 +1,7 @@
 """A notebook's first-run budget: which runs are on disk, and an estimate of the rest timed on this machine."""
 
+import pytest
+
 from rlvr import budget
 from rlvr.train import RLConfig, run
 
@@ -43,3 +45,21 @@ def test_a_run_listed_under_two_labels_is_planned_once(monkeypatch, tmp_path):
     planned = budget.plan({"GRPO-1": (grpo1, race.cache_entry(grpo1)), "GRPO-1 again": grpo1, "other": other})
     assert [p.label for p in planned] == ["GRPO-1", "other"]
     assert budget.first_run_text({"a": other, "b": other}).startswith("The first run trains 1 of 1 runs")
+
+
+def test_a_shape_timed_once_is_read_from_disk_by_the_next_notebook(monkeypatch, tmp_path):
+    """The first notebook that needs a configuration's shape times it; the next one (another kernel) reads the seconds
+    from the cache instead of training again; another shape is timed anew."""
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(budget, "_SECONDS_PER_STEP", {})
+    first = budget.seconds_per_step(RLConfig(seed=1, **TINY))
+    assert first > 0
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("timed again")
+
+    monkeypatch.setattr(budget, "_SECONDS_PER_STEP", {})  # a new kernel
+    monkeypatch.setattr(budget, "train_rl", no_training)
+    assert budget.seconds_per_step(RLConfig(seed=2, lr=1e-3, **TINY)) == first  # same shape: seed and lr aside
+    with pytest.raises(AssertionError, match="timed again"):
+        budget.seconds_per_step(RLConfig(epochs_per_batch=2, **TINY))

@@ -1,9 +1,10 @@
 """What a notebook will train the first time it runs, and about how long that takes on this machine.
 
 A notebook's setup cell lists its runs (label -> RLConfig); `first_run` says which are already on disk (they load in
-a second) and estimates the others from two steps of each configuration timed here and now (a few tenths of a
-second for GRPO, about a second for PPO's eight updates). The probe counts the training thread's processor time, not the
-clock: other jobs on the machine slow a run down, but do not inflate the estimate of what it costs.
+a second) and estimates the others from two steps of each configuration's shape timed on this machine (a few tenths
+of a second for GRPO, about a second for PPO's eight updates), the first time a notebook needs that shape. The probe
+counts the training thread's processor time, not the clock: other jobs on the machine slow a run down, but do not
+inflate the estimate of what it costs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from .cache import Entry, is_cached
+from .cache import Entry, is_cached, load_or_create
 from .config import TRAIN_THREADS
 from .i18n import _
 from .parallel import cores
@@ -45,18 +46,26 @@ def _busy_seconds() -> float:
 
 
 def seconds_per_step(cfg: RLConfig) -> float:
-    """Seconds one RL step of this configuration's shape takes on this machine (timed once per process)."""
+    """Seconds one RL step of this configuration's shape takes on this machine: timed once, then kept in the
+    checkpoint cache (keyed, as every entry is, by how this machine computes), so the next notebook reads it."""
     shape = _shape(cfg)
     if shape not in _SECONDS_PER_STEP:
-        start = warm_start(RLConfig()).model  # the shipped warm-up: its cost per step is any warm-up's
-        times = []
-        probe = replace(cfg, steps=1)
-        for _step in range(TIMED_STEPS):
-            t0 = _busy_seconds()
-            train_rl(probe, policy=start, progress=False)
-            times.append(_busy_seconds() - t0)
-        _SECONDS_PER_STEP[shape] = min(times)
+        entry = Entry("step-seconds", {"shape": list(shape)})
+        loaded = load_or_create(entry, lambda: {"seconds": _timed_step(cfg)}, log=lambda _message: None)
+        _SECONDS_PER_STEP[shape] = float(loaded.payload["seconds"])
     return _SECONDS_PER_STEP[shape]
+
+
+def _timed_step(cfg: RLConfig) -> float:
+    """Processor seconds of one RL step of cfg's shape, timed here: the faster of TIMED_STEPS one-step runs."""
+    start = warm_start(RLConfig()).model  # the shipped warm-up: its cost per step is any warm-up's
+    times = []
+    probe = replace(cfg, steps=1)
+    for _step in range(TIMED_STEPS):
+        t0 = _busy_seconds()
+        train_rl(probe, policy=start, progress=False)
+        times.append(_busy_seconds() - t0)
+    return min(times)
 
 
 def warm_up_seconds(cfg: RLConfig) -> float:
@@ -89,8 +98,10 @@ def plan(runs: dict[str, RLConfig | tuple[RLConfig, Entry]]) -> list[PlannedRun]
 
 
 def duration(seconds: float) -> str:
-    """'~40 s' or '~3.5 min'."""
-    return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.1f} min"
+    """'~40 s' or '~3.5 min' ('约 40 秒', '约 3.5 分钟' in Chinese)."""
+    if seconds < 120:
+        return _("~{seconds} s").format(seconds=f"{seconds:.0f}")
+    return _("~{minutes} min").format(minutes=f"{seconds / 60:.1f}")
 
 
 def waiting_seconds(seconds: list[float], cores: int) -> float:
@@ -125,14 +136,14 @@ def first_run_text(runs: dict) -> str:
         head = _("Everything this notebook trains is already on disk.")
     elif waiting < 0.9 * total:
         head = _(
-            "The first run trains {todo} of {total} runs: {time} of training on this machine, about {waiting} of "
-            "waiting with {cores} runs side by side (timed just now; evaluating them adds a little, other jobs on the "
-            "machine can make it several times longer); afterwards they load from disk."
+            "The first run trains {todo} of {total} runs: {time} of training on this machine, {waiting} of "
+            "waiting with {cores} runs side by side (from steps of each kind timed here; evaluating them adds a "
+            "little, other jobs on the machine can make it several times longer); afterwards they load from disk."
         ).format(todo=len(todo), total=len(planned), time=duration(total), waiting=duration(waiting), cores=n_cores)
     else:
         head = _(
-            "The first run trains {todo} of {total} runs: {time} of training on this machine (timed just now; "
-            "evaluating them adds a little, other jobs on the machine can make it several times longer); afterwards "
-            "they load from disk."
+            "The first run trains {todo} of {total} runs: {time} of training on this machine (from steps of each "
+            "kind timed here; evaluating them adds a little, other jobs on the machine can make it several times "
+            "longer); afterwards they load from disk."
         ).format(todo=len(todo), total=len(planned), time=duration(total))
     return "\n".join([head, *lines])

@@ -38,6 +38,7 @@ VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the 
     "race": 8,  # a race run's history with its diagnostics (rlvr.experiments.race); v8: as rl v7
     "gallery": 3,  # a broken run's history (rlvr.experiments.gallery); v3: as rl v6
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
+    "step-seconds": 1,  # processor seconds of one RL step of a configuration's shape (rlvr.budget's estimates)
 }
 
 
