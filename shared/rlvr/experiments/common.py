@@ -258,11 +258,16 @@ def plain_math_labels(fig) -> None:
 
 def seconds_text(seconds: float) -> str:
     """CPU or wall-clock seconds for a table cell: '<0.1 s', '2.4 s', '51 s', '3.2 min'."""
+    in_seconds, in_minutes = _("{seconds} s"), _("{minutes} min")  # '2.4 秒', '3.2 分钟' in Chinese
     if seconds < 0.05:
-        return "<0.1 s"
+        return in_seconds.format(seconds="<0.1")
     if seconds < 10:
-        return f"{seconds:.1f} s"
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+        return in_seconds.format(seconds=f"{seconds:.1f}")
+    return (
+        in_seconds.format(seconds=f"{seconds:.0f}")
+        if seconds < 120
+        else in_minutes.format(minutes=f"{seconds / 60:.1f}")
+    )
 
 
 def multiple(x: str) -> str:

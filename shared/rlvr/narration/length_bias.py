@@ -51,7 +51,7 @@ from rlvr.experiments.length_bias import (
     train_toy,
     train_toy_pair,
 )
-from rlvr.i18n import N_, _
+from rlvr.i18n import N_, _, join
 from rlvr.objectives import kimi_length_reward
 
 
@@ -136,9 +136,9 @@ def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP
     title = _("expected gradient w.r.t. the continue logits (p = {p}, G = {g})").format(p=p_correct, g=group_size)
     lines = [f"{title}   {_(PATH_NAMES[0])}    {_(PATH_NAMES[1])}"]
     for name, label in (
-        ("true", _("true objective  d E[r] / d theta")),
-        ("grpo", _("GRPO loss       E[d L / d theta]")),
-        (DR_GRPO.name, _("Dr. GRPO loss   E[d L / d theta]")),
+        ("true", _("true objective  ∂E[r]/∂θ")),
+        ("grpo", _("GRPO loss       E[∂L/∂θ]")),
+        (DR_GRPO.name, _("Dr. GRPO loss   E[∂L/∂θ]")),
     ):
         lines.append(f"  {pad(label, 62)} {signed(grads[name][0], 4):>12s}  {signed(grads[name][1], 4):>12s}")
     lines.append("  " + _("(0: below 1e-12, the float round-off of an exact 0)"))
@@ -382,10 +382,11 @@ def token_mean_text(p_correct: float = P_CORRECT, batches=(ANSWERS_PER_STEP, 16 
     start = float(mean_thinking_tokens(INIT_LOGIT))
     rows = [(_("loss, answers per step"), _(PATH_NAMES[0]), _(PATH_NAMES[1]))]
     grpo = train_toy("grpo", p_correct=p_correct).mean_length()[-1].mean(axis=0)  # [2]
-    rows.append((f"{_(GRPO.label)}, {ANSWERS_PER_STEP}", f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
+    row_name = _("{loss}, {answers}")  # a loss and its answers per step
+    rows.append((row_name.format(loss=_(GRPO.label), answers=ANSWERS_PER_STEP), f"{grpo[0]:.1f}", f"{grpo[1]:.1f}"))
     for batch in batches:
         final = train_toy("token_mean", p_correct=p_correct, answers_per_step=batch).mean_length()[-1].mean(axis=0)
-        rows.append((f"{_(TOKEN_MEAN.label)}, {batch}", f"{final[0]:.1f}", f"{final[1]:.1f}"))
+        rows.append((row_name.format(loss=_(TOKEN_MEAN.label), answers=batch), f"{final[0]:.1f}", f"{final[1]:.1f}"))
     head = _("thinking tokens after {steps} steps (mean of {runs} runs, p = {p}, start {start} on both paths)").format(
         steps=STEPS, runs=N_RUNS, p=p_correct, start=f"{start:.1f}"
     )
@@ -511,14 +512,14 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
             (
                 exercise("4"),
                 _("GRPO, per token: correct, wrong"),
-                "+0.01, -0.001",
-                f"{signed(grpo_w[0], 4)}, {signed(grpo_w[1], 4)}",
+                join(("+0.01", "-0.001")),
+                join((signed(grpo_w[0], 4), signed(grpo_w[1], 4))),
             ),
             (
                 exercise("4"),
                 _("Dr. GRPO, per token: correct, wrong"),
-                "+0.001, -0.001",
-                f"{signed(dr_w[0], 4)}, {signed(dr_w[1], 4)}",
+                join(("+0.001", "-0.001")),
+                join((signed(dr_w[0], 4), signed(dr_w[1], 4))),
             ),
             (
                 "§4.2",
@@ -537,8 +538,8 @@ def lecture_and_us_text(kimi_runs: dict, last: int = 20) -> str:
             (
                 exercise("5"),
                 _("length reward of the four answers"),
-                "0.5, 0.25, 0, -0.5",
-                ", ".join(signed(r, 2) for r in kimi),
+                join(("0.5", "0.25", "0", "-0.5")),
+                join(signed(r, 2) for r in kimi),
             ),
             (
                 "§6.2",

@@ -36,7 +36,7 @@ from rlvr.experiments.ppo_parts import (
     schulman_table,
     trained_policy,
 )
-from rlvr.i18n import _
+from rlvr.i18n import _, join
 
 
 def reuse_text(results: list[ReuseResult]) -> str:
@@ -142,7 +142,7 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
     totals = memory_totals()
 
     def joined(values, text=lambda v: f"{v:.2f}"):
-        return ", ".join(text(v) for v in values)
+        return join(text(v) for v in values)
 
     def lecture(section: str) -> str:
         return _("lecture §{section}").format(section=section)
@@ -152,20 +152,20 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
         (
             exercise,
             _("objective at ρ = 0.5, 1.0, 1.1, 1.5 (A = +2, clip_eps = 0.2)"),
-            ", ".join(v for v, _g in EXERCISE_VALUES.values()),
+            join(v for v, _g in EXERCISE_VALUES.values()),
             joined(objective),
         ),
         (
             exercise,
             _("its gradient dJ/dρ there"),
-            ", ".join(g for _v, g in EXERCISE_VALUES.values()),
+            join(g for _v, g in EXERCISE_VALUES.values()),
             joined(grad),
         ),
         (
             lecture("2.2"),
             _("the ratio ρ past which the gradient is 0 (A > 0: above it; A < 0: below it)"),
-            "1.2, 0.8",
-            f"{upper:.3f}, {lower:.3f}",
+            join(("1.2", "0.8")),
+            join((f"{upper:.3f}", f"{lower:.3f}")),
         ),
         (
             lecture("2.3"),
@@ -209,8 +209,8 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
         (
             lecture("2.3"),
             _("... std of k1, std of k3 per answer"),
-            f"{LECTURE_KL['k1']}, {LECTURE_KL['k3']}",
-            f"{k1:.2f}, {k3:.2f}",
+            join((LECTURE_KL["k1"], LECTURE_KL["k3"])),
+            join((f"{k1:.2f}", f"{k3:.2f}")),
         ),
         (
             lecture("2.3"),
