@@ -131,7 +131,7 @@ def test_late_mean_and_the_step_thinking_passes_a_level():
     row = thinking.summary_row("never", never)
     assert row["steps to 90% thinking"] is None and row["answers sampled by then"] is None
     step = thinking.summary_row("run", RunResult(RLConfig(steps=100), history, final=final))["steps to 90% thinking"]
-    assert step in (50, 51)  # the trailing 9-step mean of i / 50 is 0.9 at index 49 (up to rounding), 0.92 at 50; +1
+    assert step in (49, 50)  # the trailing 9-step mean of i / 50 is 0.9 at step 49 (up to rounding), 0.92 at 50
 
 
 def test_kl_to_itself_is_zero():
@@ -445,15 +445,15 @@ def test_warmup_steps_are_the_default_warmups_except_a_short_one_for_another_rat
 def test_summary_rows_and_findings_read_the_runs():
     default = fake_panel_run()
     for h, share in zip(default.history, (0.5, 0.8, 1.2, 1.6)):
-        h["cot_fraction"] = share  # trailing means 0.5, 0.65, 0.83, 1.03: 90% first reached at step 4
+        h["cot_fraction"] = share  # trailing means 0.5, 0.65, 0.83, 1.03: 90% first reached at step 3
     fast = fake_panel_run(group_size=32)
     fast.history = fast.history[:1]
     fast.history[0]["cot_fraction"] = 1.0
     row = thinking.summary_row("G = 32", fast)
-    assert row["steps to 90% thinking"] == 1 and row["answers sampled by then"] == 32 * 32
-    assert thinking.summary_row("default", default)["steps to 90% thinking"] == 4
+    assert row["steps to 90% thinking"] == 0 and row["answers sampled by then"] == 32 * 32  # step 0's answers
+    assert thinking.summary_row("default", default)["steps to 90% thinking"] == 3
     lines = story.exercise7_findings(default, {"G = 32": fast})
-    assert lines[0] == "G = 32:" and lines[1] == "  thinking passes 90% at step 1 (the default: step 4)"
+    assert lines[0] == "G = 32:" and lines[1] == "  thinking passes 90% at step 0 (the default: step 3)"
     assert lines[-1] == "  answers sampled by then 1,024 (the default: 1,024)"
     assert not any(word in " ".join(lines) for word in ("earlier", "later", "higher", "lower", "more", "less"))
     assert all(len(line) <= 110 for line in lines)
@@ -539,7 +539,7 @@ def test_ratio_algo_lines_say_how_long_each_run_retraced_grpo():
     assert "never reached" in lines[2]
     assert lines[3] == "GSPO drew and scored exactly GRPO's answers at all 30 steps."
     assert (
-        lines[4] == "CISPO drew and scored exactly GRPO's answers up to step 3, and answers of its own from step 4 on."
+        lines[4] == "CISPO drew and scored exactly GRPO's answers up to step 2, and answers of its own from step 3 on."
     )
 
 

@@ -565,10 +565,9 @@ def answers_per_step(cfg: RLConfig) -> int:
 
 
 def thinking_step(result: RunResult, level: float = 0.9) -> int | None:
-    """The RL step (counted from 1, as notebook 03's figures draw them) at which the run's smoothed think-first share
-    first reached `level`; None if it never did."""
-    first = first_step(smooth(result.curve("cot_fraction"), SMOOTH) >= level)
-    return None if first is None else first + 1
+    """The RL step (counted from 0, as every figure draws them) at which the run's smoothed think-first share first
+    reached `level`; None if it never did."""
+    return first_step(smooth(result.curve("cot_fraction"), SMOOTH) >= level)
 
 
 def same_steps(result: RunResult, other: RunResult, key: str = "reward") -> int:
@@ -595,7 +594,7 @@ def summary_row(label: str, result: RunResult, level: float = 0.9) -> dict:
         f"all-equal groups, first {EARLY_STEPS} steps": early_mean(result.history),
         f"all-equal groups, last {LATE_STEPS} steps": late_mean(result.history),
         f"steps to {level:.0%} thinking": step,
-        "answers sampled by then": None if step is None else step * answers_per_step(result.config),
+        "answers sampled by then": None if step is None else (step + 1) * answers_per_step(result.config),
     }
 
 

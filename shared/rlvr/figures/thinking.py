@@ -97,7 +97,7 @@ def _plot_metric(
 ) -> None:
     """Raw per-step values (faint) and their trailing moving average (bold, `lw` wide)."""
     y = history_curve(history, key)
-    x = np.arange(1, len(y) + 1)
+    x = np.arange(len(y))  # steps count from 0, as in every notebook
     smoothed = smoothed_curve(history, key)
     if key == "direct_accuracy":  # late in training a step has only a handful of direct answers: hide the noise
         few = smooth([h.get("cot_fraction", np.nan) for h in history], 27) > 1 - MIN_DIRECT_SHARE
@@ -392,7 +392,7 @@ def _draw_kl(ax, history: list[dict], result, color, ls: str, label: str) -> Non
     if steps.size:
         ax.plot(steps + 1, smooth(y[steps], 3 if steps.size < len(y) else 9), color=color, lw=1.6, ls=ls, label=label)
     if result is not None and "kl_to_warmup" in result.final:
-        ax.plot([len(history)], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
+        ax.plot([len(history) - 1], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
 
 
 def _draw_against_answers(ax, history: list[dict], cfg: RLConfig | None, color, ls: str, label: str) -> None:
@@ -423,7 +423,7 @@ def plot_knob_panel(fig, results: dict, live=None, knob: str = "group_size") -> 
                 _draw_against_answers(ax, history, getattr(result, "config", None), color, ls, label)
             elif np.isfinite(history_curve(history, key)).any():
                 y = smoothed_curve(history, key)
-                ax.plot(np.arange(1, len(y) + 1), y, color=color, lw=1.6, ls=ls, label=label)
+                ax.plot(np.arange(len(y)), y, color=color, lw=1.6, ls=ls, label=label)
     longest = max((len(history) for _label, history, _result in curves), default=1)
     for ax, key in zip(axes, keys):
         ax.set_title(_(AXIS_TITLES[key]), fontsize=10)

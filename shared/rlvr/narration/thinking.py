@@ -278,11 +278,13 @@ def ratio_algo_lines(
         label = ALGORITHMS[algo].label
         if same >= total:
             line = _("{label} drew and scored exactly GRPO's answers at all {n} steps.").format(label=label, n=total)
+        elif same == 0:
+            line = _("{label} drew answers of its own from step 0 on.").format(label=label)
         else:
             line = _(
                 "{label} drew and scored exactly GRPO's answers up to step {same}, and answers of its own from step "
                 "{next} on."
-            ).format(label=label, same=same, next=same + 1)
+            ).format(label=label, same=same - 1, next=same)  # steps count from 0: `same` steps are 0 ... same - 1
         lines.append(line)
     return lines
 
