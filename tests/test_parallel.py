@@ -298,3 +298,13 @@ def test_a_worker_computes_and_writes_as_this_process_does_now(monkeypatch, own_
     assert {seen["cache"] for seen in later.values()} == {str(later_cache)}
     if parallel.worker_context().get_start_method() == "forkserver":  # its workers start with torch imported
         assert all(seen["dynamo_imported"] for seen in later.values())
+
+
+def test_workers_fork_from_a_server_on_linux_only(monkeypatch):
+    """forkserver where forking a process that has loaded torch is safe (Linux); spawn elsewhere (macOS, Windows)."""
+    import sys
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert parallel.worker_context().get_start_method() == "spawn"
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert parallel.worker_context().get_start_method() == "forkserver"

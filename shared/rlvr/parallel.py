@@ -51,14 +51,16 @@ PRELOAD = ("torch", "torch._dynamo")  # what a worker's server imports once: ~3.
 
 
 def worker_context():
-    """How worker processes start: `forkserver` where the system has it (a fresh server process, started from this
-    one's environment at the first worker, imports torch and the part of it a first optimiser imports, once; each
-    worker is forked from it, ~3.5 s of processor time sooner than a spawned interpreter that imports them again),
-    else `spawn`. Either way a worker runs this process's main module anew, as `spawn` does, and sets this
-    process's environment as it is when the worker starts (`_worker`)."""
+    """How worker processes start: on Linux `forkserver` (a fresh server process, started from this one's environment
+    at the first worker, imports torch and the part of it a first optimiser imports, once; each worker is forked from
+    it, ~3.5 s of processor time sooner than a spawned interpreter that imports them again; Python 3.14 makes it
+    Linux's default), elsewhere `spawn` (macOS's system libraries are not safe to fork once loaded). Either way a
+    worker runs this process's main module anew, as `spawn` does, and sets this process's environment as it is when
+    the worker starts (`_worker`)."""
     import multiprocessing
+    import sys
 
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(PRELOAD))  # not "__main__": a script's top level runs in its workers only
