@@ -16,7 +16,7 @@ def test_a_cached_run_costs_nothing_and_an_uncached_one_is_timed(monkeypatch, tm
     assert [(p.label, p.cached) for p in planned] == [("cached", True), ("fresh", False)]
     assert planned[0].seconds == 0 and planned[1].seconds == 3 * budget.seconds_per_step(fresh) > 0
     text = budget.first_run_text({"cached": cached, "fresh": fresh})
-    assert text.startswith("The first run trains 1 of 2 runs") and "cached: on disk" in text
+    assert text.startswith("The first time, this notebook trains 1 of its 2 runs") and "cached: on disk" in text
     assert budget.first_run_text({"cached": cached}).startswith("Everything this notebook trains is already on disk")
 
 
@@ -44,7 +44,9 @@ def test_a_run_listed_under_two_labels_is_planned_once(monkeypatch, tmp_path):
     other = RLConfig(seed=2, **TINY)
     planned = budget.plan({"GRPO-1": (grpo1, race.cache_entry(grpo1)), "GRPO-1 again": grpo1, "other": other})
     assert [p.label for p in planned] == ["GRPO-1", "other"]
-    assert budget.first_run_text({"a": other, "b": other}).startswith("The first run trains 1 of 1 runs")
+    assert budget.first_run_text({"a": other, "b": other}).startswith(
+        "The first time, this notebook trains 1 of its 1 runs"
+    )
 
 
 def test_a_shape_timed_once_is_read_from_disk_by_the_next_notebook(monkeypatch, tmp_path):

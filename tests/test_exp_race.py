@@ -254,17 +254,19 @@ def test_train_runs_says_which_runs_trained_and_which_came_from_the_cache(capsys
     def runner(cfg, on_step=None, progress=True):
         assert progress is False  # no tqdm bar: the line says it all
         run = fake_run([0.5] * cfg.steps)
-        run.from_cache = cfg.seed == 1
-        run.timing = {"total_s": 12.0}
+        run.from_cache = cfg.seed >= 1
+        run.timing = {"total_s": 12.0, **({"total_cpu_s": 20.0} if cfg.seed == 2 else {})}
         for step in range(1, cfg.steps + 1):
             on_step(step, cfg.steps, run.history)
         return run
 
-    results = widgets.train_runs({"A": RLConfig(steps=3, seed=0), "B": RLConfig(steps=3, seed=1)}, runner)
+    configs = {"A": RLConfig(steps=3, seed=0), "B": RLConfig(steps=3, seed=1), "C": RLConfig(steps=3, seed=2)}
+    results = widgets.train_runs(configs, runner)
     out = capsys.readouterr().out.splitlines()
-    assert list(results) == ["A", "B"] and len(out) == 2
+    assert list(results) == ["A", "B", "C"] and len(out) == 3
     assert out[0].startswith("A: 3 steps, trained now in ") and out[0].endswith(" s")
-    assert out[1] == "B: 3 steps, loaded from disk (training took 12 s when it ran)"
+    assert out[1] == "B: 3 steps, loaded from disk (training took 12 s when it ran)"  # a run that kept no CPU time
+    assert out[2] == "C: 3 steps, loaded from disk (training it took 20 s of processor time)"  # what it cost
 
 
 # ----------------------------------------------------------------------------- costs

@@ -575,3 +575,19 @@ def test_print_all_equal_starts_with_the_formula_at_the_warm_ups_accuracy_when_g
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and "warm-up" in lines[0] and "p = 20.0%" in lines[0] and "= 68.0%" in lines[0]
     assert "step 0:" in lines[1]  # steps count from 0, as in the figures
+
+
+def test_ratio_algo_lines_say_only_at_step_0_and_from_step_0():
+    """Steps count from 0: a run that shares only GRPO's first step says 'only at step 0', one that shares none
+    'from step 0' (never 'up to step 0' or 'up to step -1')."""
+    grpo = _run([0.1] * 10, cot=[0.5] * 10)
+    first_only = _run([0.1] + [0.2] * 9, cot=[0.5] * 10)
+    none = _run([0.3] * 10, cot=[0.5] * 10)
+    metrics = {"accuracy": 0.9, "cot_fraction": 0.95, "cot_accuracy": 0.92}
+    lines = story.ratio_algo_lines(
+        {"grpo": grpo, "gspo": first_only, "cispo": none}, dict.fromkeys(("grpo", "gspo", "cispo"), metrics), 100
+    )
+    assert (
+        lines[3] == "GSPO drew and scored exactly GRPO's answers only at step 0, and answers of its own from step 1 on."
+    )
+    assert lines[4] == "CISPO drew answers of its own from step 0 on."

@@ -717,13 +717,15 @@ def test_run_progress_says_a_run_started_ahead_trained_in_the_background_and_how
 
     from rlvr.widgets import RunProgress
 
-    progress = RunProgress(["GRPO-8", "PPO-8"], ahead={"GRPO-8"})
+    progress = RunProgress(["GRPO-8", "PPO-8", "G = 2"], ahead={"GRPO-8"}, queued={"G = 2"})
     run = SimpleNamespace(history=[{}] * 200, from_cache=False, timing={})
     progress.finish("GRPO-8", run, 38.0)
     progress.finish("PPO-8", run, 78.0)
+    progress.finish("G = 2", run, 5.0)
     assert progress.text().splitlines() == [
-        "GRPO-8: 200 steps, trained in the background; this cell waited 38 s",
+        "GRPO-8: 200 steps, trained in the background; ready 38 s into this cell",
         "PPO-8: 200 steps, trained now in 78 s",
+        "G = 2: 200 steps, trained now in 5.0 s (its turn in the background had not come yet)",
     ]
 
 

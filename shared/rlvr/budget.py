@@ -136,14 +136,14 @@ def first_run_text(runs: dict) -> str:
         head = _("Everything this notebook trains is already on disk.")
     elif waiting < 0.9 * total:
         head = _(
-            "The first run trains {todo} of {total} runs: {time} of training on this machine, {waiting} of "
-            "waiting with {cores} runs side by side (from steps of each kind timed here; evaluating them adds a "
-            "little, other jobs on the machine can make it several times longer); afterwards they load from disk."
+            "The first time, this notebook trains {todo} of its {total} runs: {time} of computing on this machine, "
+            "{cores} runs at a time, so {waiting} of waiting (from steps of each kind timed here; evaluating them adds "
+            "a little, other jobs on the machine can make it several times longer); afterwards they load from disk."
         ).format(todo=len(todo), total=len(planned), time=duration(total), waiting=duration(waiting), cores=n_cores)
     else:
         head = _(
-            "The first run trains {todo} of {total} runs: {time} of training on this machine (from steps of each "
-            "kind timed here; evaluating them adds a little, other jobs on the machine can make it several times "
-            "longer); afterwards they load from disk."
+            "The first time, this notebook trains {todo} of its {total} runs: {time} of computing on this machine "
+            "(from steps of each kind timed here; evaluating them adds a little, other jobs on the machine can make it "
+            "several times longer); afterwards they load from disk."
         ).format(todo=len(todo), total=len(planned), time=duration(total))
     return "\n".join([head, *lines])

@@ -350,6 +350,14 @@ def started_ahead(jobs: dict[str, Job]) -> set[str]:
     return {label for label, entry in _started_ahead(jobs).items() if id(entry) not in queued}
 
 
+def queued_ahead(jobs: dict[str, Job]) -> set[str]:
+    """The labels of `jobs` whose runs `start_ahead` queued and no worker has taken yet (`train_all` trains these
+    itself)."""
+    with _AHEAD_LOCK:
+        queued = {id(entry) for _key, _job, entry in _AHEAD_QUEUE}
+    return {label for label, entry in _started_ahead(jobs).items() if id(entry) in queued}
+
+
 def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> dict[str, Any]:
     """label -> run, for the runs started ahead that finish; waits for them, passing on their progress. A run that
     failed ahead is left out (train_all trains it, and its error shows in one line). An interrupt stops every run

@@ -875,9 +875,10 @@ class RunProgress:
     output updated in place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere a run
     prints its line when it starts training, when it fails and when it is done."""
 
-    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None, ahead=()):
+    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None, ahead=(), queued=()):
         self.titles = dict(titles or {})  # label -> what the line calls the run (default: the label)
         self.ahead = set(ahead)  # the runs a setup cell started in the background: this cell only waits for them
+        self.queued = set(queued)  # started in the background but still queued: this cell trains them itself
         self.lines = {label: _("{label}: waiting").format(label=self.title(label)) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
@@ -933,7 +934,15 @@ class RunProgress:
     def finish(self, label: str, result, seconds: float) -> None:
         """Say how the run was obtained: trained now (in how long) or loaded from the cache."""
         steps = len(result.history)
-        if result.from_cache:
+        if result.from_cache and "total_cpu_s" in result.timing:  # its cost, whatever ran beside it or its priority
+            line = ngettext(
+                "{label}: {steps} step, loaded from disk (training it took {time} of processor time)",
+                "{label}: {steps} steps, loaded from disk (training it took {time} of processor time)",
+                steps,
+            )
+            took = seconds_text(result.timing["total_cpu_s"])
+            self.say(label, line.format(label=self.title(label), steps=steps, time=took))
+        elif result.from_cache:
             took = result.timing.get("total_s", float("nan"))
             line = ngettext(
                 "{label}: {steps} step, loaded from disk (training took {time} when it ran)",
@@ -941,10 +950,17 @@ class RunProgress:
                 steps,
             )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(took)))
-        elif label in self.ahead:  # `seconds`: how long this cell waited for it
+        elif label in self.ahead:  # `seconds`: since this cell started waiting for it
             line = ngettext(
-                "{label}: {steps} step, trained in the background; this cell waited {time}",
-                "{label}: {steps} steps, trained in the background; this cell waited {time}",
+                "{label}: {steps} step, trained in the background; ready {time} into this cell",
+                "{label}: {steps} steps, trained in the background; ready {time} into this cell",
+                steps,
+            )
+            self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
+        elif label in self.queued:
+            line = ngettext(
+                "{label}: {steps} step, trained now in {time} (its turn in the background had not come yet)",
+                "{label}: {steps} steps, trained now in {time} (its turn in the background had not come yet)",
                 steps,
             )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
@@ -968,10 +984,10 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None, sizes: di
     `configs`. Interrupting the cell stops them all; a run that fails says so on its line and the others finish.
     Returns label -> result in the order of `configs` (the runs that did not fail). `titles` (label -> text) names the
     runs on their lines where a label is not what the learner reads."""
-    from rlvr.parallel import started_ahead, train_all
+    from rlvr.parallel import queued_ahead, started_ahead, train_all
 
     jobs = run_jobs(configs, runner)
-    progress = RunProgress(configs, titles=titles, ahead=started_ahead(jobs))
+    progress = RunProgress(configs, titles=titles, ahead=started_ahead(jobs), queued=queued_ahead(jobs))
     progress.show(force=True)
     runs = train_all(
         {label: jobs[label] for label in longest_first(sizes or configs)},

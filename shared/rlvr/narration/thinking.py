@@ -280,6 +280,11 @@ def ratio_algo_lines(
             line = _("{label} drew and scored exactly GRPO's answers at all {n} steps.").format(label=label, n=total)
         elif same == 0:
             line = _("{label} drew answers of its own from step 0 on.").format(label=label)
+        elif same == 1:
+            line = _(
+                "{label} drew and scored exactly GRPO's answers only at step 0, and answers of its own from step 1 on."
+            )
+            line = line.format(label=label)
         else:
             line = _(
                 "{label} drew and scored exactly GRPO's answers up to step {same}, and answers of its own from step "
