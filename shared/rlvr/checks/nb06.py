@@ -14,7 +14,7 @@ from typing import Callable
 from rlvr.checks.core import MISSING, NOT_ATTEMPTED_MESSAGE, Outcome, Question, Result, call_problem
 from rlvr.checks.guard import call_guarded, describe, failure_sentence
 from rlvr.experiments.gallery import BREAKAGES, MYSTERIES, NOT_BROKEN
-from rlvr.i18n import N_, _
+from rlvr.i18n import N_, _, join
 
 CHOICES = tuple(name for name in BREAKAGES if name not in NOT_BROKEN)
 POINTERS = {  # the true breakage -> where to look (a signal, not the answer)
@@ -78,7 +78,7 @@ class Diagnosis(Question):
         if lines:
             right = _("{right} of {total} right.").format(right=len(self.answers) - len(lines), total=len(self.answers))
             return Result(self.name, Outcome.INCORRECT, "\n".join([right, *lines]))
-        names = ", ".join(f"{run} = {truth}" for run, truth in self.answers.items())
+        names = join(f"{run} = {truth}" for run, truth in self.answers.items())
         return Result(self.name, Outcome.CORRECT, _("all {n} right: {names}.").format(n=len(self.answers), names=names))
 
 
