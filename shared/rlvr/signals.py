@@ -216,11 +216,12 @@ def signature_name(name: str) -> str:
 
 
 def failures_text(history: list[dict]) -> str:
-    """'no_signal from step 3; nan from step 1' for every signature the history shows, or 'no warning'."""
+    """'no_signal detected at step 3; nan detected at step 1' for every signature the history shows (at the step the
+    detector first sees it), or 'no warning'."""
     found = failures(history)
     if not found:
         return _("no warning")
-    return join_clauses(_("{name} from step {step}").format(name=f.title, step=f.step) for f in found)
+    return join_clauses(_("{name} detected at step {step}").format(name=f.title, step=f.step) for f in found)
 
 
 def failures(history: list[dict]) -> list[Failure]:
