@@ -2,8 +2,8 @@
 
 `train_all(jobs)` first reads every run the checkpoint cache holds, in this process (`rlvr.config.loading_only`: a
 job that would train stops before its first step); the others train in worker processes, as many as the machine has
-cores, each a fresh interpreter with nothing of the kernel's state (`worker_context`: forked from a server process
-that has imported torch once, where the system has one, else spawned). A single run
+cores, each a fresh interpreter with nothing of the kernel's state (`worker_context`: on Linux forked from a server
+process that has imported torch once, elsewhere spawned). A single run
 to train (or a single core) trains here: a worker would add its start-up and nothing else, since the cell waits for
 it either way. If every worker stops before taking a run (a script without `if __name__ == "__main__":`, whose top
 level a spawned process runs again), the runs train here, one line saying so. A run trains
