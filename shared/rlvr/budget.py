@@ -88,9 +88,10 @@ def plan(runs: dict[str, RLConfig | tuple[RLConfig, Entry]]) -> list[PlannedRun]
     planned, seen = [], set()
     for label, run in runs.items():
         cfg, entry = run if isinstance(run, tuple) else (run, cache_entry(run))
-        if (entry.kind, entry.key()) in seen:
+        key = (entry.kind, entry.key())
+        if key in seen:
             continue
-        seen.add((entry.kind, entry.key()))
+        seen.add(key)
         cached = is_cached(entry)
         seconds = 0.0 if cached else cfg.steps * seconds_per_step(cfg) + warm_up_seconds(cfg)
         planned.append(PlannedRun(label, cached, seconds))

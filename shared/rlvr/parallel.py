@@ -345,17 +345,21 @@ def _started_ahead(jobs: dict[str, Job]) -> dict[str, _Ahead]:
 def started_ahead(jobs: dict[str, Job]) -> set[str]:
     """The labels of `jobs` whose runs `start_ahead` started, that a worker has taken (or the cache held) and that have
     not failed: a cell only waits for these (`train_all` takes back the others, still queued, and trains them)."""
-    with _AHEAD_LOCK:
-        queued = {id(entry) for _key, _job, entry in _AHEAD_QUEUE}
+    queued = _queued_entries()
     return {label for label, entry in _started_ahead(jobs).items() if id(entry) not in queued}
 
 
 def queued_ahead(jobs: dict[str, Job]) -> set[str]:
     """The labels of `jobs` whose runs `start_ahead` queued and no worker has taken yet (`train_all` trains these
     itself)."""
-    with _AHEAD_LOCK:
-        queued = {id(entry) for _key, _job, entry in _AHEAD_QUEUE}
+    queued = _queued_entries()
     return {label for label, entry in _started_ahead(jobs).items() if id(entry) in queued}
+
+
+def _queued_entries() -> set[int]:
+    """The ids of the runs started ahead that are still in the queue (no worker has taken them)."""
+    with _AHEAD_LOCK:
+        return {id(entry) for _key, _job, entry in _AHEAD_QUEUE}
 
 
 def _wait_for_ahead(waiting: dict[str, _Ahead], on_step, on_start, on_done) -> dict[str, Any]:
