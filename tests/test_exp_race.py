@@ -232,6 +232,18 @@ def test_race_summary_prints_the_ratios_the_prose_reads():
     assert "GRPO-1 not reached" in story.race_summary_text(never) and "= n/a" in story.race_summary_text(never)
 
 
+def test_race_summary_prints_each_grpo_runs_share_of_all_equal_groups_early_and_overall(monkeypatch):
+    runs = race_of_fakes()
+    runs["PPO-8"] = RunResult(RLConfig(algo="ppo", steps=8), runs["PPO-8"].history)  # a value baseline: none left out
+    for name, shares in (("GRPO-1", [0.0] * 4 + [1.0] * 4), ("GRPO-8", [0.5] * 4 + [1.0] * 4)):
+        for h, share in zip(runs[name].history, shares):
+            h["all_same_group_fraction"] = share
+    monkeypatch.setattr(story, "EARLY_STEPS", 4)
+    line = next(x for x in story.race_summary_text(runs).splitlines() if x.startswith("all-equal groups"))
+    assert line.endswith("over steps 0-3 / over all steps: GRPO-1 0% / 50%, GRPO-8 50% / 75%")
+    assert "PPO-8" not in line
+
+
 def test_step_and_seconds_text():
     assert story.step_text(3) == "3" and story.step_text(None, 30) == "not reached in 30 steps"
     assert [story.seconds_text(x) for x in (2.44, 51.2, 190.0)] == ["2.4 s", "51 s", "3.2 min"]

@@ -148,7 +148,9 @@ BREAKAGES: dict[str, Breakage] = {
             "greedy_sampling",
             N_("answers sampled at temperature 0"),
             overrides={"temperature": 0.0},
-            symptom=N_('"the loss is 0 and nothing learns"'),
+            symptom=N_(
+                '"the loss is 0 and nothing learns": the weights never change, whatever reward the greedy answers get'
+            ),
             signal="all_same_group_fraction",
             cause=N_("greedy decoding gives every answer of a group the same text, so every advantage is 0"),
             fix=N_("sample the group at temperature ~1 (exploration is what GRPO compares)"),

@@ -278,6 +278,12 @@ def final_value(run: RunResult, key: str = "accuracy", last: int = 10) -> float:
     return finite_mean(run.curve(key)[-last:])
 
 
+def all_equal_share(run: RunResult, steps: int | None = None) -> float:
+    """Mean share of groups whose rewards all agree (advantage 0 on every answer), over the first `steps` steps (all
+    if None)."""
+    return finite_mean(run.curve("all_same_group_fraction")[:steps])
+
+
 def cost_ratios(runs: dict[str, RunResult], reference: str = "GRPO-1") -> dict[str, dict]:
     """Per run: median training and sampling CPU seconds per step, each also as a multiple of `reference`'s (medians
     resist load spikes on a shared machine)."""

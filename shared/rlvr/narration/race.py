@@ -19,6 +19,7 @@ from rlvr.experiments.race import (
     THINK_TARGET,
     BaselineScales,
     accuracy_at,
+    all_equal_share,
     clip_summary,
     cost_ratios,
     final_value,
@@ -39,6 +40,7 @@ from rlvr.runs import RunResult
 SECTION = "3"
 # What the lecture says in section 3, and the band that counts as agreeing (fixed from the wording before measuring:
 # "much faster" = at least 1.5x fewer steps; "the gap disappears" = within a factor 1.5 either way).
+EARLY_STEPS = 50  # "early in the run": the all-equal share over the first 50 steps
 MUCH_FASTER = (1.5, math.inf)
 SAME_SPEED = (1 / 1.5, 1.5)
 
@@ -138,6 +140,20 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
         else:
             text = _("CPU time to {what}: {times}")
         lines.append(text.format(what=what, times=times, least=min(reached, key=reached.get) if reached else ""))
+    grpo_runs = [name for name, run in runs.items() if run.config.algo == "grpo"]
+    if grpo_runs:
+        lines.append(
+            _(
+                "all-equal groups (left out of the backward pass), mean share over steps 0-{last} / over all "
+                "steps: {shares}"
+            ).format(
+                last=EARLY_STEPS - 1,
+                shares=join(
+                    f"{name} {all_equal_share(runs[name], EARLY_STEPS):.0%} / {all_equal_share(runs[name]):.0%}"
+                    for name in grpo_runs
+                ),
+            )
+        )
     costs = cost_ratios(runs, reference)
     others = [name for name in runs if name != reference]
     pair = (
