@@ -192,6 +192,23 @@ def test_the_dashboard_and_the_gallery_figure_draw_every_panel():
     assert len(fig.axes) == len(figs.PANELS) and all(ax.lines for ax in fig.axes)
 
 
+def test_each_gallery_panel_draws_its_run_beside_the_run_the_table_reads_it_against():
+    """The run without a clip is drawn against the clipped one (the healthy run's approx KL is 0 by definition)."""
+    from rlvr.widgets import new_figure
+
+    runs = {name: fake_run(name) for name in gallery.BREAKAGES}
+    runs["clipped_many_updates"].history = [{**h, "approx_kl": 0.5} for h in runs["clipped_many_updates"].history]
+    fig = new_figure((12, 8))
+    figs.draw_gallery(fig, runs, runs["healthy"])
+    by_title = {ax.get_title().splitlines()[0]: ax for ax in fig.axes if ax.get_visible()}
+    no_clip = by_title[f"{gallery.short_title('no_clip_many_updates')}: {figs.SIGNAL_NAMES['approx_kl']}"]
+    assert "clipped" in no_clip.get_title().splitlines()[1]
+    assert list(no_clip.lines[0].get_ydata()) == [0.5] * 12  # black: the clipped run, not the healthy one
+    greedy = by_title[f"{gallery.short_title('greedy_sampling')}: {figs.SIGNAL_NAMES['all_same_group_fraction']}"]
+    assert "\n" not in greedy.get_title()
+    assert list(greedy.lines[0].get_ydata()) == [h["all_same_group_fraction"] for h in runs["healthy"].history]
+
+
 def test_the_gallery_table_reads_each_signal_off_the_runs():
     runs = {name: fake_run(name) for name in gallery.BREAKAGES}
     table = story.gallery_table(runs, runs["healthy"])

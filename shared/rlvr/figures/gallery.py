@@ -121,14 +121,19 @@ def draw_gallery_run(fig, run, healthy) -> None:
 
 
 def draw_gallery(fig, runs: dict, healthy) -> None:
-    """One small panel per breakage: the signal that names it (magenta) against the healthy run (black)."""
+    """One small panel per breakage: the signal that names it (magenta) against the run the table reads it beside
+    (black: the healthy run, or the breakage's `compare_with` run)."""
     names = [name for name in runs if name not in NOT_BROKEN]
     ncols = 3
     axes = fresh_axes(fig, math.ceil(len(names) / ncols), ncols).ravel()
     for ax, name in zip(axes, names):
         run = runs[name]
-        key = breakage(run).signal
-        ax.set_title(_("{run}: {signal}").format(run=short_title(name), signal=SIGNAL_NAMES[key]), fontsize=9)
+        key, against = breakage(run).signal, breakage(run).compare_with
+        reference = runs[against] if against in runs else healthy  # the run its signal is read beside (the table's)
+        title = _("{run}: {signal}").format(run=short_title(name), signal=SIGNAL_NAMES[key])
+        if reference is not healthy:
+            title += "\n" + _("(black: {run})").format(run=short_title(against))
+        ax.set_title(title, fontsize=9)
         if run.crash is not None:  # nothing to draw: a NaN, then the crash
             step = crash_parts(run.crash)[0]
             ax.text(
@@ -146,7 +151,7 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
             ax.set_xticks([])
             ax.set_yticks([])
             continue
-        for history, color, width in ((healthy.history, COLORS["exact"], 1.0), (run.history, RUN_COLOR, 1.6)):
+        for history, color, width in ((reference.history, COLORS["exact"], 1.0), (run.history, RUN_COLOR, 1.6)):
             y = history_curve(history, key)
             ax.plot(np.arange(len(y)), y, color=color, lw=width, marker="." if key == "kl_to_ref" else None)
         ax.set_xlabel(_("RL step"), fontsize=8)
