@@ -140,7 +140,7 @@ def draw_training_curves(
     single = len(histories) == 1
     colors = run_colors(histories)
     for ax, key in zip(axes, keys):
-        for label, history in histories.items():
+        for index, (label, history) in enumerate(histories.items()):
             color = colors[label]
             if key == "mean_length" and single:
                 _plot_metric(ax, history, "mean_length", color, _("all answers"))
@@ -153,7 +153,8 @@ def draw_training_curves(
                 direct = single and key == "direct_accuracy"
                 shown = _("direct answers") if direct else label
                 wide = DEFAULT_WIDTH if is_default(label) and not single else RUN_WIDTH
-                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, shown, lw=wide)
+                ls = "--" if index >= 2 else "-"  # a third run dashed: curves that coincide stay visible
+                _plot_metric(ax, history, key, DIRECT_COLOR if direct else color, shown, lw=wide, ls=ls)
         if key == "cot_accuracy":
             teacher_line(ax, teacher_error_rate)
         if key == "direct_accuracy":
