@@ -361,7 +361,11 @@ def toy_text(p_correct: float = P_CORRECT, group_size: int = GROUP_SIZE) -> str:
 def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len: int = 1000) -> str:
     """Exercise 4's per-token weights under the three aggregations, by autograd through
     rlvr.objectives.aggregate_loss, next to the lecture's (it states GRPO's and Dr. GRPO's)."""
-    lecture = {GRPO.name: "+0.01, -0.001", DR_GRPO.name: "+0.001, -0.001", TOKEN_MEAN.name: _("(not in the lecture)")}
+    lecture = {
+        GRPO.name: join(("+0.01", "-0.001")),
+        DR_GRPO.name: join(("+0.001", "-0.001")),
+        TOKEN_MEAN.name: _("(not in the lecture)"),
+    }
     rows = [
         (
             _("aggregation (aggregate_loss mode)"),
@@ -372,7 +376,7 @@ def exercise4_text(correct_length: int = 100, wrong_length: int = 1000, max_len:
     ]
     for loss in ALL_LOSSES:
         weights = token_weights_by_autograd([1.0, -1.0], [correct_length, wrong_length], loss, max_len).tolist()
-        name = f"{_(TOY_LOSSES[loss].label)} ({TOY_LOSSES[loss].aggregation})"
+        name = _("{label} ({mode})").format(label=_(TOY_LOSSES[loss].label), mode=TOY_LOSSES[loss].aggregation)
         rows.append((name, *(signed(w, 4) for w in weights), lecture[loss]))
     return columns_text(rows)
 
