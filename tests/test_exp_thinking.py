@@ -591,3 +591,22 @@ def test_ratio_algo_lines_say_only_at_step_0_and_from_step_0():
         lines[3] == "GSPO drew and scored exactly GRPO's answers only at step 0, and answers of its own from step 1 on."
     )
     assert lines[4] == "CISPO drew answers of its own from step 0 on."
+
+
+def test_first_token_odds_reads_how_the_first_token_splits_between_thinking_and_answering():
+    """P([) per prompt from the policy's logits at the prompt's last position; [ leads where P([) > P(#)."""
+    from rlvr.narration.thinking import first_token_text
+    from rlvr.task import HASH_ID, OPEN_ID, VOCAB_SIZE
+
+    def policy(prompts):  # [n, 11] -> [n, 11, V]: the first half of the prompts lean to [, the second half to #
+        n = prompts.shape[0]
+        logits = torch.full((n, prompts.shape[1], VOCAB_SIZE), -1e9)
+        lean = torch.where(torch.arange(n) < n // 2, 0.6, 0.3)  # [n]
+        logits[:, -1, OPEN_ID], logits[:, -1, HASH_ID] = lean.log(), (1 - lean).log()
+        return logits
+
+    odds = thinking.first_token_odds(policy, 100)
+    assert odds["think_leads"] == pytest.approx(0.5)
+    assert (odds["p10"], odds["median"], odds["p90"]) == (pytest.approx(0.3), pytest.approx(0.45), pytest.approx(0.6))
+    line = first_token_text(odds, 100)
+    assert "0.300 / 0.450 / 0.600" in line and "on 50.0% of them" in line

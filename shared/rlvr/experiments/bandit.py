@@ -223,12 +223,11 @@ class EstimatorComparison:
 
     def title(self) -> str:
         """One line: the set-up and the exact gradient."""
-        return _("{n} groups of G = {g}, {rewards}; exact gradient {gradient}; (G-1)/G = {shrink}").format(
+        return _("{n} groups of G = {g}, {rewards}; exact gradient {gradient}").format(
             n=f"{self.n_groups:,}",
             g=self.group_size,
             rewards=reward_shift_text(self.shift),
             gradient=format_vector(self.exact),
-            shrink=f"{(self.group_size - 1) / self.group_size:.3f}",
         )
 
     def to_html(self) -> str:

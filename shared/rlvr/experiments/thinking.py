@@ -312,6 +312,22 @@ def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: i
 
 
 @torch.no_grad()
+def first_token_odds(policy: TinyTransformer, n_prompts: int | None = None) -> dict:
+    """How the first token splits between thinking (`[`) and answering directly (`#`) on the held-out prompts: the
+    10th, 50th and 90th percentile of P(`[` | prompt), and the share of prompts where `[` is the more likely one."""
+    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
+    probs = torch.softmax(policy(prompts)[:, -1].float(), dim=-1)  # [n, V]: the first answer token
+    think, direct = probs[:, OPEN_ID].numpy(), probs[:, HASH_ID].numpy()  # [n] each
+    low, median, high = np.quantile(think, [0.1, 0.5, 0.9])
+    return {
+        "p10": float(low),
+        "median": float(median),
+        "p90": float(high),
+        "think_leads": float(np.mean(think > direct)),
+    }
+
+
+@torch.no_grad()
 def kl_to_reference(
     policy: TinyTransformer, reference: TinyTransformer, n_prompts: int | None = None, seed: int = 0
 ) -> float:

@@ -201,6 +201,20 @@ def print_step_shapes(stages: list[StageShape]) -> None:
         print(" " * (widths[0] + 2) + _("e.g. {example}").format(example=stage.example))
 
 
+def first_token_text(odds: dict, n_prompts: int) -> str:
+    """One line: how close to a coin flip the first token is (P(`[`) percentiles), and where `[` leads."""
+    return _(
+        "first token: P([) over the {n} prompts, 10th / 50th / 90th percentile {low} / {median} / {high}; "
+        "[ more likely than # on {leads} of them"
+    ).format(
+        n=n_prompts,
+        low=f"{odds['p10']:.3f}",
+        median=f"{odds['median']:.3f}",
+        high=f"{odds['p90']:.3f}",
+        leads=f"{odds['think_leads']:.1%}",
+    )
+
+
 def print_warmup(report: dict) -> None:
     """Two readable lines, temperature 1 and greedy; each share says how many answers it is measured on."""
     n = report["n_prompts"]
