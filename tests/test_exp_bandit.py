@@ -345,6 +345,8 @@ def test_lecture_and_us_text_puts_every_lecture_figure_next_to_ours_without_verd
     text = story.lecture_and_us_text(runs, comparison, shifted, 1.4)
     for lecture in ("0.84", "0.001", "about 0.99", "(G-1)/G = 0.875", "3.5x", "1.40x simulated"):
         assert lecture in text
+    group_row = next(line for line in text.splitlines() if "std of a group of 8" in line)
+    assert "not stated (its 3.5x is the true std's)" in group_row  # the lecture's 3.5x is for the true std only
     assert not any(word in text for word in ("band", "agrees", "NO", "seed"))
     assert f"{runs['none'].final_mean:.3f} ± " in text
 

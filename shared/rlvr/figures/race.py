@@ -188,7 +188,8 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
     later = ratio[1:] if len(ratio) > 1 else ratio  # step 0's value model has not been trained yet
     later = later[np.isfinite(later)]
     low, high = min([shrink, *later]), max([1.0, *later])
-    ax4.set_ylim(low - 0.05, high + 0.1)  # zoomed on the levels and the curve after step 0
+    room = 0.6 * (high - low + 0.15)  # above the data: the legend's four lines never cover the curve
+    ax4.set_ylim(low - 0.05, high + 0.1 + room)  # zoomed on the levels and the curve after step 0
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
         ax.set_xlabel(_("RL step"))

@@ -260,7 +260,7 @@ def lecture_and_us_text(
             (
                 "§4.1",
                 _("the same, ÷ the std of a group of {g} (GRPO), p = {p}").format(g=g, p=f"{HARD_P:g}"),
-                multiple("3.5"),
+                _("not stated (its {factor} is the true std's)").format(factor=multiple("3.5")),
                 _("{simulated}x simulated ({exact}x exact)").format(
                     simulated=f"{simulated_amplification:.2f}", exact=f"{exact_g:.2f}"
                 ),

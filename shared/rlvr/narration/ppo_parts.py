@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from rlvr.config import size
-from rlvr.experiments.common import Row, claim_row, lecture_row, pad, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
+from rlvr.experiments.common import Row, claim_row, lecture_row, multiple, pad, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.experiments.ppo_parts import (
     CLIP_EPS,
     ESTIMATORS,
@@ -230,14 +230,14 @@ def lecture_and_us(run_summary: dict, gauss_table: dict, kl_summary: dict) -> st
     if k3 > k1:
         closing = _(
             "Our trained policy: std of $k_3$ / std of $k_1$ = {ratio}, so on our policy too $k_3$ is the noisier "
-            "estimator, as the lecture says."
+            "estimator, as the lecture says; by how much depends on the policy (the lecture's: {lecture})."
         )
     else:
         closing = _(
             "Our trained policy: std of $k_3$ / std of $k_1$ = {ratio}, so on our policy $k_1$ is the noisier "
             "estimator, unlike the lecture's."
         )
-    lines += ["", closing.format(ratio=f"{k3 / k1:.1f}")]
+    lines += ["", closing.format(ratio=f"{k3 / k1:.1f}", lecture=multiple(LECTURE_KL["k3"]))]
     return "\n".join(lines)
 
 
