@@ -79,6 +79,7 @@ def test_table_values_carry_their_unit_in_the_right_number():
 
     assert fmt(1, "tokens") == "1 token"
     assert fmt(0, "tokens") == "0 tokens" and fmt(29.6, "tokens") == "29.6 tokens"
+    assert fmt(14.97, "tokens") == "15.0 tokens" and fmt(9.18, "tokens") == "9.2 tokens"  # mean lengths, one decimal
     assert fmt(0.5, "%") == "50.0%" and fmt(1.5, "x") == "1.5x" and fmt(None) == "—"
 
 

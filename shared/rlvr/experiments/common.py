@@ -295,6 +295,8 @@ def fmt(value, unit: str = "", extra_digits: int = 0) -> str:
     if unit == "%":
         return f"{100 * value:.{1 + extra_digits}f}%"
     text = f"{value:.{3 + extra_digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if unit == "tokens" and 1 <= abs(value) < 100 and value != int(value):  # a mean: 15.0 (not 15) beside 9.2
+        text = f"{value:.{1 + extra_digits}f}"
     if unit == "tokens" and text == "1":
         unit = "token"
     return f"{text} {unit}".strip() if unit not in ("", "x") else text + unit

@@ -35,7 +35,7 @@ from rlvr.experiments.ppo_parts import (
 )
 from rlvr.experiments.common import plain_math_labels
 from rlvr.figures.palette import ALGO_COLORS, COLORS, POLICY_COLOR, knob_color
-from rlvr.i18n import _, prepare_figures
+from rlvr.i18n import _, join, prepare_figures
 
 PPO_COLOR = ALGO_COLORS["ppo"]  # the module's palette: every PPO curve, the clipped objective, PPO's value model
 EXACT = COLORS["exact"]  # an exact value (the unclipped objective, a realised return, a true KL), the default run
@@ -358,7 +358,7 @@ def draw_gaussian_kl(fig, view: GaussianKL) -> None:
     ax_s.set_title(_("std / true KL (black: exact)"), fontsize=9)
     fig.suptitle(
         _("policy N(0, 1), reference N({mu}, 1): true KL = {kl};  std of one sample: {stds} (exact)").format(
-            mu=f"{mu:g}", kl=f"{true_kl:.3f}", stds=", ".join(f"{n} {exact['std'][n]:.2f}" for n in ESTIMATORS)
+            mu=f"{mu:g}", kl=f"{true_kl:.3f}", stds=join(f"{n} {exact['std'][n]:.2f}" for n in ESTIMATORS)
         ),
         fontsize=10,
     )
