@@ -283,6 +283,15 @@ def test_expected_gradient_text_prints_round_off_as_0_and_grpo_as_equal_and_oppo
     true, grpo, dr = rows[1].split()[-2:], rows[2].split()[-2:], rows[3].split()[-2:]
     assert true == ["0", "0"] and dr == ["0", "0"]
     assert float(grpo[0]) == pytest.approx(-float(grpo[1])) and float(grpo[0]) > 0
+    from rlvr.i18n import set_language, text_width
+
+    try:
+        for lang in ("en", "zh_CN"):  # each header ends over its column, in both languages (CJK counted double)
+            set_language(lang)
+            header, row = story.expected_gradient_text().splitlines()[:2]
+            assert text_width(header) == text_width(row.rstrip())
+    finally:
+        set_language(None)
 
 
 def test_toy_drift_and_length_split_texts_read_the_runs():

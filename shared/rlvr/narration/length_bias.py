@@ -134,7 +134,8 @@ def expected_gradient_text(p_correct: float = P_CORRECT, group_size: int = GROUP
     """The exact expected gradients at the start, one line per objective (true, GRPO, Dr. GRPO), 0 where exact."""
     grads = expected_gradients(p_correct=p_correct, group_size=group_size)
     title = _("expected gradient w.r.t. the continue logits (p = {p}, G = {g})").format(p=p_correct, g=group_size)
-    lines = [f"{title}   {_(PATH_NAMES[0])}    {_(PATH_NAMES[1])}"]
+    header = pad(title, 65) + pad(_(PATH_NAMES[0]), 12, ">") + "  " + pad(_(PATH_NAMES[1]), 12, ">")  # over the columns
+    lines = [header]
     for name, label in (
         ("true", _("true objective  ∂E[r]/∂θ")),
         ("grpo", _("GRPO loss       E[∂L/∂θ]")),
