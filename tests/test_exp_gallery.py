@@ -207,6 +207,12 @@ def test_each_gallery_panel_draws_its_run_beside_the_run_the_table_reads_it_agai
     greedy = by_title[f"{gallery.short_title('greedy_sampling')}: {figs.SIGNAL_NAMES['all_same_group_fraction']}"]
     assert "\n" not in greedy.get_title()
     assert list(greedy.lines[0].get_ydata()) == [h["all_same_group_fraction"] for h in runs["healthy"].history]
+    longer = fake_run("loophole_verifier", steps=20)  # a breakage trained longer than the healthy run says so
+    fig = new_figure((12, 8))
+    figs.draw_gallery(fig, {**runs, "loophole_verifier": longer}, runs["healthy"])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert any(t.endswith("(20 steps; black: 12)") for t in titles)
+    assert sum("steps; black" in t for t in titles) == 1  # the others train as long as the healthy run
 
 
 def test_the_gallery_table_reads_each_signal_off_the_runs():

@@ -610,3 +610,8 @@ def test_first_token_odds_reads_how_the_first_token_splits_between_thinking_and_
     assert (odds["p10"], odds["median"], odds["p90"]) == (pytest.approx(0.3), pytest.approx(0.45), pytest.approx(0.6))
     line = first_token_text(odds, 100)
     assert "0.300 / 0.450 / 0.600" in line and "on 50.0% of them" in line
+
+
+def test_a_mean_length_in_the_lecture_table_prints_with_one_decimal():
+    """15.0 tokens beside 9.2, not '15 tokens' beside '9.18 tokens'."""
+    assert story._value_text(14.97, "tokens") == "15.0 tokens" and story._value_text(9.18, "tokens") == "9.2 tokens"

@@ -133,6 +133,10 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
         title = _("{run}: {signal}").format(run=short_title(name), signal=SIGNAL_NAMES[key])
         if reference is not healthy:
             title += "\n" + _("(black: {run})").format(run=short_title(against))
+        elif run.crash is None and len(run.history) != len(healthy.history):  # one that trains longer: say so
+            title += "\n" + _("({steps} steps; black: {healthy_steps})").format(
+                steps=len(run.history), healthy_steps=len(healthy.history)
+            )
         ax.set_title(title, fontsize=9)
         if run.crash is not None:  # nothing to draw: a NaN, then the crash
             step = crash_parts(run.crash)[0]
@@ -165,7 +169,7 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
     handles = [axes[0].plot([], [], color=c, lw=w)[0] for c, w in ((RUN_COLOR, 1.6), (COLORS["exact"], 1.0))]
     fig.legend(
         handles,
-        [_("broken run"), _("healthy run (same seed)")],
+        [_("broken run"), _("healthy run (same seed), unless a title names another")],
         loc="upper center",
         ncol=2,
         fontsize=8,

@@ -351,7 +351,7 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
         ("mean_length", ALL_ANSWERS, _("all answers")),
     ):
         ax_len.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
-    ax_len.set(xlabel=_("step"), ylabel=_("mean answer length (tokens)"), title=title, ylim=(0, 16.5))
+    ax_len.set(xlabel=_("RL step"), ylabel=_("mean answer length (tokens)"), title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
     for key, style, label in (
         ("accuracy", {"ls": "-", "lw": 1.6}, _("accuracy (all answers)")),
@@ -359,7 +359,7 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
         ("cot_fraction", {"ls": ":", "lw": 2.2}, _("think-first share")),
     ):
         ax_share.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
-    ax_share.set(xlabel=_("step"), ylabel=_("share of answers"), ylim=(0, 1.02), title=_("why: format and accuracy"))
+    ax_share.set(xlabel=_("RL step"), ylabel=_("share of answers"), ylim=(0, 1.02), title=_("why: format and accuracy"))
     ax_share.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax_share.legend(fontsize=7)
 
@@ -379,7 +379,7 @@ def plot_kimi_arithmetic(fig, runs: dict, switch_on: int | None = None) -> None:
             curve = smooth(result.curve(key), SMOOTH)
             ax.plot(np.arange(start, len(curve)), curve[start:], label=label, **style)
     for ax, title in zip(axes, (_("think-first share"), _("accuracy (sampled)"), _("mean answer length"))):
-        ax.set(xlabel=_("step"), title=title)
+        ax.set(xlabel=_("RL step"), title=title)
         ax.grid(alpha=0.3)
         if switch_on is not None:
             ax.axvline(switch_on, color=KIMI_STYLES[2]["color"], ls="-.", lw=0.8)

@@ -97,7 +97,7 @@ def race_table(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str:
         )
     lines.append("")
     note = _(
-        'Steps count from 0. "Steps to 80%" is the first step whose mean over its last {window} steps (the solid '
+        'Steps count from 0. "Steps to 80%" is the first step whose mean over its last {window} steps (the bold '
         "curves of the figure) reaches 80%; the CPU time is the run's CPU seconds before that step's metrics were "
         "known."
     ).format(window=SMOOTH)

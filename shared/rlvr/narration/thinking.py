@@ -541,7 +541,9 @@ def _lecture_text(row: Row) -> str:
 def _value_text(value: float, unit: str) -> str:
     """`fmt`'s text of a value, its unit 'tokens' in the learner's language."""
     text = fmt(value, unit)
-    return _("{value} tokens").format(value=fmt(value)) if unit == "tokens" and text.endswith(" tokens") else text
+    if unit == "tokens" and text.endswith(" tokens"):
+        return _("{value} tokens").format(value=text.removesuffix(" tokens"))
+    return text
 
 
 def _ours(row: Row) -> str:
