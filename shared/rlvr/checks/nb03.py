@@ -520,7 +520,7 @@ kl_penalty = FreeAnswer(
     hint=[
         N_("How large is the penalty, beta times the KL to the warm-up, next to the reward that thinking earns?"),
         N_(
-            "In section 8's KL panel, compare the default run with the run at beta 0.04: the curves, the held-out "
+            "In section 5's KL panel, compare the default run with the run at beta 0.04: the curves, the held-out "
             "think-first share and the KL to the warm-up (the stars, and the table); multiply that KL by 0.04."
         ),
     ],
