@@ -65,7 +65,7 @@ from matplotlib.figure import Figure
 
 from rlvr.config import pick
 from rlvr.experiments.common import seconds_text
-from rlvr.i18n import _, ngettext, prepare_figures, text_width
+from rlvr.i18n import _, join, ngettext, prepare_figures, text_width
 
 prepare_figures()  # a CJK font for figures when the language (RLVR_LANG, the locale) is Chinese
 
@@ -452,7 +452,9 @@ class Panel:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Live widget for JupyterLab + static image/png for HTML export (see the module docstring)."""
         bundle = self.view._repr_mimebundle_(include=include, exclude=exclude)
-        caption = f"{self.kind}({', '.join(self.controls)}): static preview at {format_values(self.values)}"
+        caption = _("{panel}({controls}): static preview at {values}").format(
+            panel=self.kind, controls=join(self.controls), values=format_values(self.values)
+        )
         return with_static_png(bundle, self.png(), caption)
 
 
