@@ -262,6 +262,13 @@ def breakage(run: RunResult) -> Breakage:
     return BREAKAGES[run.name]
 
 
+def reference_of(run: RunResult, runs: dict[str, RunResult], healthy: RunResult) -> tuple[str, RunResult]:
+    """The run a broken run's signal is read beside, with its name: its breakage's `compare_with` run where `runs`
+    holds it, else the healthy run (the gallery table and figure both read it here)."""
+    against = breakage(run).compare_with
+    return (against, runs[against]) if against in runs else ("healthy", healthy)
+
+
 def gallery_steps(name: str, fast: bool | None = None) -> int:
     """Steps of a gallery run: its breakage's at full size, fewer in proportion in fast mode (`size("rl_steps")`)."""
     b = BREAKAGES[name]

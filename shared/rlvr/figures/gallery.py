@@ -8,7 +8,15 @@ import math
 
 import numpy as np
 
-from rlvr.experiments.gallery import NOT_BROKEN, breakage, crash_parts, gallery_config, gallery_run, short_title
+from rlvr.experiments.gallery import (
+    NOT_BROKEN,
+    breakage,
+    crash_parts,
+    gallery_config,
+    gallery_run,
+    reference_of,
+    short_title,
+)
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
 from rlvr.narration.gallery import nan_text
 from rlvr.i18n import N_, _
@@ -128,8 +136,8 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
     axes = fresh_axes(fig, math.ceil(len(names) / ncols), ncols).ravel()
     for ax, name in zip(axes, names):
         run = runs[name]
-        key, against = breakage(run).signal, breakage(run).compare_with
-        reference = runs[against] if against in runs else healthy  # the run its signal is read beside (the table's)
+        key = breakage(run).signal
+        against, reference = reference_of(run, runs, healthy)  # the run its signal is read beside (the table's)
         title = _("{run}: {signal}").format(run=short_title(name), signal=SIGNAL_NAMES[key])
         if reference is not healthy:
             title += "\n" + _("(black: {run})").format(run=short_title(against))

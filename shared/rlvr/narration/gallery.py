@@ -15,6 +15,7 @@ from rlvr.experiments.gallery import (
     gallery_run,
     gallery_steps,
     head,
+    reference_of,
     short_title,
     tail,
 )
@@ -80,8 +81,7 @@ def gallery_table(runs: dict[str, RunResult], healthy: RunResult) -> str:
         if name in NOT_BROKEN:
             continue
         b = breakage(run)
-        ref = b.compare_with if b.compare_with in runs else "healthy"  # a table of some runs: the healthy one
-        reference = healthy if ref == "healthy" else runs[ref]
+        ref, reference = reference_of(run, runs, healthy)  # a table of some runs: the healthy one
         cells = (_(b.title), _(b.symptom), reading(run, reference, ref), _(b.cause), _(b.fix))
         lines.append(f"| {short_title(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
