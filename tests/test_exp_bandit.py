@@ -355,3 +355,9 @@ def test_first_run_text_prints_the_times_it_measured():
     text = story.first_run_text(runs=20, hard_groups=2_000)
     assert "trains no language model" in text and "2 x 20 bandits x 150 steps: about" in text
     assert text.count(" s") >= 2
+
+
+def test_the_no_signal_share_carries_its_binomial_standard_error():
+    sim = b.simulate_correct_logit([0.02, 0.5], 8, n_groups=5_000, seed=1)
+    expected = np.sqrt(sim.no_signal * (1 - sim.no_signal) / 5_000)
+    assert np.allclose(sim.no_signal_se, expected) and np.all(sim.no_signal_se > 0)

@@ -435,3 +435,21 @@ def test_the_toy_losses_are_the_algorithm_table_s_rows():
     assert all(lb.TOY_LOSSES[loss] is ALGORITHMS[loss] for loss in lb.LOSSES)
     token_mean = lb.TOY_LOSSES["token_mean"]
     assert (token_mean.advantage, token_mean.aggregation) == (ALGORITHMS["grpo"].advantage, "token_mean")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_with_adam_the_dr_grpo_runs_wander_apart_while_the_grpo_loss_drifts_as_with_sgd(seed):
+    # notebook 05's sentence under the toy panel: "GRPO's curves barely change, but Dr. GRPO's runs now wander"
+    ends = {}
+    for optimizer in ("sgd", "adam"):
+        for loss, run in lb.train_toy_pair(lb.P_CORRECT, seed=seed, optimizer=optimizer).items():
+            ends[optimizer, loss] = run.mean_length()[-1]  # [R, 2]: each run's thinking tokens per path
+    assert np.allclose(ends["sgd", "grpo"].mean(axis=0), ends["adam", "grpo"].mean(axis=0), atol=1.0)
+    assert ends["adam", "dr_grpo"].std(axis=0).min() > 5 * ends["sgd", "dr_grpo"].std(axis=0).max()
+
+
+def test_optimizer_text_prints_both_optimizers_and_both_losses():
+    text = story.optimizer_text(lb.P_CORRECT)
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[1].lstrip().startswith("SGD") and lines[2].lstrip().startswith("Adam")
+    assert all("GRPO loss:" in line and "Dr. GRPO loss:" in line for line in lines[1:])

@@ -548,3 +548,11 @@ def test_cpu_clock_ignores_a_load_spike_but_follows_a_trend():
 
 def test_rolling_median():
     assert race.rolling_median(np.array([1.0, 9.0, 1.0, 1.0, 2.0]), 3) == pytest.approx([5.0, 1.0, 1.0, 1.0, 1.5])
+
+
+def test_the_setup_plan_lists_the_races_grpo_1_once_under_notebook_03s_name():
+    configs = {name: race.race_config(name, 200, 0) for name in race.RACE}
+    ratio = {algo: RLConfig.replicate(0, algo=algo, steps=200) for algo in ("grpo", "gspo", "cispo")}
+    text = story.first_run_text(configs, ratio)
+    assert text.count("GRPO-1 (notebook 03's run)") == 1 and "GRPO-1:" not in text
+    assert all(name in text for name in ("PPO-8", "GRPO-8", "GSPO", "CISPO"))

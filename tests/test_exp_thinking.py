@@ -15,6 +15,7 @@ from rlvr.model import TinyTransformer
 from rlvr.runs import RunResult
 from rlvr.sft import SFTConfig
 from rlvr.train import RLConfig
+from rlvr.train import cache_entry as rl_entry
 from rlvr.widgets import config_key
 
 
@@ -631,3 +632,28 @@ def test_first_token_odds_reads_how_the_first_token_splits_between_thinking_and_
 def test_a_mean_length_in_the_lecture_table_prints_with_one_decimal():
     """15.0 tokens beside 9.2, not '15 tokens' beside '9.18 tokens'."""
     assert story._value_text(14.97, "tokens") == "15.0 tokens" and story._value_text(9.18, "tokens") == "9.2 tokens"
+
+
+def test_the_second_rl_seed_starts_from_the_same_warm_up_and_draws_other_numbers():
+    configs = thinking.other_seed_configs(200, seed=0, rl_seed=1)
+    assert list(configs) == list(thinking.COMPARED_ALGOS)
+    for algo, cfg in configs.items():
+        first = thinking.rl_config(algo, 200, 0)
+        assert cfg.seed == 1 and cfg.sft_seed == first.sft_seed == 0 and cfg.algo == algo
+        assert rl_entry(cfg) != rl_entry(first)  # a run of its own in the cache
+    titles = story.other_seed_titles(1)
+    assert titles["rft"] == "RFT, RL seed 1" and len(set(titles.values())) == 3
+    assert all(title in story.first_run_text(200, 0) for title in titles.values())  # the setup cell lists them
+
+
+def test_seed_spread_lines_set_the_gap_between_algorithms_against_the_gap_between_seeds():
+    def metrics(accuracy):
+        return {"accuracy": accuracy, "cot_fraction": 0.99, "cot_accuracy": accuracy}
+
+    first = {"grpo": metrics(0.94), "dr_grpo": metrics(0.90), "rft": metrics(0.91)}
+    second = {"grpo": metrics(0.92), "dr_grpo": metrics(0.93), "rft": metrics(0.905)}
+    lines = story.seed_spread_lines(first, second, 2000, rl_seed=1)
+    assert lines[0].startswith("the same three") and "RL seed 1" in lines[0] and len(lines) == 5
+    assert "RFT" in lines[3] and "90.5%" in lines[3]
+    # within a seed: 0.94 - 0.90 = 4.0 points (seed 0), 0.93 - 0.905 = 2.5 (seed 1); between seeds: Dr. GRPO 3.0
+    assert lines[-1].endswith("one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points")

@@ -474,6 +474,11 @@ class CorrectLogitSimulation:
     step_se: dict  # kind -> [P] its standard error
     no_signal: np.ndarray  # [P] share of all-equal groups
 
+    @property
+    def no_signal_se(self) -> np.ndarray:
+        """Standard error of each no-signal share (a proportion over n_groups groups). [P]"""
+        return np.sqrt(self.no_signal * (1 - self.no_signal) / self.n_groups)
+
     def amplification(self, reference_p: float = 0.5) -> np.ndarray:
         """(GRPO step / mean-baseline step) at each p, relative to the same ratio at reference_p (must be in p)."""
         ratio = self.step["grpo"] / self.step["mean"]

@@ -575,6 +575,12 @@ def exercise7_configs(steps: int | None = None, seed: int = 0, settings: dict | 
     }
 
 
+def other_seed_configs(steps: int | None = None, seed: int = 0, rl_seed: int = 1) -> dict[str, RLConfig]:
+    """§6's three algorithms again with another RL seed (other prompts and draws), from the same warm-up as
+    `rl_config(algo, steps, seed)`: algo -> RLConfig."""
+    return {algo: replace(rl_config(algo, steps, seed), seed=rl_seed) for algo in COMPARED_ALGOS}
+
+
 def answers_per_step(cfg: RLConfig) -> int:
     """Answers a run samples per step: P x G."""
     return cfg.prompts_per_step * cfg.group_size

@@ -162,6 +162,33 @@ def toy_drift_text(runs: dict, cap: int = L_CAP) -> str:
     )
 
 
+def optimizer_text(p_correct: float = P_CORRECT, seed: int = 0) -> str:
+    """Both losses trained with SGD and with Adam on the same random numbers: each one's thinking tokens per path at
+    the last step, the mean over its runs and (in brackets) the spread (std) between them."""
+    lines = [
+        _(
+            "thinking tokens after {steps} steps, correct path / wrong path: mean over {runs} runs (std between runs)"
+        ).format(steps=STEPS, runs=N_RUNS)
+    ]
+    for optimizer, name in OPTIMIZER_NAMES.items():
+        runs = train_toy_pair(p_correct, seed=seed, optimizer=optimizer)
+        cells = []
+        for loss, run in runs.items():
+            last = run.mean_length()[-1]  # [R, 2]
+            mean, spread = last.mean(axis=0), last.std(axis=0)  # [2], [2]
+            cells.append(
+                _("{loss}: {right} ({right_sd}) / {wrong} ({wrong_sd})").format(
+                    loss=_("{algo} loss").format(algo=TOY_LOSSES[loss].label),
+                    right=f"{mean[0]:.1f}",
+                    right_sd=f"{spread[0]:.1f}",
+                    wrong=f"{mean[1]:.1f}",
+                    wrong_sd=f"{spread[1]:.1f}",
+                )
+            )
+        lines.append("  " + pad(name, 5) + "   ".join(cells))
+    return "\n".join(lines)
+
+
 def length_split_text(pairs: dict) -> str:
     """For {p: train_toy_pair(p)}: the GRPO loss's mean thinking tokens over all answers at the start and the end,
     and per path at the end (means over runs)."""

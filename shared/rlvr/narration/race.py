@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from rlvr import budget
 from rlvr.config import size
 from rlvr.experiments.common import Row, claim_row, multiple, seconds_text
 from rlvr.experiments.ppo_parts import memory_gb, memory_totals
@@ -20,6 +21,7 @@ from rlvr.experiments.race import (
     BaselineScales,
     accuracy_at,
     all_equal_share,
+    cache_entry,
     clip_summary,
     cost_ratios,
     final_value,
@@ -34,8 +36,10 @@ from rlvr.experiments.race import (
     trained_parameters,
     value_helps_step,
 )
+from rlvr.experiments.thinking import ALGO_TITLES
 from rlvr.i18n import N_, _, join, join_clauses, pad
 from rlvr.runs import RunResult
+from rlvr.train import RLConfig
 
 SECTION = "3"
 # What the lecture says in section 3, and the band that counts as agreeing (fixed from the wording before measuring:
@@ -43,6 +47,20 @@ SECTION = "3"
 EARLY_STEPS = 50  # "early in the run": the all-equal share over the first 50 steps
 MUCH_FASTER = (1.5, math.inf)
 SAME_SPEED = (1 / 1.5, 1.5)
+
+
+def ratio_titles() -> dict[str, str]:
+    """What §4's progress lines call its runs: algo -> title, GRPO as notebook 03's run (the race's GRPO-1)."""
+    return {**ALGO_TITLES, "grpo": _("GRPO-1 (notebook 03's run)")}
+
+
+def first_run_text(configs: dict[str, RLConfig], ratio_configs: dict[str, RLConfig]) -> str:
+    """The setup cell's plan (`rlvr.budget.first_run_text`): the race's runs, its GRPO-1 listed once under notebook
+    03's name, then §4's GSPO and CISPO; each on disk, or about how long it trains."""
+    titles = ratio_titles()
+    planned = {titles["grpo"] if name == "GRPO-1" else name: (cfg, cache_entry(cfg)) for name, cfg in configs.items()}
+    planned.update({titles[algo]: cfg for algo, cfg in ratio_configs.items()})
+    return budget.first_run_text(planned)
 
 
 def step_text(step: int | None, steps: int | None = None) -> str:

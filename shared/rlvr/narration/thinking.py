@@ -39,6 +39,7 @@ from rlvr.experiments.thinking import (
     knob_of,
     late_mean,
     measure,
+    other_seed_configs,
     rl_config,
     same_steps,
     summary_row,
@@ -268,6 +269,33 @@ def eval_line(label: str, m: dict, n_prompts: int) -> str:
     )
 
 
+def other_seed_titles(rl_seed: int) -> dict[str, str]:
+    """What the progress lines call §6's runs with a second RL seed: algo -> 'Dr. GRPO, RL seed 1'."""
+    return {algo: _("{algo}, RL seed {seed}").format(algo=ALGO_LABELS[algo], seed=rl_seed) for algo in COMPARED_ALGOS}
+
+
+def seed_spread_lines(evals: dict[str, dict], other_evals: dict[str, dict], n_prompts: int, rl_seed: int) -> list[str]:
+    """§6's three algorithms with a second RL seed: each one's held-out line, then the largest accuracy gap between two
+    algorithms within a seed against the largest gap between the two seeds of one algorithm (keys: algorithm names)."""
+    lines = [
+        _("the same three from the same warm-up with RL seed {seed} (other prompts and draws in training):").format(
+            seed=rl_seed
+        )
+    ]
+    lines += [eval_line(ALGO_LABELS[algo], m, n_prompts) for algo, m in other_evals.items()]
+    first = np.array([evals[algo]["accuracy"] for algo in other_evals])  # [A]
+    second = np.array([other_evals[algo]["accuracy"] for algo in other_evals])  # [A]
+    within = max(np.ptp(first), np.ptp(second))
+    between = float(np.max(np.abs(first - second)))
+    lines.append(
+        _(
+            "accuracy: the largest gap between two algorithms of one seed {within} points; the largest gap between "
+            "the two seeds of one algorithm {between} points"
+        ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}")
+    )
+    return lines
+
+
 def ratio_algo_lines(
     runs: dict[str, RunResult], evals: dict[str, dict], n_prompts: int, level: float = 0.9
 ) -> list[str]:
@@ -438,6 +466,8 @@ def package_runs(steps: int | None = None, seed: int = 0, settings: dict | None 
     """The package's RL runs the notebook shows, for `rlvr.budget`: label -> RLConfig, or (a config of the same
     cost to time, the run's cache entry) for a run whose warm-up may not be on disk yet (timing it would train it)."""
     runs = {ALGO_LABELS[algo]: rl_config(algo, steps, seed) for algo in COMPARED_ALGOS}
+    titles = other_seed_titles(seed + 1)
+    runs.update({titles[algo]: cfg for algo, cfg in other_seed_configs(steps, seed, seed + 1).items()})
     for label, cfg in exercise7_configs(steps, seed, settings).items():
         same_cost = replace(cfg, teacher_error_rate=DEFAULT_TEACHER_ERROR_RATE, sft_seed=cfg.sft_seed)
         runs[label] = cfg if cfg == same_cost else (same_cost, rl_entry(cfg))
