@@ -302,7 +302,8 @@ grpo_advantages = Exercise(
             "the group's spread, with eps keeping the scale finite when every reward of the group is the same."
         ),
         N_(
-            r"$\hat A_i = \dfrac{r_i - \operatorname{mean}(r_1..r_G)}{\operatorname{std}(r_1..r_G) + \varepsilon_{\text{std}}}$ "
+            r"$\hat A_i = \dfrac{r_i - \operatorname{mean}(r_1..r_G)}"
+            r"{\operatorname{std}(r_1..r_G) + \varepsilon_{\text{std}}}$ "
             r"with the POPULATION std, $\sqrt{\frac{1}{G}\sum_j (r_j - \bar r)^2}$ (divide by $G$, not $G - 1$); one "
             "row of G rewards per prompt, then back to one advantage per answer."
         ),

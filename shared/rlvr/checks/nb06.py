@@ -88,7 +88,8 @@ mystery = Diagnosis(
     hint=(
         N_(
             "Start from the healthy run's dashboard and look for the one panel where each mystery run differs most: "
-            "a flat line at 0 or 1, a value several times the healthy one, or a curve going the wrong way."
+            "a flat line at 0 or 1, a value several times the healthy one or a small fraction of it, or a curve going "
+            "the wrong way."
         ),
         N_(
             "Use the gallery table of §3: its 'signal' column says which panel names each breakage. Compare the "
@@ -98,8 +99,9 @@ mystery = Diagnosis(
     solution=N_(
         "Run A: the gradient norm is several times the healthy run's from step 0 and the KL to the warm-up is far "
         "from 0 at step 0, where the policy *is* the warm-up: the padding is in the loss (`forgotten_mask`). Run B: "
-        "every group has all-equal rewards and the gradient is exactly 0 from the first step: greedy sampling gives a "
-        "group identical answers (`greedy_sampling`). Run C: its answers are well formed at first, then within a few "
-        "steps every one is malformed and the reward is 0 for good: the steps are too large (`lr_too_high`)."
+        "nothing looks broken, yet its accuracy lags the healthy run's, and its KL to the warm-up stays a fraction of "
+        "the healthy run's: a KL penalty holds the policy near its warm-up (`beta_too_large`). Run C: its answers are "
+        "well formed at first, then within a few steps every one is malformed and the reward is 0 for good: the steps "
+        "are too large (`lr_too_high`)."
     ),
 )

@@ -254,7 +254,7 @@ def crash_parts(crash: str) -> tuple[str, str]:
 
 
 MYSTERY_SEED = 7  # the mystery runs: gallery runs with an RL seed no other cell shows, from the seed-0 warm-up
-MYSTERIES = {"A": "forgotten_mask", "B": "greedy_sampling", "C": "lr_too_high"}  # the answers of notebook 06's exercise
+MYSTERIES = {"A": "forgotten_mask", "B": "beta_too_large", "C": "lr_too_high"}  # the answers of notebook 06's exercise
 
 
 def breakage(run: RunResult) -> Breakage:
