@@ -656,4 +656,6 @@ def test_seed_spread_lines_set_the_gap_between_algorithms_against_the_gap_betwee
     assert lines[0].startswith("the same three") and "RL seed 1" in lines[0] and len(lines) == 5
     assert "RFT" in lines[3] and "90.5%" in lines[3]
     # within a seed: 0.94 - 0.90 = 4.0 points (seed 0), 0.93 - 0.905 = 2.5 (seed 1); between seeds: Dr. GRPO 3.0
-    assert lines[-1].endswith("one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points")
+    assert "one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points;" in lines[-1]
+    se = 100 * math.sqrt(2 * np.mean([a * (1 - a) for a in (0.94, 0.90, 0.91, 0.92, 0.93, 0.905)]) / 2000)
+    assert lines[-1].endswith(f"on 2000 answers each carries a standard error of about {se:.1f} points")

@@ -287,11 +287,14 @@ def seed_spread_lines(evals: dict[str, dict], other_evals: dict[str, dict], n_pr
     second = np.array([other_evals[algo]["accuracy"] for algo in other_evals])  # [A]
     within = max(np.ptp(first), np.ptp(second))
     between = float(np.max(np.abs(first - second)))
+    accuracies = np.concatenate([first, second])  # [2A]
+    gap_se = math.sqrt(2 * float(np.mean(accuracies * (1 - accuracies))) / n_prompts)  # two independent evaluations
     lines.append(
         _(
             "accuracy: the largest gap between two algorithms of one seed {within} points; the largest gap between "
-            "the two seeds of one algorithm {between} points"
-        ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}")
+            "the two seeds of one algorithm {between} points; a gap between two accuracies measured on {n} answers "
+            "each carries a standard error of about {se} points"
+        ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * gap_se:.1f}")
     )
     return lines
 
