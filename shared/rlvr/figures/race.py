@@ -165,17 +165,9 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
 
     value, loo = smooth(run.curve("adv_sq_value"), SMOOTH), smooth(run.curve("adv_sq_loo"), SMOOTH)  # [steps] each
     ratio = np.divide(value, loo, out=np.full_like(value, np.nan), where=loo > 0)  # [steps]; undefined where loo = 0
-    shrink = ((g - 1) / g) ** 2
     ax4.plot(steps, ratio, color=ppo, lw=1.6, label=_("value model (PPO)"))
     color, ls = BASELINE_STYLES["adv_sq_loo"]
     ax4.axhline(1.0, color=color, lw=1.4, ls=ls, label=_("leave-one-out mean (RLOO)"))
-    ax4.axhline(
-        shrink,
-        color=ALGO_COLORS["mean"],
-        lw=1.4,
-        ls=":",
-        label=_("group mean, answer included: ({others}/{g})²").format(others=g - 1, g=g),
-    )
     ax4.axhline(
         (g - 1) / g,
         color=EXACT,
@@ -187,8 +179,8 @@ def plot_value(fig, run: RunResult, first_steps: int = 30) -> None:
     ax4.set_ylabel(_("ratio (below 1: smaller than leave-one-out)"))
     later = ratio[1:] if len(ratio) > 1 else ratio  # step 0's value model has not been trained yet
     later = later[np.isfinite(later)]
-    low, high = min([shrink, *later]), max([1.0, *later])
-    room = 0.6 * (high - low + 0.15)  # above the data: the legend's four lines never cover the curve
+    low, high = min([(g - 1) / g, *later]), max([1.0, *later])
+    room = 0.6 * (high - low + 0.15)  # above the data: the legend's three lines never cover the curve
     ax4.set_ylim(low - 0.05, high + 0.1 + room)  # zoomed on the levels and the curve after step 0
     ax4.legend(fontsize=7, loc="upper right")
     for ax in (ax1, ax2, ax3, ax4):
