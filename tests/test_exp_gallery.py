@@ -244,3 +244,13 @@ def test_a_reading_of_a_metric_logged_every_few_steps_reads_its_points_in_the_la
     assert gallery.tail(healthy, "kl_to_ref") == pytest.approx(1.2)
     text = reading(beta, healthy)
     assert "last 10 steps: 0.20 (healthy run: 1.20)" in text, text
+
+
+def test_a_dashboard_draws_every_runs_kl_at_the_cadence_of_a_run_without_a_kl_term():
+    # a run with beta > 0 logs its KL every step, one without every KL_EVERY steps: drawn alike, mystery B's dots
+    # cannot give its breakage away
+    every_step = [{"kl_to_ref": 0.1 * step, "reward": 0.5} for step in range(25)]
+    kl = figs.drawn_curve(every_step, "kl_to_ref")
+    shown = np.flatnonzero(np.isfinite(kl))
+    assert list(shown) == list(range(0, 25, signals.KL_EVERY)) and kl[10] == pytest.approx(1.0)
+    assert np.isfinite(figs.drawn_curve(every_step, "reward")).all()

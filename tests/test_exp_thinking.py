@@ -14,7 +14,7 @@ from rlvr.experiments.common import Row, smooth
 from rlvr.model import TinyTransformer
 from rlvr.runs import RunResult
 from rlvr.sft import SFTConfig
-from rlvr.train import RLConfig
+from rlvr.train import RLConfig, run
 from rlvr.train import cache_entry as rl_entry
 from rlvr.widgets import config_key
 
@@ -573,6 +573,18 @@ def test_with_a_perfect_teacher_thinking_passes_90_percent_later_not_sooner(seed
     assert thinking.thinking_step(perfect) >= thinking.thinking_step(default) + 2
 
 
+@pytest.mark.claims
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_with_a_perfect_teacher_thinking_passes_90_percent_later_on_a_second_rl_seed_too(seed):
+    """Notebook 03 §8 runs 7(a) again with RL seed SEED + 1 beside §6's GRPO run of that seed, and the model answer
+    says "later on both RL seeds" (measured at seed 0 natively: 39 against 31 for RL seeds 1, 2 and 3 alike: 39/31,
+    39/32, 40/30), so asked to be later by at least 2 steps."""
+    default = run(thinking.other_seed_configs(200, seed, seed + 1)["grpo"])
+    perfect = run(thinking.perfect_teacher_other_seed(200, seed, seed + 1))
+    assert perfect.config.teacher_error_rate == 0.0 and perfect.config.sft_seed == seed == default.config.sft_seed
+    assert thinking.thinking_step(perfect) >= thinking.thinking_step(default) + 2
+
+
 def test_print_all_equal_gives_the_first_step_then_early_and_late(capsys):
     """The prediction of notebook 03 §4 is graded at the first step: its line comes first, with the formula at that
     step's accuracy."""
@@ -657,5 +669,5 @@ def test_seed_spread_lines_set_the_gap_between_algorithms_against_the_gap_betwee
     assert "RFT" in lines[3] and "90.5%" in lines[3]
     # within a seed: 0.94 - 0.90 = 4.0 points (seed 0), 0.93 - 0.905 = 2.5 (seed 1); between seeds: Dr. GRPO 3.0
     assert "one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points;" in lines[-1]
-    se = 100 * math.sqrt(2 * np.mean([a * (1 - a) for a in (0.94, 0.90, 0.91, 0.92, 0.93, 0.905)]) / 2000)
-    assert lines[-1].endswith(f"on 2000 answers each carries a standard error of about {se:.1f} points")
+    se = 100 * math.sqrt(np.mean([a * (1 - a) for a in (0.94, 0.90, 0.91, 0.92, 0.93, 0.905)]) / 2000)
+    assert lines[-1].endswith(f"on 2000 answers carries a standard error of about {se:.1f} points")

@@ -581,6 +581,12 @@ def other_seed_configs(steps: int | None = None, seed: int = 0, rl_seed: int = 1
     return {algo: replace(rl_config(algo, steps, seed), seed=rl_seed) for algo in COMPARED_ALGOS}
 
 
+def perfect_teacher_other_seed(steps: int | None = None, seed: int = 0, rl_seed: int = 1) -> RLConfig:
+    """Exercise 7(a)'s run (the perfect teacher's warm-up of `seed`) again with another RL seed, to set beside §6's
+    GRPO run of that RL seed (`other_seed_configs`)."""
+    return replace(rl_config("grpo", steps, seed, teacher_error_rate=0.0), seed=rl_seed)
+
+
 def answers_per_step(cfg: RLConfig) -> int:
     """Answers a run samples per step: P x G."""
     return cfg.prompts_per_step * cfg.group_size

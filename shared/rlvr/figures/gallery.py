@@ -20,7 +20,7 @@ from rlvr.experiments.gallery import (
 from rlvr.figures.palette import COLORS, RIGHT, WRONG
 from rlvr.narration.gallery import nan_text
 from rlvr.i18n import N_, _
-from rlvr.signals import SIGNAL_NAMES
+from rlvr.signals import KL_EVERY, SIGNAL_NAMES
 from rlvr.runs import history_curve
 from rlvr.widgets import AnalyticPanel, LivePlot, dropdown, fresh_axes, start_runs, train_runs
 
@@ -79,6 +79,15 @@ def plain_ticks(axis, log: bool) -> None:
     axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:.3g}"))
 
 
+def drawn_curve(history: list[dict], key: str) -> np.ndarray:
+    """One signal of a run as a dashboard draws it: the KL to the warm-up only every KL_EVERY steps, the cadence of a
+    run without a KL term, so that a run with one (measured every step) does not stand out by its dots alone. [steps]"""
+    y = history_curve(history, key)  # [steps]
+    if key == "kl_to_ref":
+        y[np.arange(len(y)) % KL_EVERY != 0] = np.nan
+    return y
+
+
 def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict | None = None) -> None:
     """3 x 4 panels against RL step: each signal of `runs` (label -> history) in magenta, `reference` (label -> history)
     in black underneath; `crashes` (label -> step) marks where a run stopped."""
@@ -88,7 +97,7 @@ def draw_dashboard(fig, runs: dict, reference: dict | None = None, crashes: dict
     for ax, (title, curves, scale) in zip(axes, PANELS):
         for _label, history, color, width in drawn:
             for key, _name, style in curves:
-                y = finite_or_none(history_curve(history, key))
+                y = finite_or_none(drawn_curve(history, key))
                 if y is None:
                     continue
                 ax.plot(np.arange(len(y)), y, color=color, lw=width, **style)
@@ -164,7 +173,7 @@ def draw_gallery(fig, runs: dict, healthy) -> None:
             ax.set_yticks([])
             continue
         for history, color, width in ((reference.history, COLORS["exact"], 1.0), (run.history, RUN_COLOR, 1.6)):
-            y = history_curve(history, key)
+            y = drawn_curve(history, key)
             ax.plot(np.arange(len(y)), y, color=color, lw=width, marker="." if key == "kl_to_ref" else None)
         ax.set_xlabel(_("RL step"), fontsize=8)
         if key == "grad_norm":

@@ -40,6 +40,7 @@ from rlvr.experiments.thinking import (
     late_mean,
     measure,
     other_seed_configs,
+    perfect_teacher_other_seed,
     rl_config,
     same_steps,
     summary_row,
@@ -274,6 +275,27 @@ def other_seed_titles(rl_seed: int) -> dict[str, str]:
     return {algo: _("{algo}, RL seed {seed}").format(algo=ALGO_LABELS[algo], seed=rl_seed) for algo in COMPARED_ALGOS}
 
 
+def perfect_teacher_title(rl_seed: int) -> str:
+    """What the progress lines call Exercise 7(a)'s run with a second RL seed."""
+    return _("7(a) teacher error 0, RL seed {seed}").format(seed=rl_seed)
+
+
+def second_seed_thinking_line(perfect: RunResult, default: RunResult, rl_seed: int, level: float = 0.9) -> str:
+    """Exercise 7(a) on a second RL seed: the step each run's think-first share passed `level`, side by side."""
+
+    def step_text(run: RunResult) -> str:
+        step = thinking_step(run, level)
+        return (
+            _("step {step}").format(step=step)
+            if step is not None
+            else _("not within {n} steps").format(n=len(run.history))
+        )
+
+    return _(
+        "7(a) with RL seed {seed}: thinking passes {level} at {step} (the default with RL seed {seed}: {base})"
+    ).format(seed=rl_seed, level=f"{level:.0%}", step=step_text(perfect), base=step_text(default))
+
+
 def seed_spread_lines(evals: dict[str, dict], other_evals: dict[str, dict], n_prompts: int, rl_seed: int) -> list[str]:
     """§6's three algorithms with a second RL seed: each one's held-out line, then the largest accuracy gap between two
     algorithms within a seed against the largest gap between the two seeds of one algorithm (keys: algorithm names)."""
@@ -288,13 +310,13 @@ def seed_spread_lines(evals: dict[str, dict], other_evals: dict[str, dict], n_pr
     within = max(np.ptp(first), np.ptp(second))
     between = float(np.max(np.abs(first - second)))
     accuracies = np.concatenate([first, second])  # [2A]
-    gap_se = math.sqrt(2 * float(np.mean(accuracies * (1 - accuracies))) / n_prompts)  # two independent evaluations
+    one_se = math.sqrt(float(np.mean(accuracies * (1 - accuracies))) / n_prompts)  # one accuracy on n answers
     lines.append(
         _(
             "accuracy: the largest gap between two algorithms of one seed {within} points; the largest gap between "
-            "the two seeds of one algorithm {between} points; a gap between two accuracies measured on {n} answers "
-            "each carries a standard error of about {se} points"
-        ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * gap_se:.1f}")
+            "the two seeds of one algorithm {between} points; one accuracy measured on {n} answers carries a standard "
+            "error of about {se} points"
+        ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * one_se:.1f}")
     )
     return lines
 
@@ -471,6 +493,9 @@ def package_runs(steps: int | None = None, seed: int = 0, settings: dict | None 
     runs = {ALGO_LABELS[algo]: rl_config(algo, steps, seed) for algo in COMPARED_ALGOS}
     titles = other_seed_titles(seed + 1)
     runs.update({titles[algo]: cfg for algo, cfg in other_seed_configs(steps, seed, seed + 1).items()})
+    perfect = perfect_teacher_other_seed(steps, seed, seed + 1)
+    same_cost = replace(perfect, teacher_error_rate=DEFAULT_TEACHER_ERROR_RATE)
+    runs[perfect_teacher_title(seed + 1)] = (same_cost, rl_entry(perfect))
     for label, cfg in exercise7_configs(steps, seed, settings).items():
         same_cost = replace(cfg, teacher_error_rate=DEFAULT_TEACHER_ERROR_RATE, sft_seed=cfg.sft_seed)
         runs[label] = cfg if cfg == same_cost else (same_cost, rl_entry(cfg))
