@@ -1418,31 +1418,31 @@ MYSTERY = "nb06.mystery"
 @answer(MYSTERY, "~2 of 3 right")
 def mystery_one_wrong():
     """One run named after the gallery run it resembles most at first sight."""
-    return {"A": "forgotten_mask", "B": "greedy_sampling", "C": "no_clip_many_updates"}
+    return {"A": "forgotten_mask", "B": "beta_too_large", "C": "no_clip_many_updates"}
 
 
 @answer(MYSTERY, "~0 of 3 right")
 def mystery_all_wrong():
     """Names shuffled."""
-    return {"A": "greedy_sampling", "B": "lr_too_high", "C": "forgotten_mask"}
+    return {"A": "beta_too_large", "B": "lr_too_high", "C": "forgotten_mask"}
 
 
 @answer(MYSTERY, "~is not a gallery run")
 def mystery_typo():
     """A misspelled name."""
-    return {"A": "forgotten_mask", "B": "greedy", "C": "lr_too_high"}
+    return {"A": "forgotten_mask", "B": "beta_too_big", "C": "lr_too_high"}
 
 
 @answer(MYSTERY, "~return a dict with one name per mystery run")
 def mystery_list():
     """A list instead of a dict."""
-    return ["forgotten_mask", "greedy_sampling", "lr_too_high"]
+    return ["forgotten_mask", "beta_too_large", "lr_too_high"]
 
 
 @answer(MYSTERY, "correct")
 def mystery_right():
     """The three right names."""
-    return {"A": "forgotten_mask", "B": "greedy_sampling", "C": "lr_too_high"}
+    return {"A": "forgotten_mask", "B": "beta_too_large", "C": "lr_too_high"}
 
 
 # =============================================================================================== reading the verdicts

@@ -662,12 +662,26 @@ def test_seed_spread_lines_set_the_gap_between_algorithms_against_the_gap_betwee
     def metrics(accuracy):
         return {"accuracy": accuracy, "cot_fraction": 0.99, "cot_accuracy": accuracy}
 
+    def run_passing_90_at(step):
+        return RunResult(RLConfig(), [{"cot_fraction": 0.5}] * step + [{"cot_fraction": 1.0}] * 40)
+
     first = {"grpo": metrics(0.94), "dr_grpo": metrics(0.90), "rft": metrics(0.91)}
     second = {"grpo": metrics(0.92), "dr_grpo": metrics(0.93), "rft": metrics(0.905)}
-    lines = story.seed_spread_lines(first, second, 2000, rl_seed=1)
-    assert lines[0].startswith("the same three") and "RL seed 1" in lines[0] and len(lines) == 5
+    runs = {"grpo": run_passing_90_at(20), "dr_grpo": run_passing_90_at(30), "rft": run_passing_90_at(30)}
+    other = {"grpo": run_passing_90_at(25), "dr_grpo": run_passing_90_at(26), "rft": run_passing_90_at(40)}
+    lines = story.seed_spread_lines(runs, first, other, second, 2000, rl_seed=1)
+    assert lines[0].startswith("the same three") and "RL seed 1" in lines[0] and len(lines) == 8
     assert "RFT" in lines[3] and "90.5%" in lines[3]
+    step = thinking.thinking_step(runs["grpo"])
+    assert lines[4].startswith(f"steps to 90% thinking, RL seed 0 / 1: GRPO {step} / ")
+    assert "Dr. GRPO 90.0% / 93.0%" in lines[5]
     # within a seed: 0.94 - 0.90 = 4.0 points (seed 0), 0.93 - 0.905 = 2.5 (seed 1); between seeds: Dr. GRPO 3.0
-    assert "one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points;" in lines[-1]
+    assert "one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points;" in lines[6]
     se = 100 * math.sqrt(np.mean([a * (1 - a) for a in (0.94, 0.90, 0.91, 0.92, 0.93, 0.905)]) / 2000)
-    assert lines[-1].endswith(f"on 2000 answers carries a standard error of about {se:.1f} points")
+    assert lines[6].endswith(f"on 2000 answers carries a standard error of about {se:.1f} points")
+    # GRPO is first to think on both seeds; the least accurate is Dr. GRPO, then RFT: no common last
+    assert lines[7] == "GRPO switches to thinking first on both seeds; the least accurate differs between the seeds"
+    tied = {"grpo": run_passing_90_at(30), "dr_grpo": run_passing_90_at(30), "rft": run_passing_90_at(40)}
+    assert story.seed_spread_lines(tied, first, tied, first, 2000, 1)[-1] == (
+        "the first to switch to thinking differs between the seeds; Dr. GRPO ends least accurate on both seeds"
+    )

@@ -51,7 +51,7 @@ from rlvr.experiments.thinking import (
     warmup_on_disk,
     warmup_steps,
 )
-from rlvr.i18n import N_, _, join
+from rlvr.i18n import N_, _, join, join_clauses
 from rlvr.model import TinyTransformer
 from rlvr.runs import RunResult, history_curve
 from rlvr.sft import SFTConfig, train_sft
@@ -296,17 +296,44 @@ def second_seed_thinking_line(perfect: RunResult, default: RunResult, rl_seed: i
     ).format(seed=rl_seed, level=f"{level:.0%}", step=step_text(perfect), base=step_text(default))
 
 
-def seed_spread_lines(evals: dict[str, dict], other_evals: dict[str, dict], n_prompts: int, rl_seed: int) -> list[str]:
-    """§6's three algorithms with a second RL seed: each one's held-out line, then the largest accuracy gap between two
-    algorithms within a seed against the largest gap between the two seeds of one algorithm (keys: algorithm names)."""
+def seed_spread_lines(
+    runs: dict[str, RunResult],
+    evals: dict[str, dict],
+    other_runs: dict[str, RunResult],
+    other_evals: dict[str, dict],
+    n_prompts: int,
+    rl_seed: int,
+    level: float = 0.9,
+) -> list[str]:
+    """§6's three algorithms with a second RL seed (keys: algorithm names): each one's held-out line, the step each
+    run's think-first share reached `level` and each one's accuracy on both seeds, the gaps between algorithms and
+    between seeds against one accuracy's standard error, and which algorithm is first or last on both seeds."""
+    algos = list(other_evals)
     lines = [
         _("the same three from the same warm-up with RL seed {seed} (other prompts and draws in training):").format(
             seed=rl_seed
         )
     ]
-    lines += [eval_line(ALGO_LABELS[algo], m, n_prompts) for algo, m in other_evals.items()]
-    first = np.array([evals[algo]["accuracy"] for algo in other_evals])  # [A]
-    second = np.array([other_evals[algo]["accuracy"] for algo in other_evals])  # [A]
+    lines += [eval_line(ALGO_LABELS[algo], other_evals[algo], n_prompts) for algo in algos]
+    steps = {algo: (thinking_step(runs[algo], level), thinking_step(other_runs[algo], level)) for algo in algos}
+    shown = {algo: " / ".join("—" if s is None else str(s) for s in pair) for algo, pair in steps.items()}
+    lines.append(
+        _("steps to {level} thinking, RL seed {first} / {second}: {values}").format(
+            level=f"{level:.0%}",
+            first=rl_seed - 1,
+            second=rl_seed,
+            values=join(f"{ALGO_LABELS[algo]} {shown[algo]}" for algo in algos),
+        )
+    )
+    first = np.array([evals[algo]["accuracy"] for algo in algos])  # [A]
+    second = np.array([other_evals[algo]["accuracy"] for algo in algos])  # [A]
+    lines.append(
+        _("accuracy, RL seed {first} / {second}: {values}").format(
+            first=rl_seed - 1,
+            second=rl_seed,
+            values=join(f"{ALGO_LABELS[algo]} {a:.1%} / {b:.1%}" for algo, a, b in zip(algos, first, second)),
+        )
+    )
     within = max(np.ptp(first), np.ptp(second))
     between = float(np.max(np.abs(first - second)))
     accuracies = np.concatenate([first, second])  # [2A]
@@ -318,7 +345,25 @@ def seed_spread_lines(evals: dict[str, dict], other_evals: dict[str, dict], n_pr
             "error of about {se} points"
         ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * one_se:.1f}")
     )
+    lines.append(both_seeds_reading(steps, first, second, algos))
     return lines
+
+
+def both_seeds_reading(steps: dict, first: np.ndarray, second: np.ndarray, algos: list[str]) -> str:
+    """Which algorithm switches to thinking first, and which ends least accurate, if the two seeds agree."""
+    clauses = []
+    reached = all(step is not None for pair in steps.values() for step in pair)
+    soonest = [{a for a in algos if steps[a][i] == min(steps[b][i] for b in algos)} for i in (0, 1)] if reached else []
+    if reached and soonest[0] == soonest[1] and len(soonest[0]) == 1:
+        clauses.append(_("{algo} switches to thinking first on both seeds").format(algo=ALGO_LABELS[soonest[0].pop()]))
+    else:
+        clauses.append(_("the first to switch to thinking differs between the seeds"))
+    lowest = {algos[int(np.argmin(first))], algos[int(np.argmin(second))]}
+    if len(lowest) == 1:
+        clauses.append(_("{algo} ends least accurate on both seeds").format(algo=ALGO_LABELS[lowest.pop()]))
+    else:
+        clauses.append(_("the least accurate differs between the seeds"))
+    return join_clauses(clauses)
 
 
 def ratio_algo_lines(
