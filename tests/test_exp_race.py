@@ -556,3 +556,8 @@ def test_the_setup_plan_lists_the_races_grpo_1_once_under_notebook_03s_name():
     text = story.first_run_text(configs, ratio)
     assert text.count("GRPO-1 (notebook 03's run)") == 1 and "GRPO-1:" not in text
     assert all(name in text for name in ("PPO-8", "GRPO-8", "GSPO", "CISPO"))
+
+
+def test_the_no_clip_gap_is_read_against_the_two_points_noise_reaches():
+    assert story.gap_reading(2.0).startswith("within the 2 points")
+    assert story.gap_reading(2.4).startswith("just above") and story.gap_reading(3.5).startswith("well above")

@@ -679,9 +679,26 @@ def test_seed_spread_lines_set_the_gap_between_algorithms_against_the_gap_betwee
     assert "one seed 4.0 points; the largest gap between the two seeds of one algorithm 3.0 points;" in lines[6]
     se = 100 * math.sqrt(np.mean([a * (1 - a) for a in (0.94, 0.90, 0.91, 0.92, 0.93, 0.905)]) / 2000)
     assert lines[6].endswith(f"on 2000 answers carries a standard error of about {se:.1f} points")
-    # GRPO is first to think on both seeds; the least accurate is Dr. GRPO, then RFT: no common last
-    assert lines[7] == "GRPO switches to thinking first on both seeds; the least accurate differs between the seeds"
-    tied = {"grpo": run_passing_90_at(30), "dr_grpo": run_passing_90_at(30), "rft": run_passing_90_at(40)}
-    assert story.seed_spread_lines(tied, first, tied, first, 2000, 1)[-1] == (
-        "the first to switch to thinking differs between the seeds; Dr. GRPO ends least accurate on both seeds"
+    # GRPO first on both seeds, no common last (RFT ties Dr. GRPO on seed 0); the least accurate differs
+    assert lines[7] == (
+        "GRPO is the first to reach 90% thinking on both seeds; "
+        "no algorithm ends least accurate on both seeds by more than two standard errors"
     )
+    tied = {"grpo": run_passing_90_at(30), "dr_grpo": run_passing_90_at(30), "rft": run_passing_90_at(40)}
+    far = {"grpo": metrics(0.94), "dr_grpo": metrics(0.86), "rft": metrics(0.91)}  # 5 points below RFT: > 2 SE
+    assert story.seed_spread_lines(tied, far, tied, far, 2000, 1)[-1] == (
+        "RFT is the last to reach 90% thinking on both seeds; "
+        "Dr. GRPO ends least accurate on both seeds, by more than two standard errors"
+    )
+    close = {"grpo": metrics(0.945), "dr_grpo": metrics(0.95), "rft": metrics(0.951)}  # 0.5 points < 2 SE
+    assert story.seed_spread_lines(tied, close, tied, close, 2000, 1)[-1].endswith(
+        "no algorithm ends least accurate on both seeds by more than two standard errors"
+    )
+
+
+def test_a_step_run_with_a_knob_in_its_label_keeps_the_package_black_and_yours_blue():
+    # notebook 03 §5 draws "your step, β = 0.04" over "the package's step, β = 0.04": the same two colours as the
+    # β = 0 pair (the package's curve drawn wide underneath), not two knob colours that hide one another
+    colors = fthink.run_colors(["the package's step, β = 0.04", "your step, β = 0.04"])
+    assert list(colors.values()) == list(fthink.run_colors(["the package's step", "your step"]).values())
+    assert fthink.is_default("the package's step, β = 0.04") and not fthink.is_default("your step, β = 0.04")

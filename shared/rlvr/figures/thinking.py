@@ -60,8 +60,9 @@ def default_mark() -> str:
 
 
 def is_default(label: str) -> bool:
-    """True for the label of the default run that other runs are compared with (as either language writes it)."""
-    return "default" in label or default_mark() in label or label in (PACKAGE_STEP, _(PACKAGE_STEP))
+    """True for the label of the default run that other runs are compared with (as either language writes it), or
+    of the package's step that yours is drawn over ("the package's step, β = 0.04" too)."""
+    return "default" in label or default_mark() in label or label.startswith((PACKAGE_STEP, _(PACKAGE_STEP)))
 
 
 def run_colors(labels) -> dict[str, str]:
@@ -71,7 +72,7 @@ def run_colors(labels) -> dict[str, str]:
     for label in labels:
         if is_default(label):
             colors[label] = DEFAULT_COLOR
-        elif label in (YOUR_STEP, _(YOUR_STEP)):
+        elif label.startswith((YOUR_STEP, _(YOUR_STEP))):  # "your step" and "your step, β = 0.04"
             colors[label] = ALGO_COLORS["grpo"]
         elif algo_color(label) is not None:
             colors[label] = algo_color(label)

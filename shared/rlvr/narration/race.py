@@ -287,6 +287,20 @@ def clip_text(runs: dict[str, RunResult]) -> str:
     return "\n".join(lines)
 
 
+NOISE_POINTS = 2.0  # notebook 04 §6: the largest gap two 5-step averages of 256 answers reach by noise, in points
+
+
+def gap_reading(points: float) -> str:
+    """What a largest gap between two accuracy curves says against NOISE_POINTS (well above: 1.5 times it)."""
+    if points <= NOISE_POINTS:
+        return _("within the {noise} points noise alone reaches").format(noise=f"{NOISE_POINTS:g}")
+    if points <= 1.5 * NOISE_POINTS:
+        return _("just above the {noise} points noise alone reaches, not clearly more than noise").format(
+            noise=f"{NOISE_POINTS:g}"
+        )
+    return _("well above the {noise} points noise alone reaches").format(noise=f"{NOISE_POINTS:g}")
+
+
 def no_clip_text(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str:
     """Two runs that differ by the clip only (with, without): crossings, final accuracy, the largest gap between
     their smoothed accuracy curves, and how far the ratios move in the last update."""
@@ -312,8 +326,8 @@ def no_clip_text(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str
             _("accuracy over the last 10 steps: {with_clip} with the clip, {without} without").format(
                 with_clip=f"{final_value(a):.1%}", without=f"{final_value(b):.1%}"
             ),
-            _("largest gap between the two smoothed accuracy curves: {gap} points (step {step})").format(
-                gap=f"{100 * gap[worst]:.1f}", step=worst
+            _("largest gap between the two smoothed accuracy curves: {gap} points (step {step}): {reading}").format(
+                gap=f"{100 * gap[worst]:.1f}", step=worst, reading=gap_reading(100 * float(gap[worst]))
             ),
             _("mean |log ratio| in the last update: {with_clip} with the clip, {without} without ({ratio}x)").format(
                 with_clip=f"{log_a:.4f}", without=f"{log_b:.4f}", ratio=f"{log_b / log_a:.2f}"

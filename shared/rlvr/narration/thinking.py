@@ -345,24 +345,41 @@ def seed_spread_lines(
             "error of about {se} points"
         ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * one_se:.1f}")
     )
-    lines.append(both_seeds_reading(steps, first, second, algos))
+    lines.append(both_seeds_reading(steps, first, second, algos, one_se, level))
     return lines
 
 
-def both_seeds_reading(steps: dict, first: np.ndarray, second: np.ndarray, algos: list[str]) -> str:
-    """Which algorithm switches to thinking first, and which ends least accurate, if the two seeds agree."""
+def both_seeds_reading(
+    steps: dict, first: np.ndarray, second: np.ndarray, algos: list[str], se: float, level: float = 0.9
+) -> str:
+    """What the two seeds agree on: which algorithm reaches 90% thinking first and which last (if the same on both),
+    and which ends least accurate by more than two standard errors of one accuracy on both seeds (if any)."""
     clauses = []
-    reached = all(step is not None for pair in steps.values() for step in pair)
-    soonest = [{a for a in algos if steps[a][i] == min(steps[b][i] for b in algos)} for i in (0, 1)] if reached else []
-    if reached and soonest[0] == soonest[1] and len(soonest[0]) == 1:
-        clauses.append(_("{algo} switches to thinking first on both seeds").format(algo=ALGO_LABELS[soonest[0].pop()]))
+    if all(step is not None for pair in steps.values() for step in pair):
+        for pick, text in (
+            (min, _("{algo} is the first to reach {level} thinking on both seeds")),
+            (max, _("{algo} is the last to reach {level} thinking on both seeds")),
+        ):
+            chosen = [{a for a in algos if steps[a][i] == pick(steps[b][i] for b in algos)} for i in (0, 1)]
+            if chosen[0] == chosen[1] and len(chosen[0]) == 1:
+                clauses.append(text.format(algo=ALGO_LABELS[next(iter(chosen[0]))], level=f"{level:.0%}"))
+    if not clauses:
+        clauses.append(
+            _("no algorithm is first or last to reach {level} thinking on both seeds").format(level=f"{level:.0%}")
+        )
+    lows = []
+    for accuracy in (first, second):
+        order = np.argsort(accuracy)  # [A], lowest first
+        clear = accuracy[order[1]] - accuracy[order[0]] > 2 * se
+        lows.append(algos[int(order[0])] if clear else None)
+    if lows[0] is not None and lows[0] == lows[1]:
+        clauses.append(
+            _("{algo} ends least accurate on both seeds, by more than two standard errors").format(
+                algo=ALGO_LABELS[lows[0]]
+            )
+        )
     else:
-        clauses.append(_("the first to switch to thinking differs between the seeds"))
-    lowest = {algos[int(np.argmin(first))], algos[int(np.argmin(second))]}
-    if len(lowest) == 1:
-        clauses.append(_("{algo} ends least accurate on both seeds").format(algo=ALGO_LABELS[lowest.pop()]))
-    else:
-        clauses.append(_("the least accurate differs between the seeds"))
+        clauses.append(_("no algorithm ends least accurate on both seeds by more than two standard errors"))
     return join_clauses(clauses)
 
 
