@@ -280,16 +280,16 @@ def perfect_teacher_title(rl_seed: int) -> str:
     return _("7(a) teacher error 0, RL seed {seed}").format(seed=rl_seed)
 
 
+def step_or_limit(step: int | None, steps: int) -> str:
+    """'step 31', or 'not within 200 steps' for a run that never got there."""
+    return _("step {step}").format(step=step) if step is not None else _("not within {n} steps").format(n=steps)
+
+
 def second_seed_thinking_line(perfect: RunResult, default: RunResult, rl_seed: int, level: float = 0.9) -> str:
     """Exercise 7(a) on a second RL seed: the step each run's think-first share passed `level`, side by side."""
 
     def step_text(run: RunResult) -> str:
-        step = thinking_step(run, level)
-        return (
-            _("step {step}").format(step=step)
-            if step is not None
-            else _("not within {n} steps").format(n=len(run.history))
-        )
+        return step_or_limit(thinking_step(run, level), len(run.history))
 
     return _(
         "7(a) with RL seed {seed}: thinking passes {level} at {step} (the default with RL seed {seed}: {base})"
@@ -352,7 +352,7 @@ def seed_spread_lines(
 def both_seeds_reading(
     steps: dict, first: np.ndarray, second: np.ndarray, algos: list[str], se: float, level: float = 0.9
 ) -> str:
-    """What the two seeds agree on: which algorithm reaches 90% thinking first and which last (if the same on both),
+    """What the two seeds agree on: which algorithm reaches `level` thinking first and which last (if the same on both),
     and which ends least accurate by more than two standard errors of one accuracy on both seeds (if any)."""
     clauses = []
     if all(step is not None for pair in steps.values() for step in pair):
@@ -490,11 +490,7 @@ def exercise7_findings(default: RunResult, runs: dict[str, RunResult], level: fl
     early, late = f"all-equal groups, first {EARLY_STEPS} steps", f"all-equal groups, last {LATE_STEPS} steps"
 
     def step_text(step) -> str:
-        return (
-            _("step {step}").format(step=step)
-            if step is not None
-            else _("not within {n} steps").format(n=len(default.history))
-        )
+        return step_or_limit(step, len(default.history))
 
     kl = "KL to warm-up (nats)"
     lines = []
