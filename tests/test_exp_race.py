@@ -561,3 +561,18 @@ def test_the_setup_plan_lists_the_races_grpo_1_once_under_notebook_03s_name():
 def test_the_no_clip_gap_is_read_against_the_two_points_noise_reaches():
     assert story.gap_reading(2.0).startswith("within the 2 points")
     assert story.gap_reading(2.4).startswith("just above") and story.gap_reading(3.5).startswith("well above")
+
+
+def test_per_step_reading_says_whether_eight_updates_explain_ppos_lead():
+    def steps(ppo, grpo1, grpo8):
+        return {"PPO-8": ppo, "GRPO-1": grpo1, "GRPO-8": grpo8}
+
+    lead = [steps(6, 21, 5), steps(11, 54, 13)]  # notebook 04's numbers: GRPO-8 0.8x and 1.2x, GRPO-1 3.5x and 4.9x
+    assert "GRPO-8 keeps PPO-8's pace on both levels (within 1.5x) and GRPO-1 does not" in story.per_step_reading(lead)
+    part = [steps(6, 21, 5), steps(11, 54, 20)]  # 1.8x on the second level
+    assert "explain only part of PPO-8's lead" in story.per_step_reading(part)
+    none = [steps(6, 8, 5), steps(11, 54, 13)]  # GRPO-1 within 1.5x on the first level
+    assert "PPO-8 has no clear lead" in story.per_step_reading(none)
+    never = [steps(6, None, 5), steps(11, 54, 13)]
+    assert "cannot be compared" in story.per_step_reading(never)
+    assert "cannot be compared" in story.per_step_reading([steps(0, 21, 5), steps(11, 54, 13)])  # a ratio to 0

@@ -1,6 +1,7 @@
 """Notebook 03's experiment code, checked against independent computations (closed forms, simulation, stubs)."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -325,6 +326,30 @@ def test_panel_run_keys_match_the_shared_run_cache():
     cfg = thinking.rl_config("grpo", 200, 0, beta=thinking.knob_value("beta", 0.04000000000000001))
     assert cfg.beta == 0.04
     assert cfg == RLConfig(beta=0.04)  # same cache entry as `python -m rlvr train --beta 0.04`
+
+
+def test_a_cached_runs_evaluation_is_computed_once_and_read_back(monkeypatch, tmp_path):
+    # reading a trained run back (the setup cells' start_ahead, then the cell that reads it) must not sample the
+    # held-out prompts again; another evaluation size, or a short fast-mode warm-up, is computed afresh
+    monkeypatch.setenv("RLVR_CACHE_DIR", str(tmp_path))
+    cfg = thinking.rl_config("grpo", 200, 0)
+    result = RunResult(cfg, [], policy=None)
+    monkeypatch.setattr(thinking, "train_from_warmup", lambda cfg, sft_steps=None, on_step=None: (result, None))
+    evaluated = []
+
+    def finished(result, warm_model, n_prompts=None):
+        evaluated.append(n_prompts)
+        return RunResult(result.config, [], None, final={"accuracy": 0.25 * len(evaluated)})
+
+    monkeypatch.setattr(thinking, "finished", finished)
+    first = thinking.panel_training(cfg, n_prompts=64)
+    again = thinking.panel_training(cfg, n_prompts=64)
+    assert first.final == again.final == {"accuracy": 0.25} and evaluated == [64]
+    assert thinking.panel_training(cfg, n_prompts=32).final == {"accuracy": 0.5} and evaluated == [64, 32]
+    short = thinking.panel_training(replace(cfg, teacher_error_rate=0.0), n_prompts=64, sft_steps=5)
+    assert short.final == {"accuracy": 0.75} and evaluated == [64, 32, 64]  # not cached: a short warm-up
+    thinking.panel_training(replace(cfg, teacher_error_rate=0.0), n_prompts=64, sft_steps=5)
+    assert len(evaluated) == 4
 
 
 def test_smooth_ratio_pools_answers_not_steps():

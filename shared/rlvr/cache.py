@@ -39,6 +39,7 @@ VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the 
     "gallery": 3,  # a broken run's history (rlvr.experiments.gallery); v3: as rl v6
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
     "step-seconds": 1,  # processor seconds of one RL step of a configuration's shape (rlvr.budget's estimates)
+    "evaluation": 1,  # a cached RL run's held-out metrics and KL to its warm-up (rlvr.experiments.thinking)
 }
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rlvr.algorithms import ALGORITHMS, DR_GRPO, GRPO, RFT
-from rlvr.cache import is_cached
+from rlvr.cache import Entry, is_cached, load_or_create
 from rlvr.config import SIZES, size
 from rlvr.evaluate import evaluate, held_out_prompts, pass_at_k_curve
 from rlvr.experiments.common import (
@@ -54,7 +54,7 @@ from rlvr.task import (
     teacher_chain_digits,
 )
 from rlvr.runs import RunResult, history_curve
-from rlvr.train import RLConfig, run, train_rl, warm_start
+from rlvr.train import RLConfig, run, run_key, train_rl, warm_start
 from rlvr.train import cache_entry as rl_entry
 
 # ----------------------------------------------------------------------------------------------- sizes
@@ -485,6 +485,11 @@ def finished(result: RunResult, warm_model: TinyTransformer, n_prompts: int | No
     return replace(result, final=final)
 
 
+def evaluation_entry(cfg: RLConfig, n_prompts: int | None = None) -> Entry:
+    """The cache entry of a cached run's held-out evaluation (`finished`'s metrics) on n_prompts prompts."""
+    return Entry("evaluation", {**run_key(cfg), "eval_prompts": n_prompts or size("eval_prompts")})
+
+
 def panel_training(
     cfg: RLConfig,
     on_step=None,
@@ -492,8 +497,13 @@ def panel_training(
     n_prompts: int | None = None,
     sft_steps: int | None = None,
 ) -> RunResult:
-    """A run from its warm-up (trained first if not on disk), evaluated on held-out prompts (`finished`)."""
-    return finished(*train_from_warmup(cfg, sft_steps, on_step), n_prompts)
+    """A run from its warm-up (trained first if not on disk), evaluated on held-out prompts (`finished`). A run the
+    cache keeps keeps its evaluation there too, so reading a trained run back takes no sampling."""
+    result, warm_model = train_from_warmup(cfg, sft_steps, on_step)
+    if warmup_steps(cfg.teacher_error_rate, sft_steps) != SFT_STEPS:  # a short fast-mode warm-up: nothing cached
+        return finished(result, warm_model, n_prompts)
+    loaded = load_or_create(evaluation_entry(cfg, n_prompts), lambda: finished(result, warm_model, n_prompts).final)
+    return replace(result, final=loaded.payload)
 
 
 def grpo_runner(n_prompts: int | None = None, sft_steps: int | None = None):

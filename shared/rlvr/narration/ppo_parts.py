@@ -34,6 +34,7 @@ from rlvr.experiments.ppo_parts import (
     policy_kl_samples,
     policy_kl_summary,
     schulman_table,
+    shaped_view,
     trained_policy,
 )
 from rlvr.i18n import _, join
@@ -85,6 +86,52 @@ def assignment5_memory_text() -> str:
             "activations"
         ).format(gb=f"{parts['sampler copy'] + parts['kv cache']:.1f}", policy=f"{parts['policy']:.1f}"),
     ]
+    return "\n".join(lines)
+
+
+def blame_text(examples: list, beta: float) -> str:
+    """Demo 2's item 2 answered for the first wrong answer of `examples`: where its GAE advantages put the blame with
+    lambda = 1 and with lambda = 0 (the clamp on, the Monte-Carlo value), one line each, then the share on the token
+    that takes the most."""
+    example = next(e for e in examples if e.score == 0)
+    lines = [
+        _("{answer}: {prompt} {tokens}").format(
+            answer=_(example.label), prompt=example.prompt, tokens="".join(example.tokens)
+        )
+    ]
+    shares = []
+    for lam in (1.0, 0.0):
+        view = shaped_view(example, beta, lam)
+        advantages, values = view["advantages"], view["values"]  # [T] each
+        worst = int(advantages.argmin())
+        share = float(advantages[worst].abs() / advantages.abs().sum())
+        shares.append(share)
+        after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
+        lines.append(
+            "  "
+            + _(
+                "λ = {lam}: A_t < 0 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
+                "('{token}'), where the value goes from {before} to {after}: {share}% of the summed |A_t|"
+            ).format(
+                lam=f"{lam:g}",
+                negative=int((advantages < 0).sum()),
+                n=len(advantages),
+                worst_a=f"{float(advantages[worst]):.2f}",
+                t=worst + 1,
+                token=example.tokens[worst],
+                before=f"{float(values[worst]):.2f}",
+                after=f"{after:.2f}",
+                share=f"{100 * share:.0f}",
+            )
+        )
+    if shares[1] > shares[0]:
+        lines.append(
+            _("λ = 0 concentrates the blame: {ratio} the share λ = 1 puts on its most blamed token").format(
+                ratio=multiple(f"{shares[1] / shares[0]:.1f}")
+            )
+        )
+    else:
+        lines.append(_("λ = 0 does not concentrate the blame more than λ = 1 on this answer"))
     return "\n".join(lines)
 
 

@@ -46,7 +46,7 @@ SECTION = "3"
 # "much faster" = at least 1.5x fewer steps; "the gap disappears" = within a factor 1.5 either way).
 EARLY_STEPS = 50  # "early in the run": the all-equal share over the first 50 steps
 MUCH_FASTER = (1.5, math.inf)
-SAME_SPEED = (1 / 1.5, 1.5)
+SAME_SPEED = (1 / 1.5, 1.5)  # two runs whose steps to a level are within this factor of each other keep one pace
 
 
 def ratio_titles() -> dict[str, str]:
@@ -132,6 +132,37 @@ def ratio_text(name: str, a: float, b: float, reference: str) -> str:
     return _("{name} / {reference} = n/a").format(name=name, reference=reference)
 
 
+def per_step_reading(steps: list[dict]) -> str:
+    """What the steps to both levels say (one dict per level: run -> step or None): whether GRPO-8 keeps PPO-8's pace
+    (within SAME_SPEED on both levels) while GRPO-1 does not, i.e. whether 8 updates per batch explain PPO-8's lead."""
+
+    def ratios(name: str) -> list[float] | None:
+        pairs = [(s[name], s["PPO-8"]) for s in steps]
+        if any(a is None or not b for a, b in pairs):
+            return None
+        return [a / b for a, b in pairs]
+
+    grpo8, grpo1 = ratios("GRPO-8"), ratios("GRPO-1")
+    if grpo8 is None or grpo1 is None:
+        return _("per step: a run did not reach a level, so the steps cannot be compared")
+    low, high = SAME_SPEED
+    same = all(low <= r <= high for r in grpo8)
+    slower = all(r > high for r in grpo1)
+    if same and slower:
+        text = _(
+            "per step: GRPO-8 keeps PPO-8's pace on both levels (within {pace}x) and GRPO-1 does not: the 8 updates "
+            "per batch, not the value model, give PPO-8 its lead"
+        )
+    elif slower:
+        text = _(
+            "per step: GRPO-8 does not keep PPO-8's pace on both levels (within {pace}x): 8 updates per batch explain "
+            "only part of PPO-8's lead over GRPO-1"
+        )
+    else:
+        text = _("per step: GRPO-1 keeps PPO-8's pace on a level (within {pace}x): PPO-8 has no clear lead to explain")
+    return text.format(pace=f"{high:g}")
+
+
 def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, reference: str = "GRPO-1") -> str:
     """The race's comparisons from the runs themselves (what the prose after the table reads): steps to each level
     and their ratios to PPO-8's, then the CPU cost per step as multiples of `reference`'s."""
@@ -140,8 +171,10 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
         ("accuracy", _("{level} accuracy").format(level=f"{accuracy_level:.0%}"), accuracy_level),
     )
     lines = []
+    steps = []
     for key, what, level in levels:
         s = {name: steps_to(run, key, level) for name, run in runs.items()}
+        steps.append(s)
         lines.append(
             _("steps to {what}: {steps}   ({ratios})").format(
                 what=what,
@@ -149,6 +182,8 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
                 ratios=join_clauses(ratio_text(name, s[name], s["PPO-8"], "PPO-8") for name in runs if name != "PPO-8"),
             )
         )
+    if {"PPO-8", "GRPO-1", "GRPO-8"} <= set(runs):
+        lines.append(per_step_reading(steps))
     for key, what, level in levels:
         seconds = {name: seconds_to(run, key, level) for name, run in runs.items()}
         reached = {name: t for name, t in seconds.items() if t is not None}

@@ -590,8 +590,8 @@ def first_run_text(
     lines.append(
         "  "
         + _(
-            "your own GRPO step (§5 below), once it passes its checks: two runs, ~{time} together, again each time "
-            "you run them (your code's runs are not cached)"
+            "your own GRPO step (§5 and §8 below), once it passes its checks: two runs, ~{time} together, again each "
+            "time you run them (your code's runs are not cached)"
         ).format(time=seconds_text(yours))
     )
     if total > 0:  # everything on disk: no total to announce
