@@ -1418,31 +1418,31 @@ MYSTERY = "nb06.mystery"
 @answer(MYSTERY, "~2 of 3 right")
 def mystery_one_wrong():
     """One run named after the gallery run it resembles most at first sight."""
-    return {"A": "forgotten_mask", "B": "beta_too_large", "C": "no_clip_many_updates"}
+    return {"A": "flipped_sign", "B": "beta_too_large", "C": "lr_too_high"}
 
 
 @answer(MYSTERY, "~0 of 3 right")
 def mystery_all_wrong():
     """Names shuffled."""
-    return {"A": "beta_too_large", "B": "lr_too_high", "C": "forgotten_mask"}
+    return {"A": "beta_too_large", "B": "from_scratch", "C": "flipped_sign"}
 
 
 @answer(MYSTERY, "~is not a gallery run")
 def mystery_typo():
     """A misspelled name."""
-    return {"A": "forgotten_mask", "B": "beta_too_big", "C": "lr_too_high"}
+    return {"A": "flipped_sign", "B": "beta_too_big", "C": "from_scratch"}
 
 
 @answer(MYSTERY, "~return a dict with one name per mystery run")
 def mystery_list():
     """A list instead of a dict."""
-    return ["forgotten_mask", "beta_too_large", "lr_too_high"]
+    return ["flipped_sign", "beta_too_large", "from_scratch"]
 
 
 @answer(MYSTERY, "correct")
 def mystery_right():
     """The three right names."""
-    return {"A": "forgotten_mask", "B": "beta_too_large", "C": "lr_too_high"}
+    return {"A": "flipped_sign", "B": "beta_too_large", "C": "from_scratch"}
 
 
 # =============================================================================================== reading the verdicts

@@ -56,7 +56,9 @@ def test_the_table_names_what_the_package_has():
             assert b.signal and b.symptom and b.cause and b.fix
             cfg = gallery.gallery_config(name)
             assert cfg.steps == b.steps and all(getattr(cfg, k) == v for k, v in b.overrides.items())
-    assert set(gallery.MYSTERIES.values()) <= set(gallery.BREAKAGES) - {"healthy"}
+    assert set(gallery.MYSTERIES.values()) <= set(gallery.BREAKAGES) - set(gallery.NOT_BROKEN)
+    assert set(gallery.LOOKALIKES) == set(gallery.MYSTERIES.values())
+    assert all(set(runs) <= set(gallery.BREAKAGES) - set(gallery.NOT_BROKEN) for runs in gallery.LOOKALIKES.values())
 
 
 @pytest.mark.claims
@@ -84,6 +86,17 @@ def test_every_mystery_run_shows_its_breakage_with_margin(mystery):
         assert gallery.shows_symptom(name, run, healthy), (mystery, seed, story.reading(run, healthy))
         weak = gallery.symptom_margins(name, run, healthy)
         assert not weak, (mystery, seed, weak)
+        for lookalike in gallery.LOOKALIKES[name]:  # the second signal the model answer reads
+            assert gallery.rules_out(lookalike, run, healthy), (mystery, seed, lookalike)
+
+
+def test_a_bound_rules_a_symptom_out_only_short_of_its_limit_by_the_margin():
+    share = gallery.Bound("a share", lambda r, h: 0.0, True, 0.9, 0.05)
+    assert share.short_of(0.84) and not share.short_of(0.86) and not share.short_of(0.95)
+    low = gallery.Bound("a ratio", lambda r, h: 0.0, False, 0.5, 2.0, factor=True)
+    assert low.short_of(1.1) and not low.short_of(0.9)
+    exact = gallery.Bound("a norm", lambda r, h: 0.0, False, 1e-12, 0)
+    assert exact.short_of(0.1) and not exact.short_of(0.0)
 
 
 def test_a_bound_asks_for_its_margin_past_the_limit():
@@ -207,12 +220,14 @@ def test_each_gallery_panel_draws_its_run_beside_the_run_the_table_reads_it_agai
     greedy = by_title[f"{gallery.short_title('greedy_sampling')}: {figs.SIGNAL_NAMES['all_same_group_fraction']}"]
     assert "\n" not in greedy.get_title()
     assert list(greedy.lines[0].get_ydata()) == [h["all_same_group_fraction"] for h in runs["healthy"].history]
-    longer = fake_run("loophole_verifier", steps=20)  # a breakage trained longer than the healthy run says so
+    loophole = by_title[f"{gallery.short_title('loophole_verifier')}: {figs.SIGNAL_NAMES['accuracy']}"]
+    assert "strict verifier" in loophole.get_title().splitlines()[1]  # one thing changed: the verifier
+    longer = fake_run("lr_too_high", steps=20)  # a breakage trained longer than the healthy run says so
     fig = new_figure((12, 8))
-    figs.draw_gallery(fig, {**runs, "loophole_verifier": longer}, runs["healthy"])
+    figs.draw_gallery(fig, {**runs, "lr_too_high": longer}, runs["healthy"])
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
     assert any(t.endswith("(20 steps; black: 12)") for t in titles)
-    assert sum("steps; black" in t for t in titles) == 1  # the others train as long as the healthy run
+    assert sum("steps; black" in t for t in titles) == 1  # the others train as long as the run they are drawn against
 
 
 def test_the_gallery_table_reads_each_signal_off_the_runs():

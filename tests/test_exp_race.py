@@ -206,7 +206,7 @@ def race_of_fakes():
     """Think-first curves whose trailing 5-step means reach 80% at step 5 (PPO-8, GRPO-8) and 7 (GRPO-1), e.g.
     steps 3-7 of GRPO-1 average (0 + 1 + 1 + 1 + 1) / 5; CPU seconds per step 3.0, 1.1 and 2.0."""
     return {
-        "PPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 2.0)),
+        "PPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 2.0), value_cpu_s=[0.8] * 8),
         "GRPO-1": fake_run([0.0, 0, 0, 0, 1, 1, 1, 1], seconds=(1.0, 0.1)),
         "GRPO-8": fake_run([0.0, 0, 1, 1, 1, 1, 1, 1], seconds=(1.0, 1.0)),
     }
@@ -227,6 +227,11 @@ def test_race_summary_prints_the_ratios_the_prose_reads():
     assert "steps to 80% think-first: PPO-8 5, GRPO-1 7, GRPO-8 5" in text
     assert "GRPO-1 / PPO-8 = 1.4x" in text and "GRPO-8 / PPO-8 = 1.0x" in text
     assert "training CPU time per step, as a multiple of GRPO-1's: PPO-8 20.0x, GRPO-8 10.0x" in text
+    assert (
+        "of PPO-8's training CPU time per step, the value model takes 0.800 s (0.8x GRPO-8's step) and the policy's "
+        "updates 1.200 s (1.2x: every answer's backward pass" in text
+    )
+    assert "of PPO-8's" not in story.race_summary_text({k: v for k, v in race_of_fakes().items() if k != "GRPO-8"})
     assert "median" not in text and "all 8 steps" not in text  # a per-step cost, no timing method in the lesson
     never = {**race_of_fakes(), "GRPO-1": fake_run([0.0] * 8)}
     assert "GRPO-1 not reached" in story.race_summary_text(never) and "= n/a" in story.race_summary_text(never)
@@ -508,11 +513,12 @@ def test_lecture_and_us_puts_each_statement_of_section_three_next_to_the_runs():
         adv_sq_value=[0.5, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
         adv_sq_none=[0.5] * 8,
         adv_sq_loo=[0.2] * 8,
+        value_cpu_s=[0.5] * 8,
     )
     table = story.lecture_and_us(runs, n_policy=1000, d_model=10)
     assert "PPO-8 5, GRPO-1 7 (1.4x PPO-8's)" in table and "GRPO-8 5 (1.0x PPO-8's)" in table
     assert "value at step 0: 0 |" in table and "from step 1" in table
-    assert "2,011 (PPO) against 1,000 (GRPO)" in table and "= 2.0x" in table
+    assert "2,011 (PPO) against 1,000 (GRPO)" in table and "= 2.0x, the value model 0.5x of it" in table
     assert "| 252 GB and 126 GB by the same accounting (notebook 02) |" in table
     assert "nan" not in table.lower() and "band" not in table
 

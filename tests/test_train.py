@@ -227,3 +227,14 @@ def test_ppo_value_updates_beside_the_policy_give_the_numbers_of_one_thread(poli
     assert all(
         torch.equal(a, b) for a, b in zip(beside.policy.state_dict().values(), first.policy.state_dict().values())
     )
+
+
+def test_ppo_steps_record_their_value_models_processor_seconds_within_the_training_time(policy):
+    """Notebook 04 splits PPO-8's training cost into the value model's and the policy's: value_cpu_s (the value
+    model's forward pass and its updates, on their own thread) is part of training_cpu_s (every thread of the
+    process), and GRPO, without a value model, records none."""
+    ppo = train_rl(RLConfig(algo="ppo", epochs_per_batch=4, **TINY), policy=policy, progress=False)
+    for h in ppo.history:
+        assert 0 < h["value_cpu_s"] <= h["training_cpu_s"] + 1e-3, h
+    grpo = train_rl(RLConfig(algo="grpo", **TINY), policy=policy, progress=False)
+    assert all("value_cpu_s" not in h for h in grpo.history)

@@ -717,15 +717,17 @@ def test_run_progress_says_a_run_started_ahead_trained_in_the_background_and_how
 
     from rlvr.widgets import RunProgress
 
-    progress = RunProgress(["GRPO-8", "PPO-8", "G = 2"], ahead={"GRPO-8"}, queued={"G = 2"})
+    progress = RunProgress(["GRPO-8", "PPO-8", "G = 2", "G = 32"], ahead={"GRPO-8"}, queued={"G = 2", "G = 32"})
     run = SimpleNamespace(history=[{}] * 200, from_cache=False, timing={})
     progress.finish("GRPO-8", run, 38.0)
     progress.finish("PPO-8", run, 78.0)
     progress.finish("G = 2", run, 5.0)
+    progress.finish("G = 32", run, 9.0)
     assert progress.text().splitlines() == [
         "GRPO-8: 200 steps, trained in the background; ready 38 s into this cell",
         "PPO-8: 200 steps, trained now in 78 s",
         "G = 2: 200 steps, trained now in 5.0 s (its turn in the background had not come yet)",
+        "G = 32: 200 steps, trained now in 9.0 s",  # the note once, not on every queued run (06 had nine)
     ]
 
 
@@ -774,3 +776,20 @@ def test_train_runs_queues_the_longest_first_and_returns_the_learners_order(monk
     updates = {name: gallery.gallery_config(name).epochs for name in names}
     assert {updates[name] for name in queued[:2]} == {16} and max(updates[name] for name in queued[2:]) < 16
     assert queued.index("loophole_verifier") == 2  # 250 steps: the next longest
+
+
+def test_static_fallback_text_reads_each_control_as_the_learner_sees_it():
+    """The plain-text view names a drop-down's shown option and each control's description, not the keys the code
+    uses (a Chinese reader found 'critic=Monte-Carlo value' in a Chinese notebook)."""
+    import ipywidgets
+
+    def draw(fig, critic, beta):
+        fig.add_subplot(111).plot([0, 1], [0, beta])
+
+    controls = {
+        "critic": ipywidgets.Dropdown(options=[("shown value", "key")], value="key", description="value model"),
+        "beta": w.float_slider("beta", 0.0, 1.0, 0.05, 0.1, description="beta (KL weight)"),
+    }
+    text = w.AnalyticPanel(draw, controls)._repr_mimebundle_()["text/plain"]
+    assert text.endswith("static preview at value model: shown value; beta (KL weight): 0.1"), text
+    assert "key" not in text and "critic" not in text

@@ -34,8 +34,9 @@ FORMAT_VERSION = 1  # bump when the layout of a saved file ({kind, config, paylo
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"  # checkpoints shipped with the package, named as in the cache
 VERSIONS = {  # what is cached -> its version: bump it when the numbers (or the payload) of that kind change
     "sft": 1,  # the warm-up model (rlvr.sft)
-    "rl": 7,  # an RL run's history and policy (rlvr.train); v7: each step records its processor seconds
-    "race": 8,  # a race run's history with its diagnostics (rlvr.experiments.race); v8: as rl v7
+    "rl": 8,  # an RL run's history and policy (rlvr.train); v7: each step records its processor seconds; v8: PPO's
+    # steps also record their value model's (value_cpu_s)
+    "race": 9,  # a race run's history with its diagnostics (rlvr.experiments.race); v9: as rl v8
     "gallery": 3,  # a broken run's history (rlvr.experiments.gallery); v3: as rl v6
     "scale-sft": 1,  # the GPT-2 warm-up of rlvr.scale
     "step-seconds": 1,  # processor seconds of one RL step of a configuration's shape (rlvr.budget's estimates)

@@ -169,6 +169,7 @@ class Batch:
     advantages: torch.Tensor | None = None  # [B], or [B, T] for PPO
     returns: torch.Tensor | None = None  # PPO: [B, T] the value model's regression targets
     values: torch.Tensor | None = None  # PPO: [B, T] the value model's predictions before its updates
+    value_cpu_s: float = 0.0  # PPO: processor seconds of the value model's forward pass on this batch
 
 
 class StepHooks:
@@ -265,8 +266,11 @@ class Trainer:
             )  # [B]
             return {}
         rollout, ref_logps = batch.rollout, batch.ref_logps
+        value_c0 = time.thread_time()
         with torch.no_grad():
             values = self.value(rollout.prompt_ids, rollout.responses, cfg.group_size)  # [B, T]
+        batch.value_cpu_s = time.thread_time() - value_c0  # the value model's forward pass (its updates add theirs)
+        with torch.no_grad():
             kl = torch.zeros_like(rollout.logps)  # [B, T]
             if ref_logps is not None:  # KL of the policy itself (temperature 1), not of the sampling distribution
                 logps = (
@@ -333,15 +337,19 @@ class Trainer:
             "training_s": t2 - t1,
             "sampling_cpu_s": c1 - c0,  # processor seconds (PPO: with its value updates' thread): what the step costs
             "training_cpu_s": c2 - c1,
+            **({"value_cpu_s": batch.value_cpu_s + updates["value_cpu_s"]} if self.value is not None else {}),
             **extra,
             **(self.signals(batch, updates, step) if self.record_signals else {}),
         }
         self.hooks.after_step(metrics)
         return metrics
 
-    def value_updates(self, batch: Batch) -> list[float]:
-        """PPO's `epochs` regression steps of the value model on one batch; their losses."""
-        return [self.value_update(batch) for _epoch in range(self.cfg.epochs)]
+    def value_updates(self, batch: Batch) -> tuple[list[float], float]:
+        """PPO's `epochs` regression steps of the value model on one batch: their losses, and the processor seconds
+        they took (on the thread they run on)."""
+        c0 = time.thread_time()
+        losses = [self.value_update(batch) for _epoch in range(self.cfg.epochs)]
+        return losses, time.thread_time() - c0
 
     def update(self, batch: Batch) -> dict:
         """The `epochs` updates on one batch; per-update lists of loss, clip_fraction, approx_kl, grad_norm and
@@ -370,9 +378,10 @@ class Trainer:
             self.opt.step()
             out["loss"].append(loss.item())
             out["clip_fraction"].append(clip_frac)
+        value_cpu_s = 0.0
         if values_done is not None:
-            out["value_loss"] = values_done.result()
-        return {**out, "old_logps": old_logps}
+            out["value_loss"], value_cpu_s = values_done.result()
+        return {**out, "old_logps": old_logps, "value_cpu_s": value_cpu_s}
 
     def signals(self, batch: Batch, updates: dict, step: int) -> dict:
         """What to log when a run breaks (`rlvr.signals`): reward and advantage spread, entropy, approx KL and

@@ -65,7 +65,7 @@ from matplotlib.figure import Figure
 
 from rlvr.config import pick
 from rlvr.experiments.common import seconds_text
-from rlvr.i18n import _, join, ngettext, prepare_figures, text_width
+from rlvr.i18n import _, join_clauses, ngettext, prepare_figures, text_width
 
 prepare_figures()  # a CJK font for figures when the language (RLVR_LANG, the locale) is Chinese
 
@@ -449,12 +449,20 @@ class Panel:
         self.last_traceback = traceback.format_exc()
         self.status.value = red_html(self.error)
 
+    def shown_values(self) -> str:
+        """'answer: wrong think-first answer, ...; beta (KL weight): 0.1': every control as the learner reads it (its
+        description, and a drop-down's shown option rather than its key), for the plain-text view."""
+        parts = []
+        for name, control in self.controls.items():
+            label = getattr(control, "description", "") or name
+            value = control.label if hasattr(control, "label") and hasattr(control, "options") else on_grid(control)
+            parts.append(_("{label}: {value}").format(label=label, value=format_value(value)))
+        return join_clauses(parts)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Live widget for JupyterLab + static image/png for HTML export (see the module docstring)."""
         bundle = self.view._repr_mimebundle_(include=include, exclude=exclude)
-        caption = _("{panel}({controls}): static preview at {values}").format(
-            panel=self.kind, controls=join(self.controls), values=format_values(self.values)
-        )
+        caption = _("{panel}: static preview at {values}").format(panel=self.kind, values=self.shown_values())
         return with_static_png(bundle, self.png(), caption)
 
 
@@ -881,6 +889,7 @@ class RunProgress:
         self.titles = dict(titles or {})  # label -> what the line calls the run (default: the label)
         self.ahead = set(ahead)  # the runs a setup cell started in the background: this cell only waits for them
         self.queued = set(queued)  # started in the background but still queued: this cell trains them itself
+        self.queued_said = False  # the note on why a queued run trains here is written once, on the first one
         self.lines = {label: _("{label}: waiting").format(label=self.title(label)) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
@@ -959,7 +968,8 @@ class RunProgress:
                 steps,
             )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
-        elif label in self.queued:
+        elif label in self.queued and not self.queued_said:
+            self.queued_said = True
             line = ngettext(
                 "{label}: {steps} step, trained now in {time} (its turn in the background had not come yet)",
                 "{label}: {steps} steps, trained now in {time} (its turn in the background had not come yet)",

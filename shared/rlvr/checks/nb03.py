@@ -512,7 +512,11 @@ perfect_teacher = FreeAnswer(
         "With a perfect teacher the warm-up's chains are (nearly) always right, so RL has only one thing left to "
         "learn: to choose the think-first format. Accuracy starts and ends higher because the chains need no repair, "
         "the policy moves little from its warm-up (only the choice of the first token has to change), and most "
-        "groups end all right (no signal), so late steps teach almost nothing."
+        "groups end all right (no signal), so late steps teach almost nothing. It switches to thinking later, not "
+        "sooner, though its reward gap is larger: Adam moves each weight by about the learning rate whatever the size "
+        "of its gradient, so the first token's choice moves as fast as the weights it responds to allow (the L1 norm "
+        "of the gradient of its log-odds), and the perfect teacher's warm-up holds that choice in fewer weights "
+        "(section 8's last cell measures both)."
     ),
 )
 
@@ -521,14 +525,17 @@ kl_penalty = FreeAnswer(
     hint=[
         N_("How large is the penalty, beta times the KL to the warm-up, next to the reward that thinking earns?"),
         N_(
-            "In section 5's KL panel, compare the default run with the run at beta 0.04: the curves, the held-out "
+            "In section 8's KL panel, compare the default run with the run at beta 0.04: the curves, the held-out "
             "think-first share and the KL to the warm-up (the stars, and the table); multiply that KL by 0.04."
         ),
     ],
     solution=N_(
         "At beta = 0.04 the curves stay close to the default's: the reward for thinking is large compared with beta "
-        "times the KL printed above (multiply the two). Whether the KL and the accuracy end a little lower is for "
-        "the printed lines to say; a difference of a point is within the noise of one run. A larger beta (the panel "
+        "times the KL printed above (multiply the two). The KL is the price of being right: the switch to thinking "
+        "alone costs about ln 2 nats (a fair coin for the first token made sure), the repaired chains the rest, and "
+        "each earns up to a unit of reward where the penalty charges 0.04 per nat, so the penalty buys little of it "
+        "back. Whether the KL and the accuracy end a little lower is for the printed lines to say; a difference of a "
+        "point is within the noise of one run. A larger beta (the panel "
         "trains 0.2 if you ask it) pulls harder towards the warm-up. With k3 in the loss the expected gradient is "
         "that of KL(pi_ref || pi) per token (keep covering what the warm-up covered), not of KL(pi || pi_ref)."
     ),

@@ -87,21 +87,24 @@ mystery = Diagnosis(
     MYSTERIES,
     hint=(
         N_(
-            "Start from the healthy run's dashboard and look for the one panel where each mystery run differs most: "
-            "a flat line at 0 or 1, a value several times the healthy one or a small fraction of it, or a curve going "
-            "the wrong way."
+            "Each mystery run shares its most visible symptom with another gallery run (a reward that sinks to 0, or a "
+            "policy that stays near its warm-up): find the panel where it differs most from the healthy run, then a "
+            "second panel that tells it from the look-alike."
         ),
         N_(
             "Use the gallery table of §3: its 'signal' column says which panel names each breakage. Compare the "
-            "mystery run's value of that signal with the gallery run's."
+            "mystery run's value of that signal with the gallery run's, then check it against the look-alike on "
+            "another signal: the malformed share, its value at step 0, the share of all-equal groups."
         ),
     ),
     solution=N_(
-        "Run A: the gradient norm is several times the healthy run's from step 0 and the KL to the warm-up is far "
-        "from 0 at step 0, where the policy *is* the warm-up: the padding is in the loss (`forgotten_mask`). Run B: "
-        "nothing looks broken, yet its accuracy lags the healthy run's, and its KL to the warm-up stays a fraction of "
-        "the healthy run's: a KL penalty holds the policy near its warm-up (`beta_too_large`). Run C: its answers are "
-        "well formed at first, then within a few steps every one is malformed and the reward is 0 for good: the steps "
-        "are too large (`lr_too_high`)."
+        "Run A: its reward sinks towards 0, as after a learning rate that is too high, but its answers stay mostly "
+        "well formed (the malformed share stays far below that run's) and its entropy rises: the update pushes right "
+        "answers down (`flipped_sign`). Run B: nothing looks broken, yet its accuracy lags the healthy run's and its "
+        "KL to the warm-up stays a fraction of the healthy run's; greedy sampling also keeps the policy at its "
+        "warm-up, but there every group is all-equal and the gradient is 0, while B's groups are mixed: a KL penalty "
+        "holds the policy near its warm-up (`beta_too_large`). Run C: nearly every answer is malformed and the reward "
+        "is 0, as after a learning rate that is too high, but already at step 0, before any update: it did not start "
+        "from the warm-up (`from_scratch`)."
     ),
 )

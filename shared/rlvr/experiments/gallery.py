@@ -210,6 +210,7 @@ BREAKAGES: dict[str, Breakage] = {
             steps=250,  # and CPUs (an AVX2 run ended at 53% strict accuracy, 28% at its start), at 1e-3 none did
             symptom=N_("the reward climbs while the strict accuracy falls to about 0"),
             signal="accuracy",
+            compare_with="strict_verifier",  # the same lr and steps with the strict verifier: one thing changed
             cause=N_(
                 "any answer with the right digit somewhere is paid: the policy stops caring which digit it ends on, "
                 "and ends up writing digit soup the strict verifier rejects (lecture §1: over-optimisation)"
@@ -226,7 +227,16 @@ CLIPPED = Breakage(  # not broken: the fix of no_clip_many_updates, trained to s
     signal="approx_kl",
 )
 BREAKAGES[CLIPPED.name] = CLIPPED
-NOT_BROKEN = ("healthy", CLIPPED.name)
+STRICT = Breakage(  # not broken: loophole_verifier's run with the strict verifier, so that only the verifier differs
+    "strict_verifier",
+    N_("the same lr 1e-3 and 250 steps with the strict verifier"),
+    overrides={"lr": 1e-3},
+    steps=250,
+    symptom=N_("trains: the strict accuracy climbs, as the healthy run's does"),
+    signal="accuracy",
+)
+BREAKAGES[STRICT.name] = STRICT
+NOT_BROKEN = ("healthy", CLIPPED.name, STRICT.name)
 SHORT_TITLES = {  # a run's name -> the title of its small panel in the gallery (English: the name with spaces)
     "healthy": N_("healthy"),
     "lr_too_high": N_("lr too high"),
@@ -239,6 +249,7 @@ SHORT_TITLES = {  # a run's name -> the title of its small panel in the gallery 
     "from_scratch": N_("from scratch"),
     "loophole_verifier": N_("loophole verifier"),
     "clipped_many_updates": N_("clipped many updates"),
+    "strict_verifier": N_("strict verifier"),
 }
 
 
@@ -254,7 +265,12 @@ def crash_parts(crash: str) -> tuple[str, str]:
 
 
 MYSTERY_SEED = 7  # the mystery runs: gallery runs with an RL seed no other cell shows, from the seed-0 warm-up
-MYSTERIES = {"A": "forgotten_mask", "B": "beta_too_large", "C": "lr_too_high"}  # the answers of notebook 06's exercise
+MYSTERIES = {"A": "flipped_sign", "B": "beta_too_large", "C": "from_scratch"}  # the answers of notebook 06's exercise
+LOOKALIKES = {  # a mystery's breakage -> gallery runs sharing its most visible symptom, ruled out by a second signal
+    "flipped_sign": ("lr_too_high", "from_scratch"),  # a reward sinking to 0; its answers stay mostly well formed
+    "beta_too_large": ("greedy_sampling",),  # a policy that stays near its warm-up; its groups are mixed
+    "from_scratch": ("lr_too_high",),  # malformed answers and no reward; already at step 0, before any update
+}
 
 
 def breakage(run: RunResult) -> Breakage:
@@ -385,6 +401,12 @@ class Bound:
             return value > self.limit * margin if self.above else value < self.limit / margin
         return value > self.limit + margin if self.above else value < self.limit - margin
 
+    def short_of(self, value: float) -> bool:
+        """Whether `value` falls short of the limit by the margin: this reading robustly does not show the symptom."""
+        if self.factor and self.margin:
+            return value < self.limit / self.margin if self.above else value > self.limit * self.margin
+        return value < self.limit - self.margin if self.above else value > self.limit + self.margin
+
     def clears(self, run: RunResult, healthy: RunResult) -> tuple[bool, bool, float]:
         """(shown, robust, value) of this bound on one run."""
         value = self.value(run, healthy)
@@ -495,6 +517,11 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
               0.3, SHARE),
         below("accuracy behind the healthy run, last 10 steps", _lag("accuracy"), 0.1, SHARE),
     ),
+    "strict_verifier": (  # the loophole's lr and steps learn the task when the verifier is strict
+        above("accuracy gain, step 0 -> last 10 steps", lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
+              0.3, SHARE),
+        below("accuracy behind the healthy run, last 10 steps", _lag("accuracy"), 0.1, SHARE),
+    ),
 }
 # fmt: on
 
@@ -502,6 +529,12 @@ SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its
 def shows_symptom(name: str, run: RunResult, healthy: RunResult) -> bool:
     """Whether a gallery run shows its breakage's symptom (every reading beyond its limit)."""
     return all(bound.clears(run, healthy)[0] for bound in SYMPTOMS[name])
+
+
+def rules_out(name: str, run: RunResult, healthy: RunResult) -> bool:
+    """Whether a run robustly does not show breakage `name`'s symptom: one of its readings falls short of its limit by
+    the margin (a mystery run against the look-alikes of LOOKALIKES)."""
+    return any(bound.short_of(bound.value(run, healthy)) for bound in SYMPTOMS[name])
 
 
 def symptom_margins(name: str, run: RunResult, healthy: RunResult) -> list[str]:

@@ -296,6 +296,7 @@ def cost_ratios(runs: dict[str, RunResult], reference: str = "GRPO-1") -> dict[s
             "sampling_cpu_s": timing["sampling_cpu_s"],
             "training_x": timing["training_cpu_s"] / base["training_cpu_s"],
             "sampling_x": timing["sampling_cpu_s"] / base["sampling_cpu_s"],
+            **{key: timing[key] for key in ("value_cpu_s", "policy_cpu_s") if key in timing},
         }
     return out
 
@@ -325,9 +326,15 @@ def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
 
 
 def seconds_per_step(run: RunResult) -> dict:
-    """Median CPU and wall-clock seconds per step of sampling and of training (medians resist load spikes)."""
+    """Median CPU and wall-clock seconds per step of sampling and of training (medians resist load spikes); with a
+    value model, its share of the training CPU time (value_cpu_s) and the policy's (policy_cpu_s, the rest)."""
     keys = ("sampling_cpu_s", "training_cpu_s", "sampling_s", "training_s")
-    return {key: float(np.median(run.curve(key))) for key in keys}
+    out = {key: float(np.median(run.curve(key))) for key in keys}
+    if run.history and "value_cpu_s" in run.history[0]:
+        value = run.curve("value_cpu_s")  # [steps]
+        out["value_cpu_s"] = float(np.median(value))
+        out["policy_cpu_s"] = float(np.median(run.curve("training_cpu_s") - value))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- the value model

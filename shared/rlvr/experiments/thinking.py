@@ -311,6 +311,20 @@ def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: i
     return finite_mean(history_curve(history[-last:], key))
 
 
+def first_token_reach(policy: TinyTransformer, n_prompts: int | None = None) -> dict:
+    """How strongly the weights steer the first answer token: the gradient, over every weight, of the mean log-odds
+    of `[` against `#` on the held-out prompts. Its L1 norm bounds what one Adam step can do (each weight moves by
+    about the learning rate, so the log-odds by at most lr x L1); its L2 norm sets an SGD step (lr x L2^2)."""
+    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
+    logits = policy(prompts)[:, -1].float()  # [n, V]: the first answer token
+    log_odds = (logits[:, OPEN_ID] - logits[:, HASH_ID]).mean()  # []
+    grads = torch.autograd.grad(log_odds, [p for p in policy.parameters() if p.requires_grad])
+    return {
+        "l1": sum(float(g.abs().sum()) for g in grads),
+        "l2": math.sqrt(sum(float((g * g).sum()) for g in grads)),
+    }
+
+
 @torch.no_grad()
 def first_token_odds(policy: TinyTransformer, n_prompts: int | None = None) -> dict:
     """How the first token splits between thinking (`[`) and answering directly (`#`) on the held-out prompts: the

@@ -65,6 +65,9 @@ def reading(run: RunResult, against: RunResult, against_name: str = "healthy") -
         return _("{signal}, first 5 steps: {value} (healthy run: {healthy})").format(
             signal=name, value=value, healthy=other
         )
+    if against_name != "healthy":
+        text = _("{signal}, last 10 steps: {value} ({reference}: {reference_value})")
+        return text.format(signal=name, value=value, reference=short_title(against_name), reference_value=other)
     return _("{signal}, last 10 steps: {value} (healthy run: {healthy})").format(
         signal=name, value=value, healthy=other
     )

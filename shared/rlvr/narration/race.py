@@ -224,6 +224,8 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
         )
         + pair
     )
+    if {"PPO-8", "GRPO-8"} <= set(costs) and "value_cpu_s" in costs["PPO-8"]:
+        lines.append(value_cost_line(costs["PPO-8"], costs["GRPO-8"]))
     lines.append(
         _("sampling CPU time per step, as a multiple of {reference}'s: {multiples}").format(
             reference=reference,
@@ -231,6 +233,22 @@ def race_summary_text(runs: dict[str, RunResult], accuracy_level: float = 0.8, r
         )
     )
     return "\n".join(lines)
+
+
+def value_cost_line(ppo: dict, grpo: dict) -> str:
+    """PPO-8's training CPU time per step split into its value model's and its policy's, each as a multiple of
+    GRPO-8's (which has no value model and leaves the all-equal groups out of its backward passes)."""
+    base = grpo["training_cpu_s"]
+    return _(
+        "of PPO-8's training CPU time per step, the value model takes {value} s ({value_x} GRPO-8's step) and the "
+        "policy's updates {policy} s ({policy_x}: every answer's backward pass, where GRPO-8 leaves the all-equal "
+        "groups out)"
+    ).format(
+        value=f"{ppo['value_cpu_s']:.3f}",
+        value_x=multiple(f"{ppo['value_cpu_s'] / base:.1f}"),
+        policy=f"{ppo['policy_cpu_s']:.3f}",
+        policy_x=multiple(f"{ppo['policy_cpu_s'] / base:.1f}"),
+    )
 
 
 def value_text(run: RunResult) -> str:
@@ -457,11 +475,13 @@ def lecture_and_us(runs: dict[str, RunResult], n_policy: int, d_model: int) -> s
             _("the difference is mostly complexity: PPO trains a second model"),
             _(
                 "trained parameters {ppo} (PPO) against {grpo} (GRPO); training CPU time per step PPO-8 / GRPO-8 = "
-                "{ratio}x (GRPO-8 leaves the all-equal groups out of its backward passes, PPO-8 cannot)"
+                "{ratio}x, the value model {value_x} of it (the rest: GRPO-8 leaves the all-equal groups out of its "
+                "backward passes, PPO-8 cannot)"
             ).format(
                 ppo=f"{trained_parameters('ppo', n_policy, d_model):,}",
                 grpo=f"{trained_parameters('grpo', n_policy, d_model):,}",
                 ratio=f"{costs['PPO-8']['training_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}",
+                value_x=multiple(f"{costs['PPO-8']['value_cpu_s'] / costs['GRPO-8']['training_cpu_s']:.1f}"),
             ),
         ),
     ]

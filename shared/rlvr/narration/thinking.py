@@ -21,6 +21,7 @@ from rlvr.experiments.common import (
     finite_mean,
     fmt,
     lecture_row,
+    multiple,
     pad,
     seconds_text,
     shown,
@@ -296,6 +297,28 @@ def second_seed_thinking_line(perfect: RunResult, default: RunResult, rl_seed: i
     ).format(seed=rl_seed, level=f"{level:.0%}", step=step_text(perfect), base=step_text(default))
 
 
+def first_token_reach_lines(default: dict, perfect: dict, lr: float) -> list[str]:
+    """Exercise 7(a)'s why, measured on the two warm-ups (`thinking.first_token_reach` of each): the most one Adam step
+    of size lr can move the first token's log-odds of `[` against `#` (lr x the L1 norm of their gradient), and the
+    L2 norms an SGD step goes by."""
+    ratio = perfect["l1"] / default["l1"]
+    return [
+        _(
+            "the most one Adam step (lr {lr}) can move the first token's mean log-odds of '[' against '#' (lr x the L1 "
+            "norm of their gradient over the weights): default warm-up {default} nats, perfect teacher's {perfect} "
+            "({ratio})"
+        ).format(
+            lr=f"{lr:g}",
+            default=f"{lr * default['l1']:.3f}",
+            perfect=f"{lr * perfect['l1']:.3f}",
+            ratio=multiple(f"{ratio:.2f}"),
+        ),
+        _("the L2 norms of the same gradients, by which an SGD step would go: {default} and {perfect}").format(
+            default=f"{default['l2']:.1f}", perfect=f"{perfect['l2']:.1f}"
+        ),
+    ]
+
+
 def seed_spread_lines(
     runs: dict[str, RunResult],
     evals: dict[str, dict],
@@ -346,7 +369,27 @@ def seed_spread_lines(
         ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * one_se:.1f}")
     )
     lines.append(both_seeds_reading(steps, first, second, algos, one_se, level))
+    if "rft" in steps:
+        lines.append(rft_against_the_lecture(steps, level))
     return lines
+
+
+def rft_against_the_lecture(steps: dict, level: float = 0.9) -> str:
+    """The lecture's 'RFT is even slightly faster' next to where RFT reaches `level` thinking among the algorithms on
+    both seeds (steps: algo -> (step on seed 1, step on seed 2), None if never)."""
+    others = [algo for algo in steps if algo != "rft"]
+    if any(step is None for pair in steps.values() for step in pair):
+        place = _("not every run reaches {level} thinking, so the seeds cannot place RFT")
+    elif all(steps["rft"][i] < steps[algo][i] for algo in others for i in (0, 1)):
+        place = _("here RFT reaches {level} thinking before {others} on both seeds")
+    elif all(steps["rft"][i] > steps[algo][i] for algo in others for i in (0, 1)):
+        place = _("here RFT reaches {level} thinking after {others} on both seeds")
+    else:
+        place = _("here RFT is not before or after {others} on both seeds in reaching {level} thinking")
+    text = _('the lecture: RFT "even slightly faster"; {place}').format(place=place)
+    names = [ALGO_LABELS[algo] for algo in others]
+    both = _("{first} and {second}").format(first=names[0], second=names[1]) if len(names) == 2 else join(names)
+    return text.format(level=f"{level:.0%}", others=both)
 
 
 def both_seeds_reading(
