@@ -88,8 +88,8 @@ mystery = Diagnosis(
     hint=(
         N_(
             "Each mystery run shares its most visible symptom with another gallery run (a reward that sinks to 0, or a "
-            "policy that stays near its warm-up): find the panel where it differs most from the healthy run, then a "
-            "second panel that tells it from the look-alike."
+            "policy that stays near its warm-up): find the panel of its dashboard where it differs most from the "
+            "healthy run's, then a second panel that tells it from the look-alike."
         ),
         N_(
             "Use the gallery table of §3: its 'signal' column says which panel names each breakage. Compare the "

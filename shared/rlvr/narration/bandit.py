@@ -186,8 +186,9 @@ def first_run_text(
     return "\n".join(
         [
             _(
-                "This notebook trains no language model: every experiment is the 5-answer bandit. Its two largest "
-                "computations, timed on this machine just now (on a part of their work, scaled up):"
+                "This notebook trains no language model: every experiment is a bandit, one prompt with 5 answers (§3 "
+                "below). Its two largest computations, timed on this machine just now (on a part of their work, scaled "
+                "up):"
             ),
             "  "
             + _("the +{shift} runs of §4 below, 2 x {runs} bandits x {steps} steps: about {time}").format(
