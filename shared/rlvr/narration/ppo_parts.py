@@ -89,6 +89,12 @@ def assignment5_memory_text() -> str:
     return "\n".join(lines)
 
 
+def two_decimals(value: float) -> str:
+    """A value with two decimals, never '-0.00' (a value that rounds to zero prints as 0.00)."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 def blame_text(examples: list, beta: float) -> str:
     """Demo 2's item 2 answered for the first wrong answer of `examples`: where its GAE advantages put the blame with
     lambda = 1 and with lambda = 0 (the clamp on, the Monte-Carlo value), one line each, then the share on the token
@@ -107,20 +113,27 @@ def blame_text(examples: list, beta: float) -> str:
         share = float(advantages[worst].abs() / advantages.abs().sum())
         shares.append(share)
         after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
-        lines.append(
-            "  "
-            + _(
+        if lam == 1.0:  # A_t = reward-to-go - V_t: the blame sits where the value expected most
+            text = _(
+                "λ = {lam}: A_t < 0 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
+                "('{token}'), where the value stood at {before}: {share}% of the summed |A_t|"
+            )
+        else:  # the one-step TD error: the blame sits where the value falls
+            text = _(
                 "λ = {lam}: A_t < 0 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
                 "('{token}'), where the value goes from {before} to {after}: {share}% of the summed |A_t|"
-            ).format(
+            )
+        lines.append(
+            "  "
+            + text.format(
                 lam=f"{lam:g}",
                 negative=int((advantages < 0).sum()),
                 n=len(advantages),
-                worst_a=f"{float(advantages[worst]):.2f}",
+                worst_a=two_decimals(float(advantages[worst])),
                 t=worst + 1,
                 token=example.tokens[worst],
-                before=f"{float(values[worst]):.2f}",
-                after=f"{after:.2f}",
+                before=two_decimals(float(values[worst])),
+                after=two_decimals(after),
                 share=f"{100 * share:.0f}",
             )
         )
