@@ -408,9 +408,9 @@ def test_blame_text_finds_where_each_lambda_puts_the_blame_of_a_wrong_answer():
     wrong.label, wrong.value_score = "toy wrong", torch.tensor([0.6, 0.6, 0.6, 0.1, 0.0])
     lines = story.blame_text([right, wrong], beta=0.0).splitlines()
     assert lines[0] == "toy wrong: 0123456789= [12]$"  # the wrong answer, not the first one
-    assert "λ = 1: A_t < 0 on 4 of 5 tokens; the most negative, -0.60, on token 1 ('[')" in lines[1]
+    assert "λ = 1: A_t below -0.01 on 4 of 5 tokens; the most negative, -0.60, on token 1 ('[')" in lines[1]
     assert "where the value stood at 0.60: 32% of the summed |A_t|" in lines[1]  # 0.6 / 1.9
-    assert "λ = 0: A_t < 0 on 2 of 5 tokens; the most negative, -0.50, on token 3 ('2')" in lines[2]
+    assert "λ = 0: A_t below -0.01 on 2 of 5 tokens; the most negative, -0.50, on token 3 ('2')" in lines[2]
     assert "goes from 0.60 to 0.10: 83% of the summed |A_t|" in lines[2]  # 0.5 / 0.6
     assert lines[3] == "λ = 0 concentrates the blame: 2.6x the share λ = 1 puts on its most blamed token"
     assert story.two_decimals(-0.001) == "0.00" and story.two_decimals(-0.5) == "-0.50"  # never '-0.00'

@@ -726,8 +726,8 @@ def test_run_progress_says_a_run_started_ahead_trained_in_the_background_and_how
     assert progress.text().splitlines() == [
         "GRPO-8: 200 steps, trained in the background; ready 38 s into this cell",
         "PPO-8: 200 steps, trained now in 78 s",
-        "G = 2: 200 steps, trained now in 5.0 s (its turn in the background had not come yet)",
-        "G = 32: 200 steps, trained now in 9.0 s",  # the note once, not on every queued run (06 had nine)
+        "G = 2: 200 steps, trained now in 5.0 s",  # queued in the background, trained here: no machinery talk
+        "G = 32: 200 steps, trained now in 9.0 s",
     ]
 
 
@@ -789,7 +789,13 @@ def test_static_fallback_text_reads_each_control_as_the_learner_sees_it():
     controls = {
         "critic": ipywidgets.Dropdown(options=[("shown value", "key")], value="key", description="value model"),
         "beta": w.float_slider("beta", 0.0, 1.0, 0.05, 0.1, description="beta (KL weight)"),
+        "lr": w.choice_slider((1e-4, 1e-3), 1e-3, description="learning rate"),
+        "clamp": w.checkbox("clamp", True, description="clamp"),
     }
-    text = w.AnalyticPanel(draw, controls)._repr_mimebundle_()["text/plain"]
-    assert text.endswith("static preview at value model: shown value; beta (KL weight): 0.1"), text
+    text = w.AnalyticPanel(lambda fig, critic, beta, lr, clamp: draw(fig, critic, beta), controls)._repr_mimebundle_()[
+        "text/plain"
+    ]
+    assert text.endswith(
+        "static preview at value model: shown value; beta (KL weight): 0.1; learning rate: 0.001; clamp: yes"
+    ), text
     assert "key" not in text and "critic" not in text

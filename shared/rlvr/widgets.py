@@ -455,7 +455,11 @@ class Panel:
         parts = []
         for name, control in self.controls.items():
             label = getattr(control, "description", "") or name
-            value = control.label if hasattr(control, "label") and hasattr(control, "options") else on_grid(control)
+            value = on_grid(control)
+            if getattr(control, "options", None) and getattr(control, "label", None):  # a drop-down or a choice slider
+                value = control.label
+            elif isinstance(value, bool):
+                value = _("yes") if value else _("no")
             parts.append(_("{label}: {value}").format(label=label, value=format_value(value)))
         return join_clauses(parts)
 
@@ -889,7 +893,6 @@ class RunProgress:
         self.titles = dict(titles or {})  # label -> what the line calls the run (default: the label)
         self.ahead = set(ahead)  # the runs a setup cell started in the background: this cell only waits for them
         self.queued = set(queued)  # started in the background but still queued: this cell trains them itself
-        self.queued_said = False  # the note on why a queued run trains here is written once, on the first one
         self.lines = {label: _("{label}: waiting").format(label=self.title(label)) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
@@ -965,14 +968,6 @@ class RunProgress:
             line = ngettext(
                 "{label}: {steps} step, trained in the background; ready {time} into this cell",
                 "{label}: {steps} steps, trained in the background; ready {time} into this cell",
-                steps,
-            )
-            self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))
-        elif label in self.queued and not self.queued_said:
-            self.queued_said = True
-            line = ngettext(
-                "{label}: {steps} step, trained now in {time} (its turn in the background had not come yet)",
-                "{label}: {steps} steps, trained now in {time} (its turn in the background had not come yet)",
                 steps,
             )
             self.say(label, line.format(label=self.title(label), steps=steps, time=seconds_text(seconds)))

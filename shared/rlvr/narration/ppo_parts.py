@@ -115,19 +115,19 @@ def blame_text(examples: list, beta: float) -> str:
         after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
         if lam == 1.0:  # A_t = reward-to-go - V_t: the blame sits where the value expected most
             text = _(
-                "λ = {lam}: A_t < 0 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
+                "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
                 "('{token}'), where the value stood at {before}: {share}% of the summed |A_t|"
             )
         else:  # the one-step TD error: the blame sits where the value falls
             text = _(
-                "λ = {lam}: A_t < 0 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
+                "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
                 "('{token}'), where the value goes from {before} to {after}: {share}% of the summed |A_t|"
             )
         lines.append(
             "  "
             + text.format(
                 lam=f"{lam:g}",
-                negative=int((advantages < 0).sum()),
+                negative=int((advantages < -0.01).sum()),  # a visible bar, not a rounding
                 n=len(advantages),
                 worst_a=two_decimals(float(advantages[worst])),
                 t=worst + 1,
