@@ -212,9 +212,9 @@ def displayed_panels(nb: dict) -> list[tuple[str, int]]:
         for out in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
             text = "".join(out.get("data", {}).get("text/plain", ""))
             for kind in ("AnalyticPanel", "TrainingPanel"):
-                if text.startswith(kind + "("):
-                    names = text[len(kind) + 1 : text.index(")")]
-                    panels.append((kind, len([n for n in names.split(",") if n.strip()])))
+                head = kind + ": static preview at "  # then one "description: value" per control, "; " between
+                if text.startswith(head):
+                    panels.append((kind, len(text[len(head) :].split("; "))))
     return panels
 
 
