@@ -717,7 +717,7 @@ def test_run_progress_says_a_run_started_ahead_trained_in_the_background_and_how
 
     from rlvr.widgets import RunProgress
 
-    progress = RunProgress(["GRPO-8", "PPO-8", "G = 2", "G = 32"], ahead={"GRPO-8"}, queued={"G = 2", "G = 32"})
+    progress = RunProgress(["GRPO-8", "PPO-8", "G = 2", "G = 32"], ahead={"GRPO-8"})
     run = SimpleNamespace(history=[{}] * 200, from_cache=False, timing={})
     progress.finish("GRPO-8", run, 38.0)
     progress.finish("PPO-8", run, 78.0)

@@ -889,10 +889,9 @@ class RunProgress:
     output updated in place (the saved notebook keeps the final state, never a frozen progress bar); elsewhere a run
     prints its line when it starts training, when it fails and when it is done."""
 
-    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None, ahead=(), queued=()):
+    def __init__(self, labels, every_seconds: float = 0.5, titles: dict | None = None, ahead=()):
         self.titles = dict(titles or {})  # label -> what the line calls the run (default: the label)
         self.ahead = set(ahead)  # the runs a setup cell started in the background: this cell only waits for them
-        self.queued = set(queued)  # started in the background but still queued: this cell trains them itself
         self.lines = {label: _("{label}: waiting").format(label=self.title(label)) for label in labels}
         self.every_seconds, self.last = every_seconds, -1.0
         self.notebook = in_notebook()
@@ -991,10 +990,10 @@ def train_runs(configs: dict, runner=None, titles: dict | None = None, sizes: di
     `configs`. Interrupting the cell stops them all; a run that fails says so on its line and the others finish.
     Returns label -> result in the order of `configs` (the runs that did not fail). `titles` (label -> text) names the
     runs on their lines where a label is not what the learner reads."""
-    from rlvr.parallel import queued_ahead, started_ahead, train_all
+    from rlvr.parallel import started_ahead, train_all
 
     jobs = run_jobs(configs, runner)
-    progress = RunProgress(configs, titles=titles, ahead=started_ahead(jobs), queued=queued_ahead(jobs))
+    progress = RunProgress(configs, titles=titles, ahead=started_ahead(jobs))
     progress.show(force=True)
     runs = train_all(
         {label: jobs[label] for label in longest_first(sizes or configs)},

@@ -275,6 +275,12 @@ def multiple(x: str) -> str:
     return _("{x}x").format(x=x)
 
 
+def two_decimals(value: float) -> str:
+    """A reading with two decimals, never '-0.00' (a tiny negative value reads as 0.00)."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 def signed(value: float, decimals: int = 2) -> str:
     """value with its sign and `decimals` decimals; a value that rounds to zero prints as 0 (never '-0.00')."""
     rounded = round(float(value), decimals)

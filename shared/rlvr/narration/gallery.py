@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from rlvr.experiments.common import Row, claim_row
+from rlvr.experiments.common import Row, claim_row, two_decimals
 from rlvr.experiments.gallery import (
     NOT_BROKEN,
     SYMPTOMS,
@@ -37,12 +37,6 @@ def nan_text(run: RunResult) -> str:
     """Where a crashed run's signal went NaN, read off its history: 'step 0' (or 'no step' if none did)."""
     step = nan_step(run.history)
     return _("no step") if step is None else _("step {step}").format(step=step)
-
-
-def two_decimals(value: float) -> str:
-    """A reading with two decimals, never '-0.00' (a tiny negative value reads as 0.00)."""
-    text = f"{value:.2f}"
-    return "0.00" if text == "-0.00" else text
 
 
 def reading(run: RunResult, against: RunResult, against_name: str = "healthy") -> str:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from rlvr.config import size
-from rlvr.experiments.common import Row, claim_row, lecture_row, multiple, pad, signed  # noqa: F401  (signed: notebook 02 prints with parts.signed)
+from rlvr.experiments.common import Row, claim_row, lecture_row, multiple, pad, signed, two_decimals  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.experiments.ppo_parts import (
     CLIP_EPS,
     ESTIMATORS,
@@ -87,12 +87,6 @@ def assignment5_memory_text() -> str:
         ).format(gb=f"{parts['sampler copy'] + parts['kv cache']:.1f}", policy=f"{parts['policy']:.1f}"),
     ]
     return "\n".join(lines)
-
-
-def two_decimals(value: float) -> str:
-    """A value with two decimals, never '-0.00' (a value that rounds to zero prints as 0.00)."""
-    text = f"{value:.2f}"
-    return "0.00" if text == "-0.00" else text
 
 
 def blame_text(examples: list, beta: float) -> str:
