@@ -361,3 +361,14 @@ def test_the_no_signal_share_carries_its_binomial_standard_error():
     sim = b.simulate_correct_logit([0.02, 0.5], 8, n_groups=5_000, seed=1)
     expected = np.sqrt(sim.no_signal * (1 - sim.no_signal) / 5_000)
     assert np.allclose(sim.no_signal_se, expected) and np.all(sim.no_signal_se > 0)
+
+
+def test_noise_signal_line_names_the_estimator_with_the_least_noise_per_unit_of_its_step():
+    comparison = b.compare_estimators(b.GROUP_SIZE, n_groups=4000, seed=1)
+    line = story.noise_signal_text(comparison)
+    ratios = {kind: s.relative_noise for kind, s in comparison.stats.items()}
+    best = min(ratios, key=ratios.get)
+    assert line.startswith(f"least noise per unit of signal: {b.label(best)}, noise/signal {ratios[best]:.2f}")
+    others = sorted(v for kind, v in ratios.items() if kind != best)
+    assert f"the others {others[0]:.2f} to {others[-1]:.2f}" in line
+    assert f"{comparison.stats[best].scale:.2f} times the exact gradient" in line

@@ -349,13 +349,6 @@ def started_ahead(jobs: dict[str, Job]) -> set[str]:
     return {label for label, entry in _started_ahead(jobs).items() if id(entry) not in queued}
 
 
-def queued_ahead(jobs: dict[str, Job]) -> set[str]:
-    """The labels of `jobs` whose runs `start_ahead` queued and no worker has taken yet (`train_all` trains these
-    itself)."""
-    queued = _queued_entries()
-    return {label for label, entry in _started_ahead(jobs).items() if id(entry) in queued}
-
-
 def _queued_entries() -> set[int]:
     """The ids of the runs started ahead that are still in the queue (no worker has taken them)."""
     with _AHEAD_LOCK:

@@ -334,9 +334,9 @@ def kimi_group_panel():
 
 
 def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
-    """One GRPO run (its colour): mean length of the correct (solid), the wrong (dashed) and all answers (dotted)
-    against step, then the think-first share and the two accuracies (`title`: default 'GRPO on the arithmetic
-    task')."""
+    """One GRPO run (its colour): mean length of the correct (solid, wide and light under the others, which end on
+    it), the wrong (dashed) and all answers (dotted) against step, then the think-first share and the two accuracies
+    (all answers' wide and light under the think-first answers'; `title`: default 'GRPO on the arithmetic task')."""
     from matplotlib.ticker import PercentFormatter
 
     from rlvr.widgets import fresh_axes
@@ -346,16 +346,16 @@ def plot_lengths_by_outcome(fig, result, title: str | None = None) -> None:
     ax_len, ax_share = fresh_axes(fig, 1, 2)
     color = LOSS_COLORS[GRPO.name]
     for key, style, label in (
-        ("mean_length_correct", {**RIGHT, "lw": 1.6}, _("correct answers")),
-        ("mean_length_wrong", {**WRONG, "lw": 1.6}, _("wrong answers")),
+        ("mean_length_correct", {**RIGHT, **UNDER}, _("correct answers")),
+        ("mean_length_wrong", {**WRONG, **OVER}, _("wrong answers")),
         ("mean_length", ALL_ANSWERS, _("all answers")),
     ):
         ax_len.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)
     ax_len.set(xlabel=_("RL step"), ylabel=_("mean answer length (tokens)"), title=title, ylim=(0, 16.5))
     ax_len.legend(fontsize=7)
     for key, style, label in (
-        ("accuracy", {"ls": "-", "lw": 1.6}, _("accuracy (all answers)")),
-        ("cot_accuracy", {"ls": "-.", "lw": 1.6}, _("accuracy of think-first answers")),
+        ("accuracy", {"ls": "-", **UNDER}, _("accuracy (all answers)")),
+        ("cot_accuracy", {"ls": "-.", **OVER}, _("accuracy of think-first answers")),
         ("cot_fraction", {"ls": ":", "lw": 2.2}, _("think-first share")),
     ):
         ax_share.plot(smooth(result.curve(key), SMOOTH), color=color, label=label, **style)

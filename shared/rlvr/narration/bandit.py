@@ -21,6 +21,7 @@ from rlvr.experiments.bandit import (
     amplification,
     compare_estimators,
     hard_prompt_amplification,
+    label,
     ideal_amplification,
     p_for_amplification,
     policy,
@@ -200,6 +201,18 @@ def first_run_text(
             ),
         ]
     )
+
+
+def noise_signal_text(comparison: EstimatorComparison) -> str:
+    """One line under the estimator table: the estimator with the least noise per unit of its expected step, against
+    the others, and how long that step is against the exact gradient's (its variance column is on that scale)."""
+    stats = comparison.stats
+    best = min(stats.values(), key=lambda s: s.relative_noise)
+    others = [s.relative_noise for s in stats.values() if s is not best]
+    return _(
+        "least noise per unit of signal: {name}, noise/signal {value:.2f} (the others {low:.2f} to {high:.2f}); "
+        "its expected step is {scale:.2f} times the exact gradient, and its variance is on that scale"
+    ).format(name=label(best.kind), value=best.relative_noise, low=min(others), high=max(others), scale=best.scale)
 
 
 def plus_minus(value: float, se: float, decimals: int = 3) -> str:
