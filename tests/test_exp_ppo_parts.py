@@ -351,10 +351,10 @@ def test_lecture_and_us_lists_every_lecture_number_next_to_ours():
     assert "$k_3$ is the noisier estimator" in text and "-0.00" not in text and "band" not in text
 
 
-def test_reuse_text_prints_an_exact_zero_as_0():
+def test_reuse_text_prints_an_exact_zero_as_0_percent_not_0_0():
     res = parts.ReuseResult(1e-4, 0.2, np.tile([0.5, 0.8, 1.0, 1.25, 2.0], (3, 1)), np.array([0.0, 0.01, 0.125]))
     assert story.reuse_text([res]) == (
-        "lr 0.0001: clip fraction before updates 1-3: 0 1.0% 12.5%;  before the last update 98% of the ratios lie in "
+        "lr 0.0001: clip fraction before updates 1-3: 0% 1.0% 12.5%;  before the last update 98% of the ratios lie in "
         "[0.80, 1.25]"
     )
 
@@ -408,11 +408,19 @@ def test_blame_text_finds_where_each_lambda_puts_the_blame_of_a_wrong_answer():
     wrong.label, wrong.value_score = "toy wrong", torch.tensor([0.6, 0.6, 0.6, 0.1, 0.0])
     lines = story.blame_text([right, wrong], beta=0.0).splitlines()
     assert lines[0] == "toy wrong: 0123456789= [12]$"  # the wrong answer, not the first one
-    assert "λ = 1: A_t below -0.01 on 4 of 5 tokens; the most negative, -0.60, on token 1 ('[')" in lines[1]
+    assert (
+        "λ = 1: A_t below -0.01 on 4 of 5 tokens, from -0.60 to -0.10; the most negative on token 1 ('[')" in lines[1]
+    )
     assert "where the value stood at 0.60: 32% of the summed |A_t|" in lines[1]  # 0.6 / 1.9
     assert "λ = 0: A_t below -0.01 on 2 of 5 tokens; the most negative, -0.50, on token 3 ('2')" in lines[2]
     assert "goes from 0.60 to 0.10: 83% of the summed |A_t|" in lines[2]  # 0.5 / 0.6
     assert lines[3] == "λ = 0 concentrates the blame: 2.6x the share λ = 1 puts on its most blamed token"
+    assert lines[4] == (  # 0..9 has running sums 0136051865: '1' already differs from '0'
+        "the first token that differs from the right answer [0136051865]#5$: token 2 ('1' where '0' is right); "
+        "λ = 0 blames another token most"
+    )
+    wrong.tokens = list("[0136051864]#4$")  # the chain's last digit wrong: that is the token to blame
+    assert story.first_wrong_text(wrong, 10).endswith("token 11 ('4' where '5' is right); λ = 0 blames this token most")
     assert story.two_decimals(-0.001) == "0.00" and story.two_decimals(-0.5) == "-0.50"  # never '-0.00'
     even = synthetic_example(0.0)  # values that fall and rise: lambda = 0 spreads its blame as widely
-    assert story.blame_text([even], beta=0.0).splitlines()[-1].startswith("λ = 0 does not concentrate")
+    assert story.blame_text([even], beta=0.0).splitlines()[-2].startswith("λ = 0 does not concentrate")

@@ -229,7 +229,7 @@ def test_race_summary_prints_the_ratios_the_prose_reads():
     assert "training CPU time per step, as a multiple of GRPO-1's: PPO-8 20.0x, GRPO-8 10.0x" in text
     assert (
         "of PPO-8's training CPU time per step, the value model takes 0.800 s (0.8x GRPO-8's step) and the policy's "
-        "updates 1.200 s (1.2x: every answer's backward pass" in text
+        "updates 1.200 s (1.2x: a backward pass over every answer" in text
     )
     assert "of PPO-8's" not in story.race_summary_text({k: v for k, v in race_of_fakes().items() if k != "GRPO-8"})
     assert "median" not in text and "all 8 steps" not in text  # a per-step cost, no timing method in the lesson
@@ -564,9 +564,12 @@ def test_the_setup_plan_lists_the_races_grpo_1_once_under_notebook_03s_name():
     assert all(name in text for name in ("PPO-8", "GRPO-8", "GSPO", "CISPO"))
 
 
-def test_the_no_clip_gap_is_read_against_the_two_points_noise_reaches():
-    assert story.gap_reading(2.0).startswith("within the 2 points")
-    assert story.gap_reading(2.4).startswith("just above") and story.gap_reading(3.5).startswith("well above")
+def test_the_no_clip_gap_is_read_against_the_two_points_of_noise_one_gap_carries():
+    assert story.gap_reading(2.0).startswith("within twice the 2 points") and story.gap_reading(4.0).startswith(
+        "within"
+    )
+    assert story.gap_reading(4.1).startswith("two to three times") and story.gap_reading(6.0).startswith("two to three")
+    assert story.gap_reading(6.1).startswith("over three times")
 
 
 def test_per_step_reading_says_whether_eight_updates_explain_ppos_lead():

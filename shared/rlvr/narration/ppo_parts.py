@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from rlvr.config import size
+from rlvr.task import N_DIGITS, direct_answer, think_answer
 from rlvr.experiments.common import Row, claim_row, lecture_row, multiple, pad, signed, two_decimals  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.experiments.ppo_parts import (
     CLIP_EPS,
@@ -45,7 +46,7 @@ def reuse_text(results: list[ReuseResult]) -> str:
     the middle 98% of the ratios sit before the last update."""
     lines = []
     for res in results:
-        shares = " ".join("0" if c == 0 else f"{100 * c:.1f}%" for c in res.clip_fraction)
+        shares = " ".join("0%" if c == 0 else f"{100 * c:.1f}%" for c in res.clip_fraction)
         low, high = res.quantiles[-1, 1], res.quantiles[-1, 3]
         lines.append(
             _(
@@ -109,8 +110,8 @@ def blame_text(examples: list, beta: float) -> str:
         after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
         if lam == 1.0:  # A_t = reward-to-go - V_t: the blame sits where the value expected most
             text = _(
-                "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens; the most negative, {worst_a}, on token {t} "
-                "('{token}'), where the value stood at {before}: {share}% of the summed |A_t|"
+                "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens, from {worst_a} to {mildest}; the most "
+                "negative on token {t} ('{token}'), where the value stood at {before}: {share}% of the summed |A_t|"
             )
         else:  # the one-step TD error: the blame sits where the value falls
             text = _(
@@ -124,6 +125,7 @@ def blame_text(examples: list, beta: float) -> str:
                 negative=int((advantages < -0.01).sum()),  # a visible bar, not a rounding
                 n=len(advantages),
                 worst_a=two_decimals(float(advantages[worst])),
+                mildest=two_decimals(float(advantages[advantages < -0.01].max())) if (advantages < -0.01).any() else "",
                 t=worst + 1,
                 token=example.tokens[worst],
                 before=two_decimals(float(values[worst])),
@@ -139,7 +141,23 @@ def blame_text(examples: list, beta: float) -> str:
         )
     else:
         lines.append(_("λ = 0 does not concentrate the blame more than λ = 1 on this answer"))
+    lines.append(first_wrong_text(example, worst))
     return "\n".join(lines)
+
+
+def first_wrong_text(example, blamed: int) -> str:
+    """Where the answer first departs from the right answer of its format (tokens count from 1), and whether the
+    token `blamed` (0-based: lambda = 0's most blamed) is that one."""
+    digits = [int(c) for c in example.prompt[:N_DIGITS]]
+    right = list(think_answer(digits) if example.tokens[0] == "[" else direct_answer(digits))
+    first = next((i for i, (got, want) in enumerate(zip(example.tokens, right)) if got != want), None)
+    if first is None:
+        return _("the answer matches the right one {right} token for token").format(right="".join(right))
+    verdict = _("λ = 0 blames this token most") if first == blamed else _("λ = 0 blames another token most")
+    return _(
+        "the first token that differs from the right answer {right}: token {t} ('{got}' where '{want}' is right); "
+        "{verdict}"
+    ).format(right="".join(right), t=first + 1, got=example.tokens[first], want=right[first], verdict=verdict)
 
 
 def kl_run_statement(summary: dict) -> str:

@@ -241,8 +241,8 @@ def value_cost_line(ppo: dict, grpo: dict) -> str:
     base = grpo["training_cpu_s"]
     return _(
         "of PPO-8's training CPU time per step, the value model takes {value} s ({value_x} GRPO-8's step) and the "
-        "policy's updates {policy} s ({policy_x}: every answer's backward pass, where GRPO-8 leaves the all-equal "
-        "groups out)"
+        "policy's updates {policy} s ({policy_x}: a backward pass over every answer, where GRPO-8 runs only a "
+        "forward pass on its all-equal groups)"
     ).format(
         value=f"{ppo['value_cpu_s']:.3f}",
         value_x=multiple(f"{ppo['value_cpu_s'] / base:.1f}"),
@@ -340,18 +340,21 @@ def clip_text(runs: dict[str, RunResult]) -> str:
     return "\n".join(lines)
 
 
-NOISE_POINTS = 2.0  # notebook 04 §6: the largest gap two 5-step averages of 256 answers reach by noise, in points
+NOISE_POINTS = 2.0  # notebook 04 §6: at most, the standard deviation of the gap between two 5-step averages of 256
+# answers (1.4 points each, times sqrt 2); the largest of 200 such gaps reaches two or three times it by chance
 
 
 def gap_reading(points: float) -> str:
-    """What a largest gap between two accuracy curves says against NOISE_POINTS (well above: 1.5 times it)."""
-    if points <= NOISE_POINTS:
-        return _("within the {noise} points noise alone reaches").format(noise=f"{NOISE_POINTS:g}")
-    if points <= 1.5 * NOISE_POINTS:
-        return _("just above the {noise} points noise alone reaches, not clearly more than noise").format(
-            noise=f"{NOISE_POINTS:g}"
-        )
-    return _("well above the {noise} points noise alone reaches").format(noise=f"{NOISE_POINTS:g}")
+    """What a largest gap between two accuracy curves says against NOISE_POINTS, one gap's noise: up to twice it is
+    noise, up to three times not clearly more, beyond that more than noise."""
+    noise = f"{NOISE_POINTS:g}"
+    if points <= 2 * NOISE_POINTS:
+        return _("within twice the {noise} points of noise one gap can carry: no more than noise").format(noise=noise)
+    if points <= 3 * NOISE_POINTS:
+        return _(
+            "two to three times the {noise} points of noise one gap can carry: not clearly more than noise"
+        ).format(noise=noise)
+    return _("over three times the {noise} points of noise one gap can carry: more than noise").format(noise=noise)
 
 
 def no_clip_text(runs: dict[str, RunResult], accuracy_level: float = 0.8) -> str:
