@@ -565,9 +565,8 @@ def test_the_setup_plan_lists_the_races_grpo_1_once_under_notebook_03s_name():
 
 
 def test_the_no_clip_gap_is_read_against_the_two_points_of_noise_one_gap_carries():
-    assert story.gap_reading(2.0).startswith("within twice the 2 points") and story.gap_reading(4.0).startswith(
-        "within"
-    )
+    assert story.gap_reading(2.0).startswith("within twice the 2 points")
+    assert story.gap_reading(4.0).startswith("within")
     assert story.gap_reading(4.1).startswith("two to three times") and story.gap_reading(6.0).startswith("two to three")
     assert story.gap_reading(6.1).startswith("over three times")
 

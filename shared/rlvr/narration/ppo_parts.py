@@ -9,7 +9,6 @@ import math
 import numpy as np
 
 from rlvr.config import size
-from rlvr.task import N_DIGITS, direct_answer, think_answer
 from rlvr.experiments.common import Row, claim_row, lecture_row, multiple, pad, signed, two_decimals  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.experiments.ppo_parts import (
     CLIP_EPS,
@@ -39,6 +38,7 @@ from rlvr.experiments.ppo_parts import (
     trained_policy,
 )
 from rlvr.i18n import _, join
+from rlvr.task import N_DIGITS, direct_answer, think_answer
 
 
 def reuse_text(results: list[ReuseResult]) -> str:
@@ -105,6 +105,7 @@ def blame_text(examples: list, beta: float) -> str:
         view = shaped_view(example, beta, lam)
         advantages, values = view["advantages"], view["values"]  # [T] each
         worst = int(advantages.argmin())
+        blamed = advantages < -0.01  # [T] a visible bar, not a rounding
         share = float(advantages[worst].abs() / advantages.abs().sum())
         shares.append(share)
         after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
@@ -122,10 +123,10 @@ def blame_text(examples: list, beta: float) -> str:
             "  "
             + text.format(
                 lam=f"{lam:g}",
-                negative=int((advantages < -0.01).sum()),  # a visible bar, not a rounding
+                negative=int(blamed.sum()),
                 n=len(advantages),
                 worst_a=two_decimals(float(advantages[worst])),
-                mildest=two_decimals(float(advantages[advantages < -0.01].max())) if (advantages < -0.01).any() else "",
+                mildest=two_decimals(float(advantages[blamed].max())) if blamed.any() else "",
                 t=worst + 1,
                 token=example.tokens[worst],
                 before=two_decimals(float(values[worst])),
