@@ -31,6 +31,8 @@ import torch.nn.functional as F
 from rlvr import objectives, task
 from rlvr.config import STRICT_ENV
 from rlvr.model import response_logps, sample
+from rlvr.runs import RunResult
+from rlvr.train import RLConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,6 +45,7 @@ class Answer:
     slip: str
     fn: Callable | tuple
     expect: str
+    args: tuple = ()  # what check() takes after the function(s): notebook 06's runs
 
     @property
     def id(self) -> str:
@@ -54,11 +57,12 @@ class Answer:
 CORPUS: list[Answer] = []
 
 
-def answer(exercise: str, expect: str):
-    """Decorator: add the function to the corpus (its docstring says what the learner did)."""
+def answer(exercise: str, expect: str, args: tuple = ()):
+    """Decorator: add the function to the corpus (its docstring says what the learner did; `args` follow it in
+    check())."""
 
     def add(fn):
-        CORPUS.append(Answer(exercise, (fn.__doc__ or "").strip(), fn, expect))
+        CORPUS.append(Answer(exercise, (fn.__doc__ or "").strip(), fn, expect, args))
         return fn
 
     return add
@@ -1445,6 +1449,98 @@ def mystery_right():
     return {"A": "flipped_sign", "B": "beta_too_large", "C": "from_scratch"}
 
 
+# ================================================================================= 06: the look-alike and the signal
+SECOND = "nb06.second_signal"
+
+
+def _run(**curves):
+    """A 20-step run whose history holds the given curves (a constant or 20 values per key)."""
+    values = {key: curve if isinstance(curve, list) else [curve] * 20 for key, curve in curves.items()}
+    return RunResult(RLConfig(), [{key: values[key][i] for key in values} for i in range(20)])
+
+
+RUNS = (  # mystery runs and the healthy run, with seed 0's readings rounded (rlvr.experiments.gallery)
+    {
+        "mystery A": _run(
+            reward=[0.28] * 5 + [0.05] * 15,
+            malformed_fraction=[0.0] * 5 + [0.45] * 15,
+            grad_norm=0.5,
+            all_same_group_fraction=0.5,
+            entropy=[0.5] * 5 + [0.9] * 15,
+        ),
+        "mystery B": _run(reward=0.3, malformed_fraction=0.0, grad_norm=0.7, all_same_group_fraction=0.3),
+        "mystery C": _run(reward=0.0, malformed_fraction=1.0, grad_norm=0.0, all_same_group_fraction=1.0),
+    },
+    _run(reward=0.6, accuracy=0.6, malformed_fraction=0.0, grad_norm=0.6, all_same_group_fraction=0.2),
+)
+
+
+@answer(SECOND, "correct", RUNS)
+def second_right():
+    """The model answer."""
+    return {
+        "A": ("lr_too_high", "malformed_fraction"),
+        "B": ("greedy_sampling", "all_same_group_fraction"),
+        "C": ("lr_too_high", "malformed_fraction"),
+    }
+
+
+@answer(SECOND, "correct", RUNS)
+def second_other_right():
+    """A's other look-alike, B's gradient norm."""
+    return {
+        "A": ("from_scratch", "reward"),
+        "B": ("greedy_sampling", "grad_norm"),
+        "C": ("lr_too_high", "malformed_fraction"),
+    }
+
+
+@answer(SECOND, "~does not share its most visible symptom", RUNS)
+def second_diagnosis_as_lookalike():
+    """The breakage itself named as its own look-alike."""
+    return {
+        "A": ("flipped_sign", "entropy"),
+        "B": ("greedy_sampling", "grad_norm"),
+        "C": ("lr_too_high", "malformed_fraction"),
+    }
+
+
+@answer(SECOND, "~on your run, reward does not rule out lr_too_high", RUNS)
+def second_shared_signal():
+    """C told from lr_too_high by the signal they share (no reward)."""
+    return {
+        "A": ("lr_too_high", "malformed_fraction"),
+        "B": ("greedy_sampling", "grad_norm"),
+        "C": ("lr_too_high", "reward"),
+    }
+
+
+@answer(SECOND, "~the gallery does not read lr_too_high's symptom from entropy", RUNS)
+def second_unread_signal():
+    """A told from lr_too_high by its entropy, a signal lr_too_high's symptom is not read from."""
+    return {
+        "A": ("lr_too_high", "entropy"),
+        "B": ("greedy_sampling", "grad_norm"),
+        "C": ("lr_too_high", "malformed_fraction"),
+    }
+
+
+@answer(SECOND, "~is not a signal of the history", RUNS)
+def second_panel_title():
+    """A panel's title instead of its history key."""
+    return {
+        "A": ("lr_too_high", "malformed answers"),
+        "B": ("greedy_sampling", "grad_norm"),
+        "C": ("lr_too_high", "malformed_fraction"),
+    }
+
+
+@answer(SECOND, "~give a pair (look-alike, signal)", RUNS)
+def second_names_only():
+    """Look-alikes without signals."""
+    return {"A": "lr_too_high", "B": "greedy_sampling", "C": "lr_too_high"}
+
+
 # =============================================================================================== reading the verdicts
 GENERIC = (  # words of the messages that only say that the output differs, without naming what is wrong
     "the values are off",
@@ -1476,7 +1572,7 @@ def exercise(name: str):
 def verdict(entry: Answer):
     """The checker's Result for an answer."""
     fns = entry.fn if isinstance(entry.fn, tuple) else (entry.fn,)
-    return exercise(entry.exercise).check(*fns)
+    return exercise(entry.exercise).check(*fns, *entry.args)
 
 
 def is_generic(result) -> bool:

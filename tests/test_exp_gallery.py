@@ -49,6 +49,8 @@ def test_the_loophole_verifier_pays_for_the_right_digit_anywhere_before_the_stop
 
 
 def test_the_table_names_what_the_package_has():
+    for bounds in gallery.SYMPTOMS.values():  # each reading names the signals it reads (the second-signal checker)
+        assert all(set(bound.signals) <= set(signals.SIGNAL_NAMES) for bound in bounds)
     for name, b in gallery.BREAKAGES.items():
         assert b.bug is None or b.bug in gallery.HOOKS
         assert name in gallery.SYMPTOMS
@@ -74,6 +76,13 @@ def test_every_run_shows_its_symptom_with_margin_on_three_seeds(name):
         assert not weak, (name, seed, weak)
 
 
+SECOND_SIGNALS = {  # notebook 06's model answer to "the second signal" (its solution names both signals of B)
+    "A": (("lr_too_high", "malformed_fraction"), ("from_scratch", "malformed_fraction")),
+    "B": (("greedy_sampling", "all_same_group_fraction"), ("greedy_sampling", "grad_norm")),
+    "C": (("lr_too_high", "malformed_fraction"),),
+}
+
+
 @pytest.mark.claims
 @pytest.mark.parametrize("mystery", list(gallery.MYSTERIES))
 def test_every_mystery_run_shows_its_breakage_with_margin(mystery):
@@ -88,6 +97,9 @@ def test_every_mystery_run_shows_its_breakage_with_margin(mystery):
         assert not weak, (mystery, seed, weak)
         for lookalike in gallery.LOOKALIKES[name]:  # the second signal the model answer reads
             assert gallery.rules_out(lookalike, run, healthy), (mystery, seed, lookalike)
+        for lookalike, signal in SECOND_SIGNALS[mystery]:  # notebook 06's second-signal answer rules it out
+            readings = gallery.ruling_readings(lookalike, signal, run, healthy)
+            assert any(bound.short_of(value) for bound, value in readings), (mystery, seed, lookalike, readings)
 
 
 def test_a_bound_rules_a_symptom_out_only_short_of_its_limit_by_the_margin():

@@ -394,6 +394,7 @@ class Bound:
     limit: float
     margin: float  # 0: an exact fact (a NaN, a gradient of exactly 0), no margin to ask for
     factor: bool = False  # the margin is a factor (value > limit * margin), not a difference
+    signals: tuple[str, ...] = ()  # the history keys (rlvr.signals.SIGNAL_NAMES) the reading is read from
 
     def beyond(self, value: float, margin: float = 0.0) -> bool:
         """Whether `value` is past the limit by `margin` (in this bound's terms)."""
@@ -423,14 +424,14 @@ def _signature_free(run: RunResult, _healthy: RunResult) -> float:
     return float(not signatures(run))
 
 
-def above(reading: str, value: Callable, limit: float, margin: float, factor: bool = False) -> Bound:
-    """A symptom reading that must be above `limit` (by `margin`)."""
-    return Bound(reading, value, True, limit, margin, factor)
+def above(reading: str, value: Callable, limit: float, margin: float, factor: bool = False, on=()) -> Bound:
+    """A symptom reading, read from the history keys `on`, that must be above `limit` (by `margin`)."""
+    return Bound(reading, value, True, limit, margin, factor, tuple(on))
 
 
-def below(reading: str, value: Callable, limit: float, margin: float, factor: bool = False) -> Bound:
-    """A symptom reading that must be below `limit` (by `margin`)."""
-    return Bound(reading, value, False, limit, margin, factor)
+def below(reading: str, value: Callable, limit: float, margin: float, factor: bool = False, on=()) -> Bound:
+    """A symptom reading, read from the history keys `on`, that must be below `limit` (by `margin`)."""
+    return Bound(reading, value, False, limit, margin, factor, tuple(on))
 
 
 def _gain(key: str) -> Callable[[RunResult, RunResult], float]:
@@ -453,74 +454,83 @@ NATS = 1.0  # the margin of a signed KL in nats (the forgotten mask's, which sum
 # fmt: off
 SYMPTOMS: dict[str, tuple[Bound, ...]] = {  # name -> the readings that show its symptom
     "healthy": (
-        above("accuracy gain, first 5 -> last 10 steps", _gain("accuracy"), 0.3, SHARE),
-        below("all-equal groups, last 10 steps (06: a minority)", lambda r, h: tail(r, "all_same_group_fraction"),
-              0.5, SHARE),
-        above("no failure signature", _signature_free, 0.5, 0),
+        above(N_("accuracy gain, first 5 -> last 10 steps"), _gain("accuracy"), 0.3, SHARE, on=["accuracy"]),
+        below(N_("all-equal groups, last 10 steps (06: a minority)"), lambda r, h: tail(r, "all_same_group_fraction"),
+              0.5, SHARE, on=["all_same_group_fraction"]),
+        above(N_("no failure signature"), _signature_free, 0.5, 0),
     ),
     "lr_too_high": (
-        below("malformed share at step 0", lambda r, h: r.curve("malformed_fraction")[0], 0.1, SHARE),
-        above("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE),
-        below("reward, last 10 steps", lambda r, h: tail(r, "reward"), 0.05, SHARE / 2),
+        below(N_("malformed share at step 0"), lambda r, h: r.curve("malformed_fraction")[0], 0.1, SHARE,
+              on=["malformed_fraction"]),
+        above(N_("malformed share, last 10 steps"), lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE,
+              on=["malformed_fraction"]),
+        below(N_("reward, last 10 steps"), lambda r, h: tail(r, "reward"), 0.05, SHARE / 2, on=["reward"]),
     ),
     "beta_too_large": (
-        above("accuracy gain, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
-        above("accuracy lag behind the healthy run, last 10 steps", _lag("accuracy"), 0.15, SHARE),
-        below("KL to the warm-up / the healthy run's, at the last step both measured",
-              lambda r, h: _ratio(*last_common(r, h, "kl_to_ref")), 0.5, SCALE, factor=True),
+        above(N_("accuracy gain, first 5 -> last 10 steps"), _gain("accuracy"), 0.0, SHARE, on=["accuracy"]),
+        above(N_("accuracy lag behind the healthy run, last 10 steps"), _lag("accuracy"), 0.15, SHARE,
+              on=["accuracy"]),
+        below(N_("KL to the warm-up / the healthy run's, at the last step both measured"),
+              lambda r, h: _ratio(*last_common(r, h, "kl_to_ref")), 0.5, SCALE, factor=True, on=["kl_to_ref"]),
     ),
     "greedy_sampling": (  # exact: greedy decoding writes a group's answers alike, so every advantage is exactly 0
-        above("smallest all-equal share of a step", lambda r, h: float(r.curve("all_same_group_fraction").min()),
-              1 - 1e-9, 0),
-        below("largest gradient norm of a step", lambda r, h: float(r.curve("grad_norm").max()), 1e-12, 0),
+        above(N_("smallest all-equal share of a step"), lambda r, h: float(r.curve("all_same_group_fraction").min()),
+              1 - 1e-9, 0, on=["all_same_group_fraction"]),
+        below(N_("largest gradient norm of a step"), lambda r, h: float(r.curve("grad_norm").max()), 1e-12, 0,
+              on=["grad_norm"]),
     ),
     "flipped_sign": (
-        below("reward change, first 5 -> last 10 steps", _gain("reward"), 0.0, SHARE),
-        above("entropy change, first 5 -> last 10 steps (nats)", _gain("entropy"), 0.0, SHARE),
+        below(N_("reward change, first 5 -> last 10 steps"), _gain("reward"), 0.0, SHARE, on=["reward"]),
+        above(N_("entropy change, first 5 -> last 10 steps (nats)"), _gain("entropy"), 0.0, SHARE, on=["entropy"]),
     ),
     "forgotten_mask": (
-        above("accuracy lag behind the healthy run, last 10 steps", _lag("accuracy"), 0.3, SHARE),
+        above(N_("accuracy lag behind the healthy run, last 10 steps"), _lag("accuracy"), 0.3, SHARE,
+              on=["accuracy"]),
         # "the padding dominates the gradient": 3.8x the healthy run's on seed 2 under the portable kernels (the
         # lowest of 3 seeds x 2 backends), so the limit is 1.5 (a reading of at least 3 with the factor-2 margin)
-        above("gradient norm / the healthy run's, first 5 steps",
-              lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")), 1.5, SCALE, factor=True),
+        above(N_("gradient norm / the healthy run's, first 5 steps"),
+              lambda r, h: _ratio(head(r, "grad_norm"), head(h, "grad_norm")), 1.5, SCALE, factor=True,
+              on=["grad_norm"]),
         # notebook 06: its 'KL' is far from 0 at step 0, where the policy still is the warm-up, and goes negative
-        above("|KL to the warm-up| at step 0 (nats)", lambda r, h: abs(r.curve("kl_to_ref")[0]), 1.0, SCALE,
-              factor=True),
-        below("lowest KL to the warm-up (nats)", lambda r, h: float(np.nanmin(r.curve("kl_to_ref"))), 0.0, NATS),
+        above(N_("|KL to the warm-up| at step 0 (nats)"), lambda r, h: abs(r.curve("kl_to_ref")[0]), 1.0, SCALE,
+              factor=True, on=["kl_to_ref"]),
+        below(N_("lowest KL to the warm-up (nats)"), lambda r, h: float(np.nanmin(r.curve("kl_to_ref"))), 0.0, NATS,
+              on=["kl_to_ref"]),
     ),
     "std_without_epsilon": (  # exact: a NaN advantage makes a NaN loss, and NaN weights cannot be sampled from
-        above("crashed", lambda r, h: float(r.crash is not None), 0.5, 0),
-        above("NaN loss at some step", lambda r, h: float(nan_step(r.history) is not None), 0.5, 0),
+        above(N_("crashed"), lambda r, h: float(r.crash is not None), 0.5, 0),
+        above(N_("NaN loss at some step"), lambda r, h: float(nan_step(r.history) is not None), 0.5, 0, on=["loss"]),
     ),
     "no_clip_many_updates": (
-        below("accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), 0.2, SHARE),
+        below(N_("accuracy, last 10 steps"), lambda r, h: tail(r, "accuracy"), 0.2, SHARE, on=["accuracy"]),
         # a PPO rule of thumb stops reusing a batch near an approx KL of 0.02 (CleanRL's target_kl: 0.015)
-        above("approx KL to the sampler, first 5 steps", lambda r, h: head(r, "approx_kl"), 0.02, SCALE,
-              factor=True),
+        above(N_("approx KL to the sampler, first 5 steps"), lambda r, h: head(r, "approx_kl"), 0.02, SCALE,
+              factor=True, on=["approx_kl"]),
     ),
     "from_scratch": (
-        below("largest reward of a step", lambda r, h: float(np.nanmax(r.curve("reward"))), 0.05, SHARE / 2),
-        above("malformed share, last 10 steps", lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE),
+        below(N_("largest reward of a step"), lambda r, h: float(np.nanmax(r.curve("reward"))), 0.05, SHARE / 2,
+              on=["reward"]),
+        above(N_("malformed share, last 10 steps"), lambda r, h: tail(r, "malformed_fraction"), 0.9, SHARE,
+              on=["malformed_fraction"]),
     ),
     "loophole_verifier": (
         # the loophole already pays about 60% of the warm-up's answers, so the reward has little room to climb (one
         # thread: +0.27 to +0.38 on seeds 0-2, ending at 0.87-0.99); its lead over the strict accuracy is what grows
-        above("reward gain, first 5 -> last 10 steps", _gain("reward"), 0.1, SHARE),
-        above("growth of the reward's lead over the strict accuracy, first 5 -> last 10 steps", _lead_growth, 0.3,
-              SHARE),
-        below("strict accuracy change, first 5 -> last 10 steps", _gain("accuracy"), 0.0, SHARE),
-        below("strict accuracy, last 10 steps", lambda r, h: tail(r, "accuracy"), 0.1, SHARE),
+        above(N_("reward gain, first 5 -> last 10 steps"), _gain("reward"), 0.1, SHARE, on=["reward"]),
+        above(N_("growth of the reward's lead over the strict accuracy, first 5 -> last 10 steps"), _lead_growth, 0.3,
+              SHARE, on=["reward", "accuracy"]),
+        below(N_("strict accuracy change, first 5 -> last 10 steps"), _gain("accuracy"), 0.0, SHARE, on=["accuracy"]),
+        below(N_("strict accuracy, last 10 steps"), lambda r, h: tail(r, "accuracy"), 0.1, SHARE, on=["accuracy"]),
     ),
     "clipped_many_updates": (  # trains as well as the healthy run (it learns within its first steps)
-        above("accuracy gain, step 0 -> last 10 steps", lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
-              0.3, SHARE),
-        below("accuracy behind the healthy run, last 10 steps", _lag("accuracy"), 0.1, SHARE),
+        above(N_("accuracy gain, step 0 -> last 10 steps"), lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
+              0.3, SHARE, on=["accuracy"]),
+        below(N_("accuracy behind the healthy run, last 10 steps"), _lag("accuracy"), 0.1, SHARE, on=["accuracy"]),
     ),
     "strict_verifier": (  # the loophole's lr and steps learn the task when the verifier is strict
-        above("accuracy gain, step 0 -> last 10 steps", lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
-              0.3, SHARE),
-        below("accuracy behind the healthy run, last 10 steps", _lag("accuracy"), 0.1, SHARE),
+        above(N_("accuracy gain, step 0 -> last 10 steps"), lambda r, h: tail(r, "accuracy") - r.curve("accuracy")[0],
+              0.3, SHARE, on=["accuracy"]),
+        below(N_("accuracy behind the healthy run, last 10 steps"), _lag("accuracy"), 0.1, SHARE, on=["accuracy"]),
     ),
 }
 # fmt: on
@@ -535,6 +545,12 @@ def rules_out(name: str, run: RunResult, healthy: RunResult) -> bool:
     """Whether a run robustly does not show breakage `name`'s symptom: one of its readings falls short of its limit by
     the margin (a mystery run against the look-alikes of LOOKALIKES)."""
     return any(bound.short_of(bound.value(run, healthy)) for bound in SYMPTOMS[name])
+
+
+def ruling_readings(name: str, signal: str, run: RunResult, healthy: RunResult) -> list[tuple[Bound, float]]:
+    """The readings of breakage `name`'s symptom, read from history key `signal`, with their values on `run`: a run
+    robustly without that symptom has one of them short of its limit by the margin (`Bound.short_of`)."""
+    return [(bound, bound.value(run, healthy)) for bound in SYMPTOMS[name] if signal in bound.signals]
 
 
 def symptom_margins(name: str, run: RunResult, healthy: RunResult) -> list[str]:
