@@ -92,7 +92,7 @@ def test_a_signal_is_judged_on_the_learners_own_run():
     result = nb06.second_signal.check(lambda: dict(PAIRS), mysteries, healthy)
     assert result.outcome is Outcome.INCORRECT
     assert "run A: on your run, malformed_fraction does not rule out lr_too_high" in result.message
-    assert "malformed share, last 10 steps is 0.87 (lr_too_high: above 0.9)" in result.message
+    assert "malformed share, last 10 steps is 0.87, where lr_too_high shows above 0.9" in result.message
     mysteries, healthy = mystery_runs(malformed_c_start=0.0)  # a C that started well formed: not told apart there
     result = nb06.second_signal.check(lambda: dict(PAIRS), mysteries, healthy)
     assert result.outcome is Outcome.INCORRECT and "run C: on your run" in result.message

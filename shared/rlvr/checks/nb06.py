@@ -123,12 +123,12 @@ LOOKALIKE_POINTERS = {  # a mystery's breakage -> the symptom its look-alikes sh
 
 
 def _reading_text(bound, value: float, lookalike: str) -> str:
-    """'malformed share at step 0 is 1 (lr_too_high: below 0.1)'."""
+    """'malformed share at step 0 is 1, where lr_too_high shows below 0.1'."""
     if bound.above:  # an exact reading (no margin) is a share of 1 or a count: 'at least 1', not 'above 1 - 1e-9'
         side = _("at least {limit:g}") if bound.margin == 0 else _("above {limit:g}")
     else:
         side = _("below {limit:g}")
-    return _("{reading} is {value:.3g} ({lookalike}: {side})").format(
+    return _("{reading} is {value:.3g}, where {lookalike} shows {side}").format(
         reading=_(bound.reading), value=value, lookalike=lookalike, side=side.format(limit=round(bound.limit, 6))
     )
 
