@@ -422,5 +422,10 @@ def test_blame_text_finds_where_each_lambda_puts_the_blame_of_a_wrong_answer():
     wrong.tokens = list("[0136051864]#4$")  # the chain's last digit wrong: that is the token to blame
     assert story.first_wrong_text(wrong, 10).endswith("token 11 ('4' where '5' is right); λ = 0 blames this token most")
     assert story.two_decimals(-0.001) == "0.00" and story.two_decimals(-0.5) == "-0.50"  # never '-0.00'
+    flat = synthetic_example(0.0)  # lambda = 1's A_t all within 0.1 of each other: no token stands out
+    flat.value_score = torch.tensor([0.95, 0.97, 0.99, 0.96, 0.0])
+    line = story.blame_text([flat], beta=0.0).splitlines()[1]
+    assert line.startswith("  λ = 1: A_t below -0.01 on 4 of 5 tokens, all from -0.99 to -0.95: no token stands out")
+    assert "where the value stood" not in line
     even = synthetic_example(0.0)  # values that fall and rise: lambda = 0 spreads its blame as widely
     assert story.blame_text([even], beta=0.0).splitlines()[-2].startswith("λ = 0 does not concentrate")

@@ -758,3 +758,22 @@ def test_the_perfect_teachers_warm_up_steers_its_first_token_through_fewer_weigh
     perfect = thinking.first_token_reach(warm_up(0.0, seed).model)
     assert perfect["l1"] <= 0.8 * default["l1"], (default, perfect)
     assert perfect["l1"] / perfect["l2"] <= 0.8 * default["l1"] / default["l2"], (default, perfect)
+
+
+def test_the_kl_panel_reads_every_run_at_the_same_steps_and_averages_them_alike():
+    """A run with a KL term measures its KL at every step, one without at every 10th: the panel draws both at the
+    same steps with the same window, so a penalised run's curve never lags or leads the default's by smoothing."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dense = [{"kl_to_ref": float(step)} for step in range(50)]  # [50] every step
+    sparse = [{"kl_to_ref": float(step) if step % 10 == 0 else float("nan")} for step in range(50)]
+    fig, ax = plt.subplots()
+    fthink._draw_kl(ax, dense, None, "C0", "-", "dense")
+    fthink._draw_kl(ax, sparse, None, "C1", "-", "sparse")
+    (x_dense, y_dense), (x_sparse, y_sparse) = [(line.get_xdata(), line.get_ydata()) for line in ax.lines]
+    plt.close(fig)
+    assert list(x_dense) == list(x_sparse) == [1, 11, 21, 31, 41]
+    assert np.allclose(y_dense, y_sparse)

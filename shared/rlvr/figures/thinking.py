@@ -34,6 +34,7 @@ from rlvr.experiments.thinking import (
     warmup_on_disk,
 )
 from rlvr.i18n import N_, _, prepare_figures
+from rlvr.signals import KL_EVERY
 from rlvr.narration.thinking import summary_headers
 from rlvr.figures.palette import ALGO_COLORS, ANSWER_COLORS, COLORS, algo_color, knob_color
 from rlvr.task import DEFAULT_TEACHER_ERROR_RATE, N_DIGITS
@@ -387,12 +388,15 @@ def knob_control(knob: str, description: str | None = None):
 
 
 def _draw_kl(ax, history: list[dict], result, color, ls: str, label: str) -> None:
-    """KL to the warm-up as training measured it (every step with a KL term, every 10th without) and, for a
-    finished run, the same quantity on held-out prompts after training (a star)."""
+    """KL to the warm-up as training measured it, read every KL_EVERY steps in every run of 3 such points or more (a
+    run with a KL term measures it at every step, one without at every 10th) and averaged alike, so that no curve lags
+    another; and, for a finished run, the same quantity on held-out prompts after training (a star)."""
     y = history_curve(history, "kl_to_ref")
     steps = np.flatnonzero(np.isfinite(y))
+    on_grid = steps[steps % KL_EVERY == 0]
+    steps = on_grid if on_grid.size >= 3 else steps  # a short run (a live one early on): every measured step
     if steps.size:
-        ax.plot(steps + 1, smooth(y[steps], 3 if steps.size < len(y) else 9), color=color, lw=1.6, ls=ls, label=label)
+        ax.plot(steps + 1, smooth(y[steps], 3), color=color, lw=1.6, ls=ls, label=label)
     if result is not None and "kl_to_warmup" in result.final:
         ax.plot([len(history) - 1], [result.final["kl_to_warmup"]], "*", color=color, ms=9)
 

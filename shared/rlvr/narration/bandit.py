@@ -205,13 +205,14 @@ def first_run_text(
 
 def noise_signal_text(comparison: EstimatorComparison) -> str:
     """One line under the estimator table: the estimator with the least noise per unit of its expected step, against
-    the others, and how long that step is against the exact gradient's (its variance column is on that scale)."""
+    the others, and how long that step is against the exact gradient's (why its raw variance cannot be compared)."""
     stats = comparison.stats
     best = min(stats.values(), key=lambda s: s.relative_noise)
     others = [s.relative_noise for s in stats.values() if s is not best]
     return _(
         "least noise per unit of signal: {name}, noise/signal {value:.2f} (the others {low:.2f} to {high:.2f}); "
-        "its expected step is {scale:.2f} times the exact gradient, and its variance is on that scale"
+        "its expected step is {scale:.2f} times the exact gradient, so its variance is not comparable with the "
+        "others': compare noise per unit of signal"
     ).format(name=label(best.kind), value=best.relative_noise, low=min(others), high=max(others), scale=best.scale)
 
 

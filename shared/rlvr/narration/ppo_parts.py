@@ -90,6 +90,9 @@ def assignment5_memory_text() -> str:
     return "\n".join(lines)
 
 
+EVEN_BLAME = 0.1  # blamed tokens whose A_t differ by less than this share the blame evenly (no token stands out)
+
+
 def blame_text(examples: list, beta: float) -> str:
     """Demo 2's item 2 answered for the first wrong answer of `examples`: where its GAE advantages put the blame with
     lambda = 1 and with lambda = 0 (the clamp on, the Monte-Carlo value), one line each, then the share on the token
@@ -109,7 +112,13 @@ def blame_text(examples: list, beta: float) -> str:
         share = float(advantages[worst].abs() / advantages.abs().sum())
         shares.append(share)
         after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
-        if lam == 1.0:  # A_t = reward-to-go - V_t: the blame sits where the value expected most
+        spread = float(advantages[blamed].max() - advantages[worst]) if blamed.any() else 0.0
+        if lam == 1.0 and spread < EVEN_BLAME:  # A_t = reward-to-go - V_t, about equal on every blamed token
+            text = _(
+                "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens, all from {worst_a} to {mildest}: no token "
+                "stands out (the most negative, on token {t} ('{token}'), has {share}% of the summed |A_t|)"
+            )
+        elif lam == 1.0:  # A_t = reward-to-go - V_t: the blame sits where the value expected most
             text = _(
                 "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens, from {worst_a} to {mildest}; the most "
                 "negative on token {t} ('{token}'), where the value stood at {before}: {share}% of the summed |A_t|"
