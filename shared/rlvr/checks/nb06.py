@@ -37,6 +37,19 @@ POINTERS = {  # the true breakage -> where to look (a signal, not the answer)
 }
 
 
+def called(name: str, fn: Callable, problem: str | None) -> tuple[Result | None, object]:
+    """(None, fn()'s value), or (the Result that ends the check first: a problem with the call, Not attempted, an
+    error in the learner's function, None)."""
+    if problem:
+        return Result(name, Outcome.UNCHECKABLE, problem), None
+    call = call_guarded(fn)
+    if call.not_attempted:
+        return Result(name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE), None
+    if call.error is not None:
+        return Result(name, Outcome.UNCHECKABLE, failure_sentence(call)), None
+    return None, call.value
+
+
 class Diagnosis(Question):
     """Name the gallery run each mystery run looks like; a wrong name gets a pointer to the telling signal."""
 
@@ -50,15 +63,8 @@ class Diagnosis(Question):
 
     def _evaluate(self, fn: Callable = MISSING, *more) -> Result:
         """The verdict on the learner's diagnosis."""
-        problem = call_problem((fn, *more), [N_("your function")], "check(my_diagnosis)")
-        if problem:
-            return Result(self.name, Outcome.UNCHECKABLE, problem)
-        call = call_guarded(fn)
-        if call.not_attempted:
-            return Result(self.name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE)
-        if call.error is not None:
-            return Result(self.name, Outcome.UNCHECKABLE, failure_sentence(call))
-        return self._verdict(call.value)
+        stop, value = called(self.name, fn, call_problem((fn, *more), [N_("your function")], "check(my_diagnosis)"))
+        return stop or self._verdict(value)
 
     def _verdict(self, diagnosis) -> Result:
         """Correct, or Incorrect with one line per wrong run."""
@@ -157,14 +163,8 @@ class SecondSignal(Question):
     def _evaluate(self, fn, mysteries, healthy) -> Result:
         """The verdict, or why it cannot be given."""
         problem = call_problem((fn,), [N_("your function")], self.usage) or self._runs_problem(mysteries, healthy)
-        if problem:
-            return Result(self.name, Outcome.UNCHECKABLE, problem)
-        call = call_guarded(fn)
-        if call.not_attempted:
-            return Result(self.name, Outcome.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE)
-        if call.error is not None:
-            return Result(self.name, Outcome.UNCHECKABLE, failure_sentence(call))
-        return self._verdict(call.value, mysteries, healthy)
+        stop, value = called(self.name, fn, problem)
+        return stop or self._verdict(value, mysteries, healthy)
 
     def _runs_problem(self, mysteries, healthy) -> str | None:
         """One sentence if the runs to read are not the notebook's `mysteries` and `healthy`, else None."""
