@@ -777,3 +777,14 @@ def test_the_kl_panel_reads_every_run_at_the_same_steps_and_averages_them_alike(
     plt.close(fig)
     assert list(x_dense) == list(x_sparse) == [1, 11, 21, 31, 41]
     assert np.allclose(y_dense, y_sparse)
+
+
+def test_the_first_token_reach_lines_give_the_bound_before_and_after_rl():
+    default, perfect = {"l1": 920.0, "l2": 18.6}, {"l1": 552.0, "l2": 18.7}
+    lines = story.first_token_reach_lines(default, perfect, lr=1e-4)
+    assert len(lines) == 2 and "default warm-up 0.092 nats, perfect teacher's 0.055 (0.60x)" in lines[0]
+    after = ({"l1": 4240.0, "l2": 50.0}, {"l1": 2840.0, "l2": 40.0})
+    lines = story.first_token_reach_lines(default, perfect, lr=1e-4, after=after, steps=200)
+    assert lines[2] == (
+        "the same bound after 200 RL steps: the default run 0.424 nats, the perfect teacher's run 0.284 (0.67x)"
+    )

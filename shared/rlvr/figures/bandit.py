@@ -206,7 +206,7 @@ def _build_std_layout(fig) -> dict:
     ax_amp.set_title(_("relative amplification by the std"), fontsize=9)
     ax_amp.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.88))
 
-    (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color=NO_SIGNAL_COLOR, lw=2, label="p^G + (1-p)^G")
+    (zero_line,) = ax_zero.plot(P_GRID, P_GRID * 0, color=NO_SIGNAL_COLOR, lw=2, label=r"$p^G + (1-p)^G$")
     (zero_dots,) = ax_zero.plot([], [], color=NO_SIGNAL_COLOR, label=_("simulated"), **dots)
     ax_zero.set_ylim(-0.02, 1.02)
     ax_zero.set_xlabel("p")

@@ -35,7 +35,7 @@ from rlvr.experiments.ppo_parts import (
 )
 from rlvr.experiments.common import plain_math_labels
 from rlvr.figures.palette import ALGO_COLORS, COLORS, POLICY_COLOR, knob_color
-from rlvr.i18n import _, join, prepare_figures
+from rlvr.i18n import _, join, join_clauses, prepare_figures
 
 PPO_COLOR = ALGO_COLORS["ppo"]  # the module's palette: every PPO curve, the clipped objective, PPO's value model
 EXACT = COLORS["exact"]  # an exact value (the unclipped objective, a realised return, a true KL), the default run
@@ -203,7 +203,7 @@ def draw_shaping(fig, example: AnswerExample, view: dict, beta: float, lam: floa
     answer = _("{prompt} {answer}  (score {score})").format(
         prompt=example.prompt, answer=answer_text, score=f"{example.score:g}"
     )
-    ax_kl.set_title(answer + "   " + r"KL$_t$ = log $\pi_\theta$ - log $\pi_{ref}$;  " + pushed, fontsize=9)
+    ax_kl.set_title(answer + "   " + join_clauses([r"KL$_t$ = log $\pi_\theta$ - log $\pi_{ref}$", pushed]), fontsize=9)
     kl_part = view["rewards"].numpy().copy()
     kl_part[-1] -= example.score
     signed_bars(ax_r, x, kl_part, kl_part > 0, _("hatched: the penalty pays"))

@@ -297,11 +297,27 @@ def second_seed_thinking_line(perfect: RunResult, default: RunResult, rl_seed: i
     ).format(seed=rl_seed, level=f"{level:.0%}", step=step_text(perfect), base=step_text(default))
 
 
-def first_token_reach_lines(default: dict, perfect: dict, lr: float) -> list[str]:
+def first_token_reach_lines(
+    default: dict, perfect: dict, lr: float, after: tuple[dict, dict] | None = None, steps: int = 0
+) -> list[str]:
     """Exercise 7(a)'s why, measured on the two warm-ups (`thinking.first_token_reach` of each): the most one Adam step
     of size lr can move the first token's log-odds of `[` against `#` (lr x the L1 norm of their gradient), and the
-    L2 norms an SGD step goes by."""
+    L2 norms an SGD step goes by; with `after` (the same for the two runs' policies after `steps` RL steps), the bound
+    again at the end of RL."""
     ratio = perfect["l1"] / default["l1"]
+    end = []
+    if after is not None:
+        end = [
+            _(
+                "the same bound after {steps} RL steps: the default run {default} nats, the perfect teacher's run "
+                "{perfect} ({ratio})"
+            ).format(
+                steps=steps,
+                default=f"{lr * after[0]['l1']:.3f}",
+                perfect=f"{lr * after[1]['l1']:.3f}",
+                ratio=multiple(f"{after[1]['l1'] / after[0]['l1']:.2f}"),
+            )
+        ]
     return [
         _(
             "the most one Adam step (lr {lr}) can move the first token's mean log-odds of '[' against '#' (lr x the L1 "
@@ -316,6 +332,7 @@ def first_token_reach_lines(default: dict, perfect: dict, lr: float) -> list[str
         _("the L2 norms of the same gradients, by which an SGD step would go: {default} and {perfect}").format(
             default=f"{default['l2']:.1f}", perfect=f"{perfect['l2']:.1f}"
         ),
+        *end,
     ]
 
 
