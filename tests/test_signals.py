@@ -121,6 +121,10 @@ def test_each_failure_signature_fires_on_its_pattern_and_not_on_a_healthy_one():
         found = signals.failures(history)
         assert [f.name for f in found] == [name], (name, found)
     assert signals.no_signal_step(_history(all_same_group_fraction=[1.0] * 19)) is None  # 19 steps are not 20
+    both = {**broken["reward_hacking"], "all_same_group_fraction": [0.0] * 40 + [1.0] * (steps - 40)}
+    history = [{**h, **{k: v[i] for k, v in both.items()}} for i, h in enumerate(healthy)]
+    found = signals.failures(history)  # the no-signal detector comes first in SIGNATURES, but shows later here
+    assert [f.name for f in found] == ["reward_hacking", "no_signal"] and found[0].step < found[1].step
 
 
 @pytest.mark.slow  # two 200-step runs, seed 1's after its own 1500-step warm-up: minutes on 2 cores

@@ -216,8 +216,8 @@ def signature_name(name: str) -> str:
 
 
 def failures_text(history: list[dict]) -> str:
-    """'no_signal detected at step 3; nan detected at step 1' for every signature the history shows (at the step the
-    detector first sees it), or 'no warning'."""
+    """'nan detected at step 1; no_signal detected at step 3' for every signature the history shows (at the step the
+    detector first sees it, earliest first), or 'no warning'."""
     found = failures(history)
     if not found:
         return _("no warning")
@@ -225,13 +225,13 @@ def failures_text(history: list[dict]) -> str:
 
 
 def failures(history: list[dict]) -> list[Failure]:
-    """Every failure signature the history shows, with the first step it shows at."""
+    """Every failure signature the history shows, with the first step it shows at, in the order they showed."""
     found = []
     for name, (detect, message) in SIGNATURES.items():
         step = detect(history)
         if step is not None:
             found.append(Failure(name, step, message))
-    return found
+    return sorted(found, key=lambda failure: failure.step)
 
 
 PREFLIGHT_STEPS = 5  # the first steps of a run that the preflight reads

@@ -252,8 +252,9 @@ second_signal = SecondSignal(
         "(`from_scratch`), but its malformed share stays far below theirs (over 90% over the last 10 steps): "
         "`('lr_too_high', 'malformed_fraction')`. Run B stays near its warm-up as under greedy sampling, but its "
         "groups are mixed and its gradient is not 0: `('greedy_sampling', 'all_same_group_fraction')` (or "
-        "`'grad_norm'`). Run C writes malformed answers and earns nothing, as after a learning rate that is too high, "
-        "but already at step 0, where that run's answers are still well formed: "
+        "`'grad_norm'`); its loss also climbs above 0, as a KL term's does (§5: with one update per batch, the loss "
+        "is about 0 only without one). Run C writes malformed answers and earns nothing, as after a learning rate "
+        "that is too high, but already at step 0, where that run's answers are still well formed: "
         "`('lr_too_high', 'malformed_fraction')`."
     ),
 )

@@ -116,7 +116,7 @@ def blame_text(examples: list, beta: float) -> str:
         if lam == 1.0 and spread < EVEN_BLAME:  # A_t = reward-to-go - V_t, about equal on every blamed token
             text = _(
                 "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens, all from {worst_a} to {mildest}: no token "
-                "stands out (the most negative, on token {t} ('{token}'), has {share}% of the summed |A_t|)"
+                "stands out (none has more than {share}% of the summed |A_t|)"
             )
         elif lam == 1.0:  # A_t = reward-to-go - V_t: the blame sits where the value expected most
             text = _(
