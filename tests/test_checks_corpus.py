@@ -31,8 +31,7 @@ import torch.nn.functional as F
 from rlvr import objectives, task
 from rlvr.config import STRICT_ENV
 from rlvr.model import response_logps, sample
-from rlvr.runs import RunResult
-from rlvr.train import RLConfig
+from synthetic_runs import run_with
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -1453,25 +1452,19 @@ def mystery_right():
 SECOND = "nb06.second_signal"
 
 
-def _run(**curves):
-    """A 20-step run whose history holds the given curves (a constant or 20 values per key)."""
-    values = {key: curve if isinstance(curve, list) else [curve] * 20 for key, curve in curves.items()}
-    return RunResult(RLConfig(), [{key: values[key][i] for key in values} for i in range(20)])
-
-
 RUNS = (  # mystery runs and the healthy run, with seed 0's readings rounded (rlvr.experiments.gallery)
     {
-        "mystery A": _run(
+        "mystery A": run_with(
             reward=[0.28] * 5 + [0.05] * 15,
             malformed_fraction=[0.0] * 5 + [0.45] * 15,
             grad_norm=0.5,
             all_same_group_fraction=0.5,
             entropy=[0.5] * 5 + [0.9] * 15,
         ),
-        "mystery B": _run(reward=0.3, malformed_fraction=0.0, grad_norm=0.7, all_same_group_fraction=0.3),
-        "mystery C": _run(reward=0.0, malformed_fraction=1.0, grad_norm=0.0, all_same_group_fraction=1.0),
+        "mystery B": run_with(reward=0.3, malformed_fraction=0.0, grad_norm=0.7, all_same_group_fraction=0.3),
+        "mystery C": run_with(reward=0.0, malformed_fraction=1.0, grad_norm=0.0, all_same_group_fraction=1.0),
     },
-    _run(reward=0.6, accuracy=0.6, malformed_fraction=0.0, grad_norm=0.6, all_same_group_fraction=0.2),
+    run_with(reward=0.6, accuracy=0.6, malformed_fraction=0.0, grad_norm=0.6, all_same_group_fraction=0.2),
 )
 
 

@@ -5,6 +5,7 @@ import pytest
 from rlvr.checks import nb06
 from rlvr.checks.core import Outcome
 from rlvr.experiments import gallery
+from synthetic_runs import run_with
 
 RIGHT = dict(gallery.MYSTERIES)
 
@@ -55,22 +56,13 @@ PAIRS = {
 }
 
 
-def run_of(steps=20, **curves):
-    """A RunResult whose history holds the given curves (a constant or a list of `steps` values per key)."""
-    from rlvr.runs import RunResult
-    from rlvr.train import RLConfig
-
-    values = {key: curve if isinstance(curve, list) else [curve] * steps for key, curve in curves.items()}
-    return RunResult(RLConfig(), [{key: values[key][i] for key in values} for i in range(steps)])
-
-
 def mystery_runs(malformed_a=0.3, malformed_c_start=1.0):
     """Mystery runs with the readings the look-alikes are told apart by: A's malformed share (well formed at step 0,
     as at lr_too_high's), B's mixed groups and nonzero gradient, C's malformed answers from step 0."""
-    healthy = run_of(reward=0.5, accuracy=0.5, malformed_fraction=0.0, grad_norm=0.5, all_same_group_fraction=0.2)
-    a = run_of(reward=0.02, malformed_fraction=[0.0] + [malformed_a] * 19, grad_norm=0.4, all_same_group_fraction=0.5)
-    b = run_of(reward=0.3, malformed_fraction=0.0, grad_norm=0.3, all_same_group_fraction=0.3)
-    c = run_of(
+    healthy = run_with(reward=0.5, accuracy=0.5, malformed_fraction=0.0, grad_norm=0.5, all_same_group_fraction=0.2)
+    a = run_with(reward=0.02, malformed_fraction=[0.0] + [malformed_a] * 19, grad_norm=0.4, all_same_group_fraction=0.5)
+    b = run_with(reward=0.3, malformed_fraction=0.0, grad_norm=0.3, all_same_group_fraction=0.3)
+    c = run_with(
         reward=0.0, malformed_fraction=[malformed_c_start] + [1.0] * 19, grad_norm=0.0, all_same_group_fraction=1.0
     )
     return {"mystery A": a, "mystery B": b, "mystery C": c}, healthy

@@ -50,8 +50,17 @@ def called(name: str, fn: Callable, problem: str | None) -> tuple[Result | None,
     return None, call.value
 
 
+def not_a_gallery_run(run: str, guess) -> str:
+    """'run A: 'greedy' is not a gallery run; choose from ...'."""
+    text = _("run {run}: {guess} is not a gallery run; choose from {choices}.")
+    return text.format(run=run, guess=repr(guess), choices=", ".join(CHOICES))
+
+
 class Diagnosis(Question):
     """Name the gallery run each mystery run looks like; a wrong name gets a pointer to the telling signal."""
+
+    shape = N_("return a dict with one name per mystery run ({runs}), e.g. {{'A': 'flipped_sign', ...}}; got {got}.")
+    blank = N_("name a gallery run for each mystery run.")
 
     def __init__(self, name: str, answers: dict[str, str], hint, solution: str):
         super().__init__(name, hint, solution)
@@ -66,31 +75,34 @@ class Diagnosis(Question):
         stop, value = called(self.name, fn, call_problem((fn, *more), [N_("your function")], "check(my_diagnosis)"))
         return stop or self._verdict(value)
 
-    def _verdict(self, diagnosis) -> Result:
-        """Correct, or Incorrect with one line per wrong run."""
-        runs = ", ".join(f"'{run}'" for run in self.answers)
-        if not isinstance(diagnosis, dict) or set(diagnosis) != set(self.answers):
-            got = describe(diagnosis) if not isinstance(diagnosis, dict) else f"keys {sorted(diagnosis)}"
-            message = _(
-                "return a dict with one name per mystery run ({runs}), e.g. {{'A': 'flipped_sign', ...}}; got {got}."
-            ).format(runs=runs, got=got)
-            return Result(self.name, Outcome.INCORRECT, message)
-        if all(value in (None, "", ...) for value in diagnosis.values()):
-            return Result(self.name, Outcome.NOT_ATTEMPTED, N_("name a gallery run for each mystery run."))
-        lines = []
-        for run, truth in self.answers.items():
-            guess = diagnosis[run]
-            if guess not in CHOICES:
-                text = _("run {run}: {guess} is not a gallery run; choose from {choices}.")
-                lines.append(text.format(run=run, guess=repr(guess), choices=", ".join(CHOICES)))
-            elif guess != truth:
-                text = _("run {run}: not {guess}. Look again: {pointer}.")
-                lines.append(text.format(run=run, guess=guess, pointer=_(POINTERS[truth])))
+    def _verdict(self, given, *runs) -> Result:
+        """Correct, or Incorrect with one line per wrong run (`runs`: what `_read` reads each answer on)."""
+        if not isinstance(given, dict) or set(given) != set(self.answers):
+            got = describe(given) if not isinstance(given, dict) else f"keys {sorted(given)}"
+            listed = ", ".join(f"'{run}'" for run in self.answers)
+            return Result(self.name, Outcome.INCORRECT, _(self.shape).format(runs=listed, got=got))
+        if all(value in (None, "", ...) for value in given.values()):
+            return Result(self.name, Outcome.NOT_ATTEMPTED, self.blank)
+        read = [self._read(run, truth, given[run], *runs) for run, truth in self.answers.items()]
+        lines = [line for line, reason in read if line]
         if lines:
             right = _("{right} of {total} right.").format(right=len(self.answers) - len(lines), total=len(self.answers))
             return Result(self.name, Outcome.INCORRECT, "\n".join([right, *lines]))
-        names = join(f"{run} = {truth}" for run, truth in self.answers.items())
-        return Result(self.name, Outcome.CORRECT, _("all {n} right: {names}.").format(n=len(self.answers), names=names))
+        return Result(self.name, Outcome.CORRECT, self._correct([reason for line, reason in read]))
+
+    def _read(self, run: str, truth: str, guess) -> tuple[str, str]:
+        """(what is wrong with one run's name, '') or ('', 'A = flipped_sign')."""
+        if guess not in CHOICES:
+            return not_a_gallery_run(run, guess), ""
+        if guess != truth:
+            return _("run {run}: not {guess}. Look again: {pointer}.").format(
+                run=run, guess=guess, pointer=_(POINTERS[truth])
+            ), ""
+        return "", f"{run} = {truth}"
+
+    def _correct(self, reasons: list[str]) -> str:
+        """The Correct message, from each run's reason."""
+        return _("all {n} right: {names}.").format(n=len(reasons), names=join(reasons))
 
 
 mystery = Diagnosis(
@@ -147,14 +159,15 @@ def mystery_run(mysteries, run: str) -> RunResult | None:
     return found[0] if len(found) == 1 and isinstance(found[0], RunResult) else None
 
 
-class SecondSignal(Question):
+class SecondSignal(Diagnosis):
     """Name, for each mystery run, the look-alike ruled out and the signal that rules it out, checked on the runs."""
 
     usage = "check(my_second_signals, mysteries, healthy)"
-
-    def __init__(self, name: str, answers: dict[str, str], hint, solution: str):
-        super().__init__(name, hint, solution)
-        self.answers = dict(answers)
+    shape = N_(
+        "return a dict with one (look-alike, signal) pair per mystery run ({runs}), e.g. "
+        "{{'A': ('no_clip_many_updates', 'clip_fraction'), ...}}; got {got}."
+    )
+    blank = N_("name a look-alike and a signal for each mystery run.")
 
     def check(self, fn: Callable = MISSING, mysteries=None, healthy=None) -> Result:
         """Call fn() (it returns {run: (look-alike, history key)}) and read each pair on the learner's runs."""
@@ -175,29 +188,7 @@ class SecondSignal(Question):
             return text.format(usage=self.usage, runs=join(self.answers))
         return None
 
-    def _verdict(self, pairs, mysteries, healthy) -> Result:
-        """Correct with what rules each look-alike out, or Incorrect with one line per wrong run."""
-        runs = ", ".join(f"'{run}'" for run in self.answers)
-        if not isinstance(pairs, dict) or set(pairs) != set(self.answers):
-            got = describe(pairs) if not isinstance(pairs, dict) else f"keys {sorted(pairs)}"
-            message = _(
-                "return a dict with one (look-alike, signal) pair per mystery run ({runs}), e.g. "
-                "{{'A': ('no_clip_many_updates', 'clip_fraction'), ...}}; got {got}."
-            ).format(runs=runs, got=got)
-            return Result(self.name, Outcome.INCORRECT, message)
-        if all(value in (None, "", ...) for value in pairs.values()):
-            return Result(self.name, Outcome.NOT_ATTEMPTED, N_("name a look-alike and a signal for each mystery run."))
-        lines, reasons = [], []
-        for run, truth in self.answers.items():
-            line, reason = self._read(run, truth, pairs[run], mystery_run(mysteries, run), healthy)
-            lines += [line] if line else []
-            reasons += [reason] if reason else []
-        if lines:
-            right = _("{right} of {total} right.").format(right=len(self.answers) - len(lines), total=len(self.answers))
-            return Result(self.name, Outcome.INCORRECT, "\n".join([right, *lines]))
-        return Result(self.name, Outcome.CORRECT, "\n".join([_("all {n} right:").format(n=len(reasons)), *reasons]))
-
-    def _read(self, run: str, truth: str, pair, mystery: RunResult, healthy: RunResult) -> tuple[str, str]:
+    def _read(self, run: str, truth: str, pair, mysteries: dict, healthy: RunResult) -> tuple[str, str]:
         """(what is wrong with one run's pair, '') or ('', what rules its look-alike out on the learner's run)."""
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             text = _(
@@ -207,15 +198,14 @@ class SecondSignal(Question):
             return text.format(run=run, got=describe(pair)), ""
         lookalike, signal = pair
         if lookalike not in CHOICES:
-            text = _("run {run}: {guess} is not a gallery run; choose from {choices}.")
-            return text.format(run=run, guess=repr(lookalike), choices=", ".join(CHOICES)), ""
+            return not_a_gallery_run(run, lookalike), ""
         if lookalike not in LOOKALIKES[truth]:
             text = _("run {run}: {lookalike} does not share its most visible symptom; {pointer}")
             return text.format(run=run, lookalike=lookalike, pointer=_(LOOKALIKE_POINTERS[truth])), ""
         if signal not in SIGNAL_NAMES:
             text = _("run {run}: {signal} is not a signal of the history; choose from {keys}.")
             return text.format(run=run, signal=repr(signal), keys=", ".join(SIGNAL_NAMES)), ""
-        readings = ruling_readings(lookalike, signal, mystery, healthy)
+        readings = ruling_readings(lookalike, signal, mystery_run(mysteries, run), healthy)
         clear = [(bound, value) for bound, value in readings if bound.short_of(value)]
         if clear:
             text = _("run {run}: {signal} rules out {lookalike}: {reading}.")
@@ -231,6 +221,10 @@ class SecondSignal(Question):
             "look for the panel where {lookalike} is most unlike the healthy run."
         )
         return text.format(run=run, signal=signal, lookalike=lookalike), ""
+
+    def _correct(self, reasons: list[str]) -> str:
+        """The Correct message: what rules each look-alike out, one line per run."""
+        return "\n".join([_("all {n} right:").format(n=len(reasons)), *reasons])
 
 
 second_signal = SecondSignal(

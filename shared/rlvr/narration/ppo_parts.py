@@ -112,7 +112,8 @@ def blame_text(examples: list, beta: float) -> str:
         share = float(advantages[worst].abs() / advantages.abs().sum())
         shares.append(share)
         after = float(values[worst + 1]) if worst + 1 < len(values) else 0.0
-        spread = float(advantages[blamed].max() - advantages[worst]) if blamed.any() else 0.0
+        mildest = float(advantages[blamed].max()) if blamed.any() else None  # the least blamed of the blamed tokens
+        spread = mildest - float(advantages[worst]) if mildest is not None else 0.0
         if lam == 1.0 and spread < EVEN_BLAME:  # A_t = reward-to-go - V_t, about equal on every blamed token
             text = _(
                 "λ = {lam}: A_t below -0.01 on {negative} of {n} tokens, all from {worst_a} to {mildest}: no token "
@@ -135,7 +136,7 @@ def blame_text(examples: list, beta: float) -> str:
                 negative=int(blamed.sum()),
                 n=len(advantages),
                 worst_a=two_decimals(float(advantages[worst])),
-                mildest=two_decimals(float(advantages[blamed].max())) if blamed.any() else "",
+                mildest=two_decimals(mildest) if mildest is not None else "",
                 t=worst + 1,
                 token=example.tokens[worst],
                 before=two_decimals(float(values[worst])),
