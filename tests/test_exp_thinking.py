@@ -567,6 +567,14 @@ def test_ratio_algo_lines_say_how_long_each_run_retraced_grpo():
     assert (
         lines[4] == "CISPO drew and scored exactly GRPO's answers up to step 2, and answers of its own from step 3 on."
     )
+    named = story.ratio_algo_lines(
+        {"grpo": grpo, "gspo": same, "cispo": other},
+        dict.fromkeys(("grpo", "gspo", "cispo"), metrics),
+        100,
+        labels={"grpo": "GRPO-1"},
+    )
+    assert named[0].lstrip().startswith("GRPO-1:") and named[1].lstrip().startswith("GSPO:")  # notebook 04's name
+    assert named[3] == "GSPO drew and scored exactly GRPO-1's answers at all 30 steps."
 
 
 @pytest.mark.claims

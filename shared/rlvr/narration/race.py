@@ -54,6 +54,11 @@ def ratio_titles() -> dict[str, str]:
     return {**ALGO_TITLES, "grpo": _("GRPO-1 (notebook 03's run)")}
 
 
+def ratio_labels() -> dict[str, str]:
+    """What §4's printed lines call its runs where the algorithm's label would not: GRPO is the race's GRPO-1."""
+    return {"grpo": "GRPO-1"}
+
+
 def first_run_text(configs: dict[str, RLConfig], ratio_configs: dict[str, RLConfig]) -> str:
     """The setup cell's plan (`rlvr.budget.first_run_text`): the race's runs, its GRPO-1 listed once under notebook
     03's name, then §4's GSPO and CISPO; each on disk, or about how long it trains."""

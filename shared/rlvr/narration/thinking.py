@@ -444,18 +444,24 @@ def both_seeds_reading(
 
 
 def ratio_algo_lines(
-    runs: dict[str, RunResult], evals: dict[str, dict], n_prompts: int, level: float = 0.9
+    runs: dict[str, RunResult],
+    evals: dict[str, dict],
+    n_prompts: int,
+    level: float = 0.9,
+    labels: dict[str, str] | None = None,
 ) -> list[str]:
     """GRPO, GSPO and CISPO (keys: algorithm names, "grpo" first): each one's held-out line and the step its
     think-first share reached `level`, then, for each of the other two, how many steps it drew and scored exactly
-    GRPO's answers."""
+    GRPO's answers. `labels` names a run where its algorithm's label would not (notebook 04's GRPO is GRPO-1)."""
+    names = {algo: (labels or {}).get(algo, ALGORITHMS[algo].label) for algo in runs}
+    reference = names["grpo"]
     lines = []
     for algo, result in runs.items():
         step = thinking_step(result, level)
         reach = _("never reached") if step is None else _("from step {step}").format(step=step)
         lines.append(
             _("{line}; think-first share {level}: {reach}").format(
-                line=eval_line(ALGORITHMS[algo].label, evals[algo], n_prompts), level=f"{level:.0%}", reach=reach
+                line=eval_line(names[algo], evals[algo], n_prompts), level=f"{level:.0%}", reach=reach
             )
         )
     grpo = runs["grpo"]
@@ -464,21 +470,23 @@ def ratio_algo_lines(
         if algo == "grpo":
             continue
         same = same_steps(result, grpo)
-        label = ALGORITHMS[algo].label
+        label = names[algo]
         if same >= total:
-            line = _("{label} drew and scored exactly GRPO's answers at all {n} steps.").format(label=label, n=total)
+            line = _("{label} drew and scored exactly {reference}'s answers at all {n} steps.")
         elif same == 0:
-            line = _("{label} drew answers of its own from step 0 on.").format(label=label)
+            line = _("{label} drew answers of its own from step 0 on.")
         elif same == 1:
             line = _(
-                "{label} drew and scored exactly GRPO's answers only at step 0, and answers of its own from step 1 on."
+                "{label} drew and scored exactly {reference}'s answers only at step 0, and answers of its own from "
+                "step 1 on."
             )
-            line = line.format(label=label)
         else:
             line = _(
-                "{label} drew and scored exactly GRPO's answers up to step {same}, and answers of its own from step "
-                "{next} on."
-            ).format(label=label, same=same - 1, next=same)  # steps count from 0: `same` steps are 0 ... same - 1
+                "{label} drew and scored exactly {reference}'s answers up to step {same}, and answers of its own from "
+                "step {next} on."
+            )
+        # steps count from 0: `same` steps are 0 ... same - 1
+        line = line.format(label=label, reference=reference, n=total, same=same - 1, next=same)
         lines.append(line)
     return lines
 
