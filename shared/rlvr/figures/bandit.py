@@ -448,7 +448,7 @@ def draw_baseline_scale(fig, group_sizes, scales: dict) -> None:
             fmt="o",
             color=COLORS[kind],
             capsize=3,
-            label=_("{estimator} (±2 SE)").format(estimator=label(kind)),
+            label=_("{estimator}, ±2 SE").format(estimator=label(kind)),
         )
     ax.set_xscale("log", base=2)
     ax.set_xticks(group_sizes, [str(g) for g in group_sizes])
