@@ -54,7 +54,7 @@ from rlvr.task import (
     teacher_chain_digits,
 )
 from rlvr.runs import RunResult, history_curve
-from rlvr.train import RLConfig, run, run_key, train_rl, warm_start
+from rlvr.train import RLConfig, Trainer, run, run_key, train_rl, warm_start
 from rlvr.train import cache_entry as rl_entry
 
 # ----------------------------------------------------------------------------------------------- sizes
@@ -306,6 +306,14 @@ def held_out(policy: TinyTransformer, n_prompts: int | None = None, seed: int = 
     return evaluate(policy, n_prompts or size("eval_prompts"), temperature=temperature, seed=seed)
 
 
+def algo_evals(runs: dict[str, RunResult], n_prompts: int | None = None, seed: int = 0) -> dict[str, dict]:
+    """`held_out` of each algorithm's run (keys: algorithm names), each with draws of its own: GRPO's are §4's (seed),
+    the next algorithm's seed + 1, and so on in ALGO_LABELS' order, so that two policies that end alike do not print
+    the same answers merely because they drew the same random numbers."""
+    order = list(ALGO_LABELS)
+    return {algo: held_out(result.policy, n_prompts, seed + order.index(algo)) for algo, result in runs.items()}
+
+
 def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: int = LATE_STEPS) -> float:
     """Mean of one metric over the last `last` steps of a run."""
     return finite_mean(history_curve(history[-last:], key))
@@ -323,6 +331,34 @@ def first_token_reach(policy: TinyTransformer, n_prompts: int | None = None) -> 
         "l1": sum(float(g.abs().sum()) for g in grads),
         "l2": math.sqrt(sum(float((g * g).sum()) for g in grads)),
     }
+
+
+@torch.no_grad()
+def first_token_log_odds(policy: TinyTransformer, n_prompts: int | None = None) -> float:
+    """The mean, over the held-out prompts, of the first answer token's log-odds of `[` against `#`."""
+    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
+    logits = policy(prompts)[:, -1].float()  # [n, V]: the first answer token
+    return float((logits[:, OPEN_ID] - logits[:, HASH_ID]).mean())
+
+
+def first_token_pace(cfg: RLConfig, steps: int = 10, n_prompts: int | None = None) -> float:
+    """How fast a run's first token actually moves: the first `steps` steps of `cfg`'s run, traced again (the same
+    seeds, so the same steps on this machine), and the mean log-odds of `[` against `#` they add per step."""
+    path = []
+
+    class Traced(Trainer):
+        """A Trainer that reads the first token's log-odds before its first step and after each one."""
+
+        def step(self, step: int) -> dict:
+            """One RL step, with the log-odds read around it."""
+            if not path:
+                path.append(first_token_log_odds(self.policy, n_prompts))
+            metrics = super().step(step)
+            path.append(first_token_log_odds(self.policy, n_prompts))
+            return metrics
+
+    train_rl(replace(cfg, steps=steps), trainer=Traced, progress=False)
+    return (path[-1] - path[0]) / steps
 
 
 @torch.no_grad()
@@ -661,7 +697,7 @@ def measure(seed: int = 0, fast: bool | None = None) -> dict:
         "teacher": simulated_teacher(seed=seed),
         "warm": report,
         "histories": runs["grpo"].history,
-        "evals": {algo: held_out(r.policy, sizes["eval_prompts"], seed) for algo, r in runs.items()},
+        "evals": algo_evals(runs, sizes["eval_prompts"], seed),
         "warm_pass": pass_at_k(report["model"], sizes["pass_prompts"], seed=seed),
         "grpo_pass": pass_at_k(runs["grpo"].policy, sizes["pass_prompts"], seed=seed),
     }

@@ -298,13 +298,36 @@ def second_seed_thinking_line(perfect: RunResult, default: RunResult, rl_seed: i
 
 
 def first_token_reach_lines(
-    default: dict, perfect: dict, lr: float, after: tuple[dict, dict] | None = None, steps: int = 0
+    default: dict,
+    perfect: dict,
+    lr: float,
+    after: tuple[dict, dict] | None = None,
+    steps: int = 0,
+    pace: tuple[float, float] | None = None,
+    pace_steps: int = 0,
 ) -> list[str]:
     """Exercise 7(a)'s why, measured on the two warm-ups (`thinking.first_token_reach` of each): the most a step that
     moves every weight by lr can move the first token's log-odds of `[` against `#` (lr x the L1 norm of their
-    gradient), and the gradients' L2 norms; with `after` (the same for the two runs' policies after `steps` RL
-    steps), the bound again at the end of RL."""
+    gradient), and the gradients' L2 norms; with `pace` (`thinking.first_token_pace` of each run over its first
+    `pace_steps` steps), what the runs actually moved, against that bound; with `after` (the same for the two runs'
+    policies after `steps` RL steps), the bound again at the end of RL."""
     ratio = perfect["l1"] / default["l1"]
+    measured = []
+    if pace is not None:
+        measured = [
+            _(
+                "what the first {n} RL steps of each run did (traced again): the first token's mean log-odds rose "
+                "{default} nats per step in the default run, {perfect} in the perfect teacher's ({ratio}); "
+                "{default_share} and {perfect_share} of each one's bound at its start"
+            ).format(
+                n=pace_steps,
+                default=f"{pace[0]:.3f}",
+                perfect=f"{pace[1]:.3f}",
+                ratio=multiple(f"{pace[1] / pace[0]:.2f}"),
+                default_share=f"{pace[0] / (lr * default['l1']):.0%}",
+                perfect_share=f"{pace[1] / (lr * perfect['l1']):.0%}",
+            )
+        ]
     end = []
     if after is not None:
         end = [
@@ -332,6 +355,7 @@ def first_token_reach_lines(
         _(
             "the L2 norms of the same gradients (their size, however many weights share it): {default} and {perfect}"
         ).format(default=f"{default['l2']:.1f}", perfect=f"{perfect['l2']:.1f}"),
+        *measured,
         *end,
     ]
 
