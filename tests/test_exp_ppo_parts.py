@@ -414,7 +414,10 @@ def test_blame_text_finds_where_each_lambda_puts_the_blame_of_a_wrong_answer():
     assert "where the value stood at 0.60: 32% of the summed |A_t|" in lines[1]  # 0.6 / 1.9
     assert "λ = 0: A_t below -0.01 on 2 of 5 tokens; the most negative, -0.50, on token 3 ('2')" in lines[2]
     assert "goes from 0.60 to 0.10: 83% of the summed |A_t|" in lines[2]  # 0.5 / 0.6
-    assert lines[3] == "λ = 0 concentrates the blame: 2.6x the share λ = 1 puts on its most blamed token"
+    assert lines[3] == (
+        "λ = 0 concentrates the blame: 83.3% of the summed |A_t| on its most blamed token, "
+        "against 31.6% for λ = 1 (2.6x)"
+    )
     assert lines[4] == (  # 0..9 has running sums 0136051865: '1' already differs from '0'
         "the first token that differs from the right answer [0136051865]#5$: token 2 ('1' where '0' is right); "
         "λ = 0 blames another token most"

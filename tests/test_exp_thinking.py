@@ -740,12 +740,13 @@ def test_seed_spread_lines_set_the_gap_between_algorithms_against_the_gap_betwee
     far = {"grpo": metrics(0.94), "dr_grpo": metrics(0.86), "rft": metrics(0.91)}  # 5 points below RFT: > 2 SE
     assert story.seed_spread_lines(tied, far, tied, far, 2000, 1)[-2] == (
         "RFT is the last to reach 90% thinking on both seeds; "
-        "Dr. GRPO ends least accurate on both seeds, by 5.0 and 5.0 points: more than two standard errors"
+        "Dr. GRPO ends least accurate on both seeds, by 5.0 and 5.0 points: more than two standard errors each, "
+        "a hint at an order"
     )
     close = {"grpo": metrics(0.945), "dr_grpo": metrics(0.95), "rft": metrics(0.951)}  # 0.5 points < 2 SE
     assert story.seed_spread_lines(tied, close, tied, close, 2000, 1)[-2].endswith(
         "GRPO ends least accurate on both seeds, by 0.5 and 0.5 points: within two standard errors of one accuracy, "
-        "a hint rather than an order"
+        "no more than noise"
     )
 
 

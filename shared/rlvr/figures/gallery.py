@@ -36,7 +36,7 @@ PANELS = (  # (title, [(history key, label, style)], y-axis scale); titles and l
     (N_("token entropy (nats)"), [("entropy", "", {})], "linear"),
     (N_("gradient norm"), [("grad_norm", "", {})], "symlog"),  # log above 0.01, linear below: 0 is drawn
     (N_("loss"), [("loss", "", {})], "linear"),
-    (N_("KL to the warm-up (per answer)"), [("kl_to_ref", "", {"marker": ".", "ls": "none"})], "linear"),
+    (N_("KL to the reference (per answer)"), [("kl_to_ref", "", {"marker": ".", "ls": "none"})], "linear"),
     (N_("approx KL to the sampling policy"), [("approx_kl", "", {})], "linear"),
     (N_("clip fraction"), [("clip_fraction", "", {})], "linear"),
     (

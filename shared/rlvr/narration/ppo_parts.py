@@ -146,8 +146,13 @@ def blame_text(examples: list, beta: float) -> str:
         )
     if shares[1] > shares[0]:
         lines.append(
-            _("λ = 0 concentrates the blame: {ratio} the share λ = 1 puts on its most blamed token").format(
-                ratio=multiple(f"{shares[1] / shares[0]:.1f}")
+            _(
+                "λ = 0 concentrates the blame: {zero}% of the summed |A_t| on its most blamed token, against {one}% "
+                "for λ = 1 ({ratio})"
+            ).format(
+                zero=f"{100 * shares[1]:.1f}",
+                one=f"{100 * shares[0]:.1f}",
+                ratio=multiple(f"{shares[1] / shares[0]:.1f}"),
             )
         )
     else:

@@ -482,8 +482,8 @@ def lecture_and_us(runs: dict[str, RunResult], n_policy: int, d_model: int) -> s
         (
             _("the difference is mostly complexity: PPO trains a second model"),
             _(
-                "trained parameters {ppo} (PPO) against {grpo} (GRPO); training CPU time per step PPO-8 / GRPO-8 = "
-                "{ratio}x, the value model {value_x} of it (the rest: GRPO-8 leaves the all-equal groups out of its "
+                "trained parameters {ppo} (PPO) against {grpo} (GRPO); training CPU time per step: PPO-8 {ratio}x "
+                "GRPO-8's, its value model alone {value_x} (the rest: GRPO-8 leaves the all-equal groups out of its "
                 "backward passes, PPO-8 cannot)"
             ).format(
                 ppo=f"{trained_parameters('ppo', n_policy, d_model):,}",

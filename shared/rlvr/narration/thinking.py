@@ -460,11 +460,14 @@ def both_seeds_reading(
         clauses.append(_("no algorithm ends least accurate on both seeds"))
     else:
         text = (
-            _("{algo} ends least accurate on both seeds, by {first} and {second} points: more than two standard errors")
+            _(
+                "{algo} ends least accurate on both seeds, by {first} and {second} points: more than two standard "
+                "errors each, a hint at an order"
+            )
             if min(gaps) > 2 * se
             else _(
                 "{algo} ends least accurate on both seeds, by {first} and {second} points: within two standard errors "
-                "of one accuracy, a hint rather than an order"
+                "of one accuracy, no more than noise"
             )
         )
         clauses.append(
