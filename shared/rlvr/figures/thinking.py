@@ -147,7 +147,7 @@ def draw_training_curves(
             if key == "mean_length" and single:
                 _plot_metric(ax, history, "mean_length", color, _("all answers"))
                 _plot_metric(ax, history, "mean_length_think", THINK_COLOR, _("think-first"), raw=False)
-                _plot_metric(ax, history, "mean_length_direct", DIRECT_COLOR, _("direct"), raw=False)
+                _plot_metric(ax, history, "mean_length_direct", DIRECT_COLOR, _("direct"), raw=False, ls="--")
             elif key == "cot_accuracy" and single:
                 _plot_metric(ax, history, "cot_accuracy", THINK_COLOR, _("final answer right"))
                 _plot_metric(ax, history, "chain_exact", CHAIN_COLOR, _("every chain step right"), raw=False, ls="--")

@@ -144,7 +144,11 @@ def model_card(model: TinyTransformer | None = None, digits=MODEL_EXAMPLE) -> li
         ).format(layers=cfg.n_layers, heads=cfg.n_heads, width=cfg.d_model, mlp=cfg.d_mlp, tokens=cfg.block_size),
         "  " + join(f"{name} {count:,}" for name, count in parts.items()),
         "  " + _("attention adds a learned bias per head and offset ('look k tokens back');"),
-        "  " + _("layer 1 attends by that offset only; the output layer reuses the token embeddings"),
+        "  "
+        + _(
+            "layer 1 attends by that offset only (the prompt digit the next chain step adds sits 11 tokens back); "
+            "the output layer reuses the token embeddings"
+        ),
         _("tokenizer: one token per character, {n} tokens: {tokens} and '{padding}' (padding)").format(
             n=cfg.vocab_size, tokens=" ".join(VOCAB[:-1]), padding=VOCAB[-1]
         ),
