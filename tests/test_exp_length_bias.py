@@ -340,6 +340,7 @@ def test_kimi_runs_are_drawn_as_the_default_run_and_two_knob_colours_the_late_on
     assert [line.get_color() for line in lines] == [COLORS["exact"], knob_color(0), knob_color(1)]
     assert all(line.get_linestyle() == "-" for line in lines)  # dashes mean 'wrong answers' in this notebook
     assert lines[2].get_xdata()[0] == 5 and lines[0].get_xdata()[0] == 0
+    assert lines[2].get_marker() == "o" and lines[2].get_zorder() > lines[0].get_zorder()  # visible where they meet
 
 
 def test_right_and_wrong_are_told_apart_by_line_style_and_losses_by_their_algorithm_colour():

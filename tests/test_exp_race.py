@@ -518,7 +518,7 @@ def test_lecture_and_us_puts_each_statement_of_section_three_next_to_the_runs():
     table = story.lecture_and_us(runs, n_policy=1000, d_model=10)
     assert "PPO-8 5, GRPO-1 7 (1.4x PPO-8's)" in table and "GRPO-8 5 (1.0x PPO-8's)" in table
     assert "value at step 0: 0 |" in table and "from step 1" in table
-    assert "2,011 (PPO) against 1,000 (GRPO)" in table and "= 2.0x, the value model 0.5x of it" in table
+    assert "2,011 (PPO) against 1,000 (GRPO)" in table and "PPO-8 2.0x GRPO-8's, its value model alone 0.5x" in table
     assert "| 252 GB and 126 GB by the same accounting (notebook 02) |" in table
     assert "nan" not in table.lower() and "band" not in table
 

@@ -43,10 +43,11 @@ OVER = {"lw": 1.6, "alpha": 1.0}  # the wrong answer's / path's line
 # The Kimi runs on the arithmetic task are all GRPO runs that differ in one knob (when the length reward starts): the
 # run without it is the default run (black), the others take the one-knob colours. The late run is drawn from its
 # switch on: before it, it is the default run.
-KIMI_STYLES = (  # the run without the reward thin; the late one dashed on top, or it would hide under the other two
+KIMI_STYLES = (  # the run without the reward thin; the late one on top with a dot every 10 steps, or it would hide
+    # under the other two once they meet (dashes would say 'wrong answers' in this notebook)
     {"color": COLORS["exact"], "lw": 1.2, "zorder": 4},
     {"color": knob_color(0), "lw": 2.4},
-    {"color": knob_color(1), "lw": 2.0, "ls": "--", "zorder": 5},
+    {"color": knob_color(1), "lw": 1.6, "marker": "o", "ms": 3.5, "markevery": 10, "zorder": 5},
 )
 
 
