@@ -411,9 +411,9 @@ def test_blame_text_finds_where_each_lambda_puts_the_blame_of_a_wrong_answer():
     assert (
         "λ = 1: A_t below -0.01 on 4 of 5 tokens, from -0.60 to -0.10; the most negative on token 1 ('[')" in lines[1]
     )
-    assert "where the value stood at 0.60: 32% of the summed |A_t|" in lines[1]  # 0.6 / 1.9
+    assert "where the value stood at 0.60: 31.6% of the summed |A_t|" in lines[1]  # 0.6 / 1.9
     assert "λ = 0: A_t below -0.01 on 2 of 5 tokens; the most negative, -0.50, on token 3 ('2')" in lines[2]
-    assert "goes from 0.60 to 0.10: 83% of the summed |A_t|" in lines[2]  # 0.5 / 0.6
+    assert "goes from 0.60 to 0.10: 83.3% of the summed |A_t|" in lines[2]  # 0.5 / 0.6
     assert lines[3] == (
         "λ = 0 concentrates the blame: 83.3% of the summed |A_t| on its most blamed token, "
         "against 31.6% for λ = 1 (2.6x)"
@@ -430,6 +430,6 @@ def test_blame_text_finds_where_each_lambda_puts_the_blame_of_a_wrong_answer():
     line = story.blame_text([flat], beta=0.0).splitlines()[1]
     assert line.startswith("  λ = 1: A_t below -0.01 on 4 of 5 tokens, all from -0.99 to -0.95: no token stands out")
     assert "where the value stood" not in line and "token 3" not in line  # no token named from a near-tie
-    assert line.endswith("(none has more than 26% of the summed |A_t|)")
+    assert line.endswith("(none has more than 25.6% of the summed |A_t|)")
     even = synthetic_example(0.0)  # values that fall and rise: lambda = 0 spreads its blame as widely
     assert story.blame_text([even], beta=0.0).splitlines()[-2].startswith("λ = 0 does not concentrate")

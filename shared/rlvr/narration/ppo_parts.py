@@ -141,7 +141,7 @@ def blame_text(examples: list, beta: float) -> str:
                 token=example.tokens[worst],
                 before=two_decimals(float(values[worst])),
                 after=two_decimals(after),
-                share=f"{100 * share:.0f}",
+                share=f"{100 * share:.1f}",
             )
         )
     if shares[1] > shares[0]:

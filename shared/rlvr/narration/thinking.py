@@ -410,10 +410,16 @@ def seed_spread_lines(
         _(
             "accuracy: the largest gap between two algorithms of one seed {within} points; the largest gap between "
             "the two seeds of one algorithm {between} points; one accuracy measured on {n} answers carries a standard "
-            "error of about {se} points"
-        ).format(within=f"{100 * within:.1f}", between=f"{100 * between:.1f}", n=n_prompts, se=f"{100 * one_se:.1f}")
+            "error of about {se} points, a gap between two such accuracies about {gap_se}"
+        ).format(
+            within=f"{100 * within:.1f}",
+            between=f"{100 * between:.1f}",
+            n=n_prompts,
+            se=f"{100 * one_se:.1f}",
+            gap_se=f"{100 * math.sqrt(2) * one_se:.1f}",
+        )
     )
-    lines.append(both_seeds_reading(steps, first, second, algos, one_se, level))
+    lines.append(both_seeds_reading(steps, first, second, algos, math.sqrt(2) * one_se, level))
     if "rft" in steps:
         lines.append(rft_against_the_lecture(steps, level))
     return lines
@@ -441,7 +447,8 @@ def both_seeds_reading(
     steps: dict, first: np.ndarray, second: np.ndarray, algos: list[str], se: float, level: float = 0.9
 ) -> str:
     """What the two seeds agree on: which algorithm reaches `level` thinking first and which last (if the same on both),
-    and which ends least accurate on both (if one does), by how much, and whether by more than two standard errors."""
+    and which ends least accurate on both (if one does), by how much, and whether by more than two standard errors of
+    a gap between two accuracies (`se`)."""
     clauses = []
     if all(step is not None for pair in steps.values() for step in pair):
         for pick, text in (
@@ -466,12 +473,12 @@ def both_seeds_reading(
         text = (
             _(
                 "{algo} ends least accurate on both seeds, by {first} and {second} points: more than two standard "
-                "errors each, a hint at an order"
+                "errors of a gap each, a hint at an order"
             )
             if min(gaps) > 2 * se
             else _(
                 "{algo} ends least accurate on both seeds, by {first} and {second} points: within two standard errors "
-                "of one accuracy, no more than noise"
+                "of a gap, no more than noise"
             )
         )
         clauses.append(
