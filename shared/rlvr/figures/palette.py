@@ -7,7 +7,8 @@ things apart by red against green alone).
   teacher, a learned reward model; a broken run drawn over the healthy one has its own too.
 - Right and wrong answers are told apart by line style (RIGHT solid, WRONG dashed), never by colour, so a figure can
   colour by algorithm and style by correctness at once.
-- Notebook 03's answer formats have theirs (ANSWER_COLORS): think-first teal (its chains a darker teal), direct coral.
+- Notebook 03's answer formats have theirs (ANSWER_COLORS): think-first teal (its fully right chains a near-black
+  brown, dashed over it: the two curves nearly coincide), direct coral.
 - Runs that differ by one knob (a panel's G = 2, 4, 32 ...) take KNOB_COLORS in order (sky blue, sage,
   periwinkle, ochre): colours no other meaning uses, all of them far from the black of the default run they are drawn
   against; the first two, a panel's usual pair, differ in lightness too (told apart without red-green vision).
@@ -40,7 +41,7 @@ REFERENCE_COLORS = {
 }
 ANSWER_COLORS = {  # notebook 03's two answer formats, whatever run they come from
     "think": "#00796b",  # think-first answers: teal
-    "chain": "#003d33",  # think-first chains with every step right (dashed over think-first accuracy): darker teal
+    "chain": "#3e2723",  # think-first chains with every step right (dashed over think-first accuracy): near-black brown
     "direct": "#f58a84",  # direct answers: coral
 }
 POLICY_COLOR = "#37474f"  # the policy itself where a figure shows the models of PPO (notebook 02's memory): slate

@@ -109,7 +109,7 @@ def clip_panel(clip_eps: float = CLIP_EPS, advantage: float = EXERCISE_ADVANTAGE
         draw_clip_both_signs(fig, clip_eps, advantage)
 
     controls = {
-        "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.01, clip_eps, description="clip_eps"),
+        "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.01, clip_eps, description=_("clip_eps")),
         "advantage": float_slider("advantage", 0.25, 3.0, 0.25, abs(advantage), description="|A|"),
     }
     return AnalyticPanel(

@@ -357,7 +357,7 @@ def epsilon_panel(default_result: RunResult | None = None, steps: int | None = N
     controls = {
         "algo": toggle_buttons("algo", [("GRPO", "grpo"), ("PPO", "ppo")], "grpo", description=_("algorithm")),
         "lr": choice_slider(PANEL_LRS, 1e-4, description=_("learning rate"), continuous_update=False),
-        "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.05, 0.2, continuous_update=False),
+        "clip_eps": float_slider("clip_eps", 0.05, 0.5, 0.05, 0.2, description=_("clip_eps"), continuous_update=False),
         "updates": int_slider("updates", 1, 8, 1, 8, description=_("updates per batch"), continuous_update=False),
     }
     return TrainingPanel(
