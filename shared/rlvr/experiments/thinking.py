@@ -319,13 +319,23 @@ def late_mean(history: list[dict], key: str = "all_same_group_fraction", last: i
     return finite_mean(history_curve(history[-last:], key))
 
 
+def _held_out_tokens(n_prompts: int | None = None) -> torch.Tensor:
+    """The held-out prompts as token ids [n, 11] (`n_prompts` of them, the eval size by default)."""
+    return prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))
+
+
+def _first_token_log_odds(policy: TinyTransformer, prompts: torch.Tensor) -> torch.Tensor:
+    """The mean over `prompts` [n, 11] of the first answer token's log-odds of `[` against `#` (a scalar tensor, with
+    its graph where gradients are on)."""
+    logits = policy(prompts)[:, -1].float()  # [n, V]: the first answer token
+    return (logits[:, OPEN_ID] - logits[:, HASH_ID]).mean()
+
+
 def first_token_reach(policy: TinyTransformer, n_prompts: int | None = None) -> dict:
     """How strongly the weights steer the first answer token: the gradient, over every weight, of the mean log-odds
-    of `[` against `#` on the held-out prompts. Its L1 norm bounds what one Adam step can do (each weight moves by
-    about the learning rate, so the log-odds by at most lr x L1); its L2 norm sets an SGD step (lr x L2^2)."""
-    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
-    logits = policy(prompts)[:, -1].float()  # [n, V]: the first answer token
-    log_odds = (logits[:, OPEN_ID] - logits[:, HASH_ID]).mean()  # []
+    of `[` against `#` on the held-out prompts. Its L1 norm bounds what a step that moves every weight by lr can do
+    to the log-odds (lr x L1, to first order); its L2 norm is the gradient's size."""
+    log_odds = _first_token_log_odds(policy, _held_out_tokens(n_prompts))  # []
     grads = torch.autograd.grad(log_odds, [p for p in policy.parameters() if p.requires_grad])
     return {
         "l1": sum(float(g.abs().sum()) for g in grads),
@@ -333,18 +343,16 @@ def first_token_reach(policy: TinyTransformer, n_prompts: int | None = None) -> 
     }
 
 
-@torch.no_grad()
-def first_token_log_odds(policy: TinyTransformer, n_prompts: int | None = None) -> float:
-    """The mean, over the held-out prompts, of the first answer token's log-odds of `[` against `#`."""
-    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
-    logits = policy(prompts)[:, -1].float()  # [n, V]: the first answer token
-    return float((logits[:, OPEN_ID] - logits[:, HASH_ID]).mean())
-
-
 def first_token_pace(cfg: RLConfig, steps: int = 10, n_prompts: int | None = None) -> float:
     """How fast a run's first token actually moves: the first `steps` steps of `cfg`'s run, traced again (the same
     seeds, so the same steps on this machine), and the mean log-odds of `[` against `#` they add per step."""
+    prompts = _held_out_tokens(n_prompts)  # [n, 11], read after every step
     path = []
+
+    def read(policy: TinyTransformer) -> None:
+        """Append the policy's mean first-token log-odds to the path."""
+        with torch.no_grad():
+            path.append(float(_first_token_log_odds(policy, prompts)))
 
     class Traced(Trainer):
         """A Trainer that reads the first token's log-odds before its first step and after each one."""
@@ -352,9 +360,9 @@ def first_token_pace(cfg: RLConfig, steps: int = 10, n_prompts: int | None = Non
         def step(self, step: int) -> dict:
             """One RL step, with the log-odds read around it."""
             if not path:
-                path.append(first_token_log_odds(self.policy, n_prompts))
+                read(self.policy)
             metrics = super().step(step)
-            path.append(first_token_log_odds(self.policy, n_prompts))
+            read(self.policy)
             return metrics
 
     train_rl(replace(cfg, steps=steps), trainer=Traced, progress=False)
@@ -365,8 +373,7 @@ def first_token_pace(cfg: RLConfig, steps: int = 10, n_prompts: int | None = Non
 def first_token_odds(policy: TinyTransformer, n_prompts: int | None = None) -> dict:
     """How the first token splits between thinking (`[`) and answering directly (`#`) on the held-out prompts: the
     10th, 50th and 90th percentile of P(`[` | prompt), and the share of prompts where `[` is the more likely one."""
-    prompts = prompt_tokens(held_out_prompts(n_prompts or size("eval_prompts")))  # [n, 11]
-    probs = torch.softmax(policy(prompts)[:, -1].float(), dim=-1)  # [n, V]: the first answer token
+    probs = torch.softmax(policy(_held_out_tokens(n_prompts))[:, -1].float(), dim=-1)  # [n, V]: the first answer token
     think, direct = probs[:, OPEN_ID].numpy(), probs[:, HASH_ID].numpy()  # [n] each
     low, median, high = np.quantile(think, [0.1, 0.5, 0.9])
     return {
