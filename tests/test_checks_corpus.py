@@ -684,6 +684,78 @@ def pass_floor_division(n, c, k):
     return 1 - math.comb(n - c, k) // math.comb(n, k)
 
 
+# =============================================================================================== 03: k3 (Exercise 7(b))
+K3 = "nb03.kl_k3"
+
+
+@answer(K3, "correct")
+def k3_exp_minus_one(logps, ref_logps):
+    """exp(l) - 1 - l with exp instead of expm1."""
+    log_r = ref_logps - logps
+    return torch.exp(log_r) - 1 - log_r
+
+
+@answer(K3, "correct")
+def k3_ratio(logps, ref_logps):
+    """The ratio written out: r - 1 - log r, r = pi_ref / pi_theta."""
+    ratio = torch.exp(ref_logps) / torch.exp(logps)
+    return ratio - 1 - torch.log(ratio)
+
+
+@answer(K3, "k1")
+def k3_is_k1(logps, ref_logps):
+    """k1, the log-ratio of the policy over the reference."""
+    return logps - ref_logps
+
+
+@answer(K3, "k2")
+def k3_is_k2(logps, ref_logps):
+    """k2: half the squared log-ratio."""
+    return (logps - ref_logps).pow(2) / 2
+
+
+@answer(K3, "swapped")
+def k3_swapped(logps, ref_logps):
+    """l taken as logps - ref_logps."""
+    log_r = logps - ref_logps
+    return torch.expm1(log_r) - log_r
+
+
+@answer(K3, "no_log_term")
+def k3_ratio_minus_one(logps, ref_logps):
+    """The ratio minus one, without the log term."""
+    return torch.exp(ref_logps - logps) - 1
+
+
+@answer(K3, "no_minus_one")
+def k3_no_minus_one(logps, ref_logps):
+    """Forgets the -1."""
+    log_r = ref_logps - logps
+    return log_r.exp() - log_r
+
+
+@answer(K3, "averaged")
+def k3_mean(logps, ref_logps):
+    """Returns the mean penalty, one number."""
+    log_r = ref_logps - logps
+    return (torch.expm1(log_r) - log_r).mean()
+
+
+@answer(K3, "~detached")
+def k3_no_grad(logps, ref_logps):
+    """Computes the penalty under torch.no_grad()."""
+    with torch.no_grad():
+        log_r = ref_logps - logps
+        return torch.expm1(log_r) - log_r
+
+
+@answer(K3, "~NaN")
+def k3_log_of_difference(logps, ref_logps):
+    """Takes the log of the difference of the probabilities."""
+    ratio = torch.exp(ref_logps) - torch.exp(logps)
+    return ratio - 1 - torch.log(ratio)
+
+
 # =============================================================================================== 04: clip fraction
 FRAC = "nb04.clip_fraction"
 
@@ -1652,7 +1724,7 @@ def test_every_code_exercise_has_at_least_four_wrong_answers_and_a_right_one():
 
 LIBRARIES = [f"nb01.{n}" for n in ("mean_baseline", "rloo")] + [
     "nb02.clipped_objective",
-    *(f"nb03.{n}" for n in ("grpo_advantages", "dr_grpo_advantages", "pass_at_k")),
+    *(f"nb03.{n}" for n in ("grpo_advantages", "dr_grpo_advantages", "pass_at_k", "kl_k3")),
     "nb04.clip_fraction",
     *(f"nb05.{n}" for n in ("sequence_loss", "length_logprob", "length_reward")),
 ]

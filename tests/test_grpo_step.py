@@ -4,6 +4,7 @@ learner's whole step: the package's step follows train_rl up to float rounding; 
 typical mistake is reported at the stage it breaks, with the mistake named; `train` never trains anything in an
 unfinished step's name."""
 
+import functools
 import time
 
 import numpy as np
@@ -39,6 +40,11 @@ def solution_step():
         "update_logps": update_logps,
     }
     return solution_functions("03_grpo.ipynb", "def my_grpo_step", namespace)["my_grpo_step"]
+
+
+def solution_k3():
+    """`my_kl_k3` as written in the solution notebook (Exercise 7(b), section 8)."""
+    return solution_functions("03_grpo.ipynb", "def my_kl_k3", {"torch": torch})["my_kl_k3"]
 
 
 def flat(model) -> torch.Tensor:
@@ -177,7 +183,13 @@ def test_right_step_is_correct_in_both_checks():
     assert checks.grpo_step.check(make_step()).passed
     assert checks.grpo_step_kl.check(make_step()).passed
     assert checks.grpo_step.check(solution_step()).passed
-    assert checks.grpo_step_kl.check(solution_step()).passed
+    assert checks.grpo_step_kl.check(functools.partial(solution_step(), kl_per_token=solution_k3())).passed
+
+
+def test_the_solution_step_without_a_penalty_function_fails_the_kl_check_in_one_line():
+    """The notebook passes its k3 function to the step (functools.partial); forgetting it is named, not a crash."""
+    result = checks.grpo_step_kl.check(solution_step())
+    assert result.outcome is Outcome.UNCHECKABLE and "NoneType" in result.message and "\n" not in result.message
 
 
 def test_stub_is_not_attempted_and_strict_mode_raises(monkeypatch):

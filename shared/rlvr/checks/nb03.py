@@ -8,6 +8,7 @@ In the notebook::
     checks.pass_at_k.check(pass_at_k)
     checks.perfect_teacher.hint()
     checks.grpo_step.check(my_grpo_step)      # the whole step, stage by stage (rlvr.checks.step)
+    checks.kl_k3.check(my_kl_k3)              # Exercise 7(b): the penalty per token
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import torch
 
 from rlvr import objectives
-from rlvr.checks import Case, Exercise, FreeAnswer, Mistake
+from rlvr.checks import Case, Exercise, FreeAnswer, GradCase, Mistake
 from rlvr.checks import wrong_groups as w
 from rlvr.checks.core import random_group_cases
 from rlvr.checks.step import StepCase, StepExercise
@@ -592,6 +593,117 @@ KL_HINT = [
         "log-probs come from ref, without a graph (it is frozen); the policy's keep theirs."
     ),
 ]
+
+
+def _k3_case(description: str, logps, ref_logps) -> GradCase:
+    """A case on float64 log-probs; the value and d k3 / d logps are compared."""
+    return GradCase(
+        description,
+        kwargs={
+            "logps": torch.tensor(logps, dtype=torch.float64),
+            "ref_logps": torch.tensor(ref_logps, dtype=torch.float64),
+        },
+        wrt=["logps"],
+    )
+
+
+def _log_ratio(logps, ref_logps):
+    """l = log pi_ref - log pi_theta, per token."""
+    return ref_logps - logps
+
+
+K3_MISTAKES = [
+    Mistake(
+        "k1",
+        N_(
+            "You return k1 = log pi_theta - log pi_ref (notebook 02): unbiased, but negative on some tokens and with "
+            "a noisier gradient; the penalty here is k3."
+        ),
+        N_("With l = ref_logps - logps, return (exp(l) - 1) - l."),
+        lambda logps, ref_logps: logps - ref_logps,
+    ),
+    Mistake(
+        "log_ratio_only",
+        N_("You return l = log pi_ref - log pi_theta alone: minus k1, negative wherever the policy is more likely."),
+        N_("Return (exp(l) - 1) - l: the -1 and -l make it 0 where the two agree and never negative."),
+        lambda logps, ref_logps: ref_logps - logps,
+    ),
+    Mistake(
+        "k2",
+        N_("You return k2 = l^2 / 2 (notebook 02): never negative, but biased once the two models differ."),
+        N_("Return k3 = (exp(l) - 1) - l, unbiased and never negative."),
+        lambda logps, ref_logps: 0.5 * _log_ratio(logps, ref_logps) ** 2,
+    ),
+    Mistake(
+        "swapped",
+        N_(
+            "Your l is the wrong way round (log pi_theta - log pi_ref): that k3 does not estimate KL(pi_theta || "
+            "pi_ref) on the policy's own samples."
+        ),
+        N_("Take l = ref_logps - logps: the reference's log-prob minus the policy's."),
+        lambda logps, ref_logps: torch.expm1(logps - ref_logps) - (logps - ref_logps),
+    ),
+    Mistake(
+        "no_minus_one",
+        N_("You return exp(l) - l: every token is 1 too large (k3 subtracts 1 so that it is 0 where the two agree)."),
+        N_("Subtract 1: (exp(l) - 1) - l."),
+        lambda logps, ref_logps: torch.exp(_log_ratio(logps, ref_logps)) - _log_ratio(logps, ref_logps),
+    ),
+    Mistake(
+        "no_log_term",
+        N_(
+            "You return exp(l) - 1 without the - l: its mean under the policy is 0, not the KL, and it can be negative."
+        ),
+        N_("Subtract l as well: (exp(l) - 1) - l."),
+        lambda logps, ref_logps: torch.expm1(_log_ratio(logps, ref_logps)),
+    ),
+    Mistake(
+        "plus_log_term",
+        N_("You add l instead of subtracting it: (exp(l) - 1) + l is negative where the policy is more likely."),
+        N_("Subtract l: (exp(l) - 1) - l."),
+        lambda logps, ref_logps: torch.expm1(_log_ratio(logps, ref_logps)) + _log_ratio(logps, ref_logps),
+    ),
+    Mistake(
+        "averaged",
+        N_("You return the mean over all tokens (one number); the step needs one value per token, [B, T]."),
+        N_("Return k3 for every token without averaging: the step takes the masked mean itself."),
+        lambda logps, ref_logps: objectives.kl_k3(logps, ref_logps).mean(),
+    ),
+]
+
+kl_k3 = Exercise(
+    name=N_("Exercise 7(b): the KL penalty per token (k3)"),
+    reference=objectives.kl_k3,
+    mistakes=K3_MISTAKES,
+    cases=[
+        _k3_case(
+            N_("three tokens, the policy near the warm-up: logps [-0.1, -0.7, -2.3], ref_logps [-0.2, -0.69, -1.6]"),
+            [-0.1, -0.7, -2.3],
+            [-0.2, -0.69, -1.6],
+        ),
+        _k3_case(
+            N_("2 answers x 3 tokens [B, T], the policy sure of tokens the warm-up found unlikely"),
+            [[-0.05, -0.01, -1.2], [-0.3, -2.0, -0.02]],
+            [[-3.0, -0.01, -0.4], [-1.1, -0.5, -4.0]],
+        ),
+    ],
+    hint=[
+        N_(
+            "The penalty is Schulman's k3 estimate of KL(pi_theta || pi_ref) for each sampled token: computed from "
+            "the two log-probs of that token alone, 0 where they agree, never negative, unbiased on the policy's own "
+            "samples (notebook 02's table)."
+        ),
+        N_(
+            r"$k_3 = (e^{\ell} - 1) - \ell$ with $\ell = \log\pi_{ref}(o_t) - \log\pi_\theta(o_t)$, entry by "
+            r"entry. For $e^{\ell} - 1$ PyTorch has a function of its own that does not round it to 0 when $\ell$ is "
+            "tiny (its name starts with exp)."
+        ),
+    ],
+    solution="""
+log_r = ref_logps - logps                     # [B, T]: l, per token
+return torch.expm1(log_r) - log_r             # [B, T]: (exp(l) - 1) - l
+""",
+)
 
 grpo_step = StepExercise(
     name=N_("your GRPO step, end to end"),
