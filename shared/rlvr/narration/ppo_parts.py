@@ -206,8 +206,8 @@ def kl_run_text(summary: dict) -> str:
             _("mean per answer, first {n} steps -> last {n} steps:").format(n=n),
             "  "
             + _("total reward {total}  =  score {score}  +  KL reward {kl_reward}   (summed KL {kl})").format(
-                total=ends("total"),
-                score=ends("score"),
+                total=ends("total", lambda v: f"{v:.3f}"),  # three decimals, as the KL reward: the sum adds up
+                score=ends("score", lambda v: f"{v:.3f}"),
                 kl_reward=ends("kl_reward", lambda v: signed(v, 3)),
                 kl=f"{summary['kl'][0]:.2f} → {summary['kl'][1]:.2f}",
             ),
