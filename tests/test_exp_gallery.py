@@ -256,9 +256,10 @@ def test_a_reading_never_prints_negative_zero():
     assert two_decimals(-0.001) == "0.00" and two_decimals(-0.006) == "-0.01" and two_decimals(0.5) == "0.50"
 
 
-def test_a_reading_of_a_metric_logged_every_few_steps_reads_its_points_in_the_last_10_steps():
+def test_a_reading_of_a_metric_logged_every_few_steps_names_the_step_it_reads():
     """The KL to the warm-up is logged every 10 steps: "last 10 steps" once averaged the last 10 *logged points*, every
-    point of a 60-step run (06's table printed 0.62 for a healthy run whose dashboard ends at 1.19)."""
+    point of a 60-step run (06's table printed 0.62 for a healthy run whose dashboard ends at 1.19); then it read the
+    one point in the window and still called it "last 10 steps". It names the step both runs measured last."""
     from rlvr.narration.gallery import reading
     from rlvr.runs import RunResult
     from rlvr.train import RLConfig
@@ -270,7 +271,9 @@ def test_a_reading_of_a_metric_logged_every_few_steps_reads_its_points_in_the_la
     beta = RunResult(RLConfig(), logged_every_10([0.0, 0.1, 0.1, 0.2, 0.2, 0.2]), name="beta_too_large")
     assert gallery.tail(healthy, "kl_to_ref") == pytest.approx(1.2)
     text = reading(beta, healthy)
-    assert "last 10 steps: 0.20 (healthy run: 1.20)" in text, text
+    assert "at step 50, the last both runs measured: 0.20 (healthy run: 1.20)" in text, text
+    beta.history[55]["kl_to_ref"] = 0.3  # a reading the healthy run has not: not the one compared
+    assert "at step 50" in reading(beta, healthy)
 
 
 def test_a_dashboard_draws_every_runs_kl_at_the_cadence_of_a_run_without_a_kl_term():

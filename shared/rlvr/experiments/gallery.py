@@ -365,13 +365,23 @@ def tail(run: RunResult, key: str, last: int = 10) -> float:
     return float(finite.mean()) if finite.size else math.nan
 
 
-def last_common(run: RunResult, other: RunResult, key: str) -> tuple[float, float]:
-    """A metric of two runs at the last step where both measured it (the KL to the warm-up is measured every 10 steps
-    unless the loss uses it): (run's, other's), NaN if they share none."""
+def last_common_step(run: RunResult, other: RunResult, key: str) -> tuple[int | None, float, float]:
+    """The last step where both runs measured a metric (the KL to the warm-up is measured every 10 steps unless the
+    loss uses it) and the two readings there: (step, run's, other's); (None, NaN, NaN) if they share none."""
     a, b = run.curve(key), other.curve(key)
     n = min(len(a), len(b))
     both = np.flatnonzero(np.isfinite(a[:n]) & np.isfinite(b[:n]))
-    return (float(a[both[-1]]), float(b[both[-1]])) if both.size else (math.nan, math.nan)
+    return (int(both[-1]), float(a[both[-1]]), float(b[both[-1]])) if both.size else (None, math.nan, math.nan)
+
+
+def last_common(run: RunResult, other: RunResult, key: str) -> tuple[float, float]:
+    """A metric of two runs at the last step where both measured it: (run's, other's), NaN if they share none."""
+    return last_common_step(run, other, key)[1:]
+
+
+def measured_every_step(run: RunResult, key: str, last: int = 10) -> bool:
+    """True if the run measured the metric at each of its last `last` steps (the KL without a KL term is not)."""
+    return bool(np.isfinite(run.curve(key)[-last:]).all())
 
 
 def head(run: RunResult, key: str, first: int = 5) -> float:

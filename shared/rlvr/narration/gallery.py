@@ -15,6 +15,8 @@ from rlvr.experiments.gallery import (
     gallery_run,
     gallery_steps,
     head,
+    last_common_step,
+    measured_every_step,
     reference_of,
     short_title,
     tail,
@@ -58,6 +60,13 @@ def reading(run: RunResult, against: RunResult, against_name: str = "healthy") -
     if early:
         return _("{signal}, first 5 steps: {value} (healthy run: {healthy})").format(
             signal=name, value=value, healthy=other
+        )
+    if not (measured_every_step(run, key) and measured_every_step(against, key)):  # one reading in the window
+        step, value, other = last_common_step(run, against, key)
+        reference = short_title(against_name) if against_name != "healthy" else _("healthy run")
+        text = _("{signal} at step {step}, the last both runs measured: {value} ({reference}: {reference_value})")
+        return text.format(
+            signal=name, step=step, value=two_decimals(value), reference=reference, reference_value=two_decimals(other)
         )
     if against_name != "healthy":
         text = _("{signal}, last 10 steps: {value} ({reference}: {reference_value})")
