@@ -360,8 +360,15 @@ def test_reuse_text_prints_an_exact_zero_as_0_percent_not_0_0():
     res = parts.ReuseResult(1e-4, 0.2, np.tile([0.5, 0.8, 1.0, 1.25, 2.0], (3, 1)), np.array([0.0, 0.01, 0.125]))
     assert story.reuse_text([res]) == (
         "lr 0.0001: clip fraction before updates 1-3: 0% 1.0% 12.5%;  before the last update 98% of the ratios lie in "
-        "[0.80, 1.25]"
+        "[0.80, 1.25]\nthe first update with a clip fraction of 10% or more: update 3 at lr 0.0001"
     )
+
+
+def test_reuse_text_says_when_no_update_reaches_a_sizeable_clip_fraction():
+    low = parts.ReuseResult(1e-4, 0.2, np.tile([0.5, 0.8, 1.0, 1.25, 2.0], (3, 1)), np.array([0.0, 0.01, 0.05]))
+    high = parts.ReuseResult(1e-3, 0.2, np.tile([0.5, 0.8, 1.0, 1.25, 2.0], (3, 1)), np.array([0.0, 0.2, 0.1]))
+    last = story.reuse_text([low, high]).splitlines()[-1]
+    assert last.endswith("none of its 3 updates at lr 0.0001, update 2 at lr 0.001"), last
 
 
 # ----------------------------------------------------------------------------------------------- printing

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from rlvr.config import size
-from rlvr.experiments.common import Row, claim_row, lecture_row, multiple, pad, signed, two_decimals  # noqa: F401  (signed: notebook 02 prints with parts.signed)
+from rlvr.experiments.common import Row, claim_row, first_step, lecture_row, multiple, pad, signed, two_decimals  # noqa: F401  (signed: notebook 02 prints with parts.signed)
 from rlvr.experiments.ppo_parts import (
     CLIP_EPS,
     ESTIMATORS,
@@ -41,9 +41,12 @@ from rlvr.i18n import _, join
 from rlvr.task import N_DIGITS, direct_answer, think_answer
 
 
+SIZEABLE_CLIP = 0.10  # "a sizeable clip fraction" in notebook 02's reading of the reuse demo
+
+
 def reuse_text(results: list[ReuseResult]) -> str:
     """One line per learning rate: the clip fraction before each update (0 before the first, exactly), and where
-    the middle 98% of the ratios sit before the last update."""
+    the middle 98% of the ratios sit before the last update; then the first update each reaches SIZEABLE_CLIP."""
     lines = []
     for res in results:
         shares = " ".join("0%" if c == 0 else f"{100 * c:.1f}%" for c in res.clip_fraction)
@@ -56,6 +59,19 @@ def reuse_text(results: list[ReuseResult]) -> str:
                 lr=f"{res.lr:g}", updates=len(res.clip_fraction), shares=shares, low=f"{low:.2f}", high=f"{high:.2f}"
             )
         )
+    firsts = []
+    for res in results:
+        n = first_step(np.asarray(res.clip_fraction) >= SIZEABLE_CLIP)  # index 0 is update 1
+        if n is None:
+            where = _("none of its {updates} updates").format(updates=len(res.clip_fraction))
+        else:
+            where = _("update {n}").format(n=n + 1)
+        firsts.append(_("{where} at lr {lr}").format(where=where, lr=f"{res.lr:g}"))
+    lines.append(
+        _("the first update with a clip fraction of {share} or more: {firsts}").format(
+            share=f"{SIZEABLE_CLIP:.0%}", firsts=join(firsts)
+        )
+    )
     return "\n".join(lines)
 
 
