@@ -641,7 +641,7 @@ K3_MISTAKES = [
             "pi_ref) on the policy's own samples."
         ),
         N_("Take l = ref_logps - logps: the reference's log-prob minus the policy's."),
-        lambda logps, ref_logps: torch.expm1(logps - ref_logps) - (logps - ref_logps),
+        lambda logps, ref_logps: objectives.kl_k3(ref_logps, logps),  # the reference with its two inputs swapped
     ),
     Mistake(
         "no_minus_one",

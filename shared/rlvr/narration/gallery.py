@@ -52,6 +52,13 @@ def reading(run: RunResult, against: RunResult, against_name: str = "healthy") -
             signal=name, where=nan_text(run), step=step, error=error
         )
     early = breakage(run).early
+    if not early and not (measured_every_step(run, key) and measured_every_step(against, key)):
+        step, value, other = last_common_step(run, against, key)  # one reading in the last 10 steps: name its step
+        reference = short_title(against_name) if against_name != "healthy" else _("healthy run")
+        text = _("{signal} at step {step}, the last both runs measured: {value} ({reference}: {reference_value})")
+        return text.format(
+            signal=name, step=step, value=two_decimals(value), reference=reference, reference_value=two_decimals(other)
+        )
     window = head if early else tail  # the first 5 steps, where an early breakage shows, or the last 10
     value, other = two_decimals(window(run, key)), two_decimals(window(against, key))
     if early and against_name != "healthy":
@@ -60,13 +67,6 @@ def reading(run: RunResult, against: RunResult, against_name: str = "healthy") -
     if early:
         return _("{signal}, first 5 steps: {value} (healthy run: {healthy})").format(
             signal=name, value=value, healthy=other
-        )
-    if not (measured_every_step(run, key) and measured_every_step(against, key)):  # one reading in the window
-        step, value, other = last_common_step(run, against, key)
-        reference = short_title(against_name) if against_name != "healthy" else _("healthy run")
-        text = _("{signal} at step {step}, the last both runs measured: {value} ({reference}: {reference_value})")
-        return text.format(
-            signal=name, step=step, value=two_decimals(value), reference=reference, reference_value=two_decimals(other)
         )
     if against_name != "healthy":
         text = _("{signal}, last 10 steps: {value} ({reference}: {reference_value})")

@@ -47,7 +47,7 @@ SIZEABLE_CLIP = 0.10  # "a sizeable clip fraction" in notebook 02's reading of t
 def reuse_text(results: list[ReuseResult]) -> str:
     """One line per learning rate: the clip fraction before each update (0 before the first, exactly), and where
     the middle 98% of the ratios sit before the last update; then the first update each reaches SIZEABLE_CLIP."""
-    lines = []
+    lines, firsts = [], []
     for res in results:
         shares = " ".join("0%" if c == 0 else f"{100 * c:.1f}%" for c in res.clip_fraction)
         low, high = res.quantiles[-1, 1], res.quantiles[-1, 3]
@@ -59,8 +59,6 @@ def reuse_text(results: list[ReuseResult]) -> str:
                 lr=f"{res.lr:g}", updates=len(res.clip_fraction), shares=shares, low=f"{low:.2f}", high=f"{high:.2f}"
             )
         )
-    firsts = []
-    for res in results:
         n = first_step(np.asarray(res.clip_fraction) >= SIZEABLE_CLIP)  # index 0 is update 1
         if n is None:
             where = _("none of its {updates} updates").format(updates=len(res.clip_fraction))
